@@ -1,0 +1,34 @@
+"""clarray_gemm: NumPy-compatible OpenCL arrays with fast matrix products and 1-D convolutions.
+
+    >>> import numpy as np, clarray_gemm
+    >>> x = clarray_gemm.asarray(np.ones((3, 4), np.float32))
+    >>> y = x @ np.ones((4, 2), np.float32)      # an OpenCL GEMM kernel
+    >>> np.asarray(y)                             # a mapped view, no copy on unified memory
+"""
+from __future__ import annotations
+
+from . import ops  # noqa: F401  (fills the dispatch table)
+from .array import (DeviceArray, asarray, empty, empty_like, full, full_like, is_device_array,
+                    ones, ones_like, zeros, zeros_like)
+from .device import Device, DeviceInfo, current_device, default_device, devices, get_device, use_device
+from .memory import TransferStats, reset_transfer_stats, transfer_stats
+from .ops.matmul import dot, explain_matmul, matmul
+from .kernels import gemm as _gemm
+
+__version__ = "0.1.0"
+
+
+def kernels(family: str = "matmul") -> list[str]:
+    """The names of the kernels of an operation family (``"matmul"`` or ``"convolve"``)."""
+    catalogues = {"matmul": _gemm.CATALOGUE}
+    try:
+        return catalogues[family].names()
+    except KeyError:
+        raise ValueError(f"unknown family {family!r}; known: {', '.join(catalogues)}") from None
+
+
+__all__ = ["DeviceArray", "asarray", "empty", "empty_like", "full", "full_like", "ones",
+           "ones_like", "zeros", "zeros_like", "is_device_array", "Device", "DeviceInfo",
+           "devices", "default_device", "current_device", "get_device", "use_device",
+           "TransferStats", "transfer_stats", "reset_transfer_stats", "matmul", "dot",
+           "explain_matmul", "kernels", "__version__"]

@@ -1,0 +1,34 @@
+"""The table of NumPy functions and ufuncs that have OpenCL implementations (NEP 18 / NEP 13).
+
+``ops/`` modules register into it with ``@implements(np.matmul)``; the array type only looks
+things up here, so it never imports ``ops/`` (the package ``__init__`` does, to fill the table).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
+UFUNCS: dict[np.ufunc, Callable[..., Any]] = {}
+
+__all__ = ["FUNCTIONS", "UFUNCS", "implements", "implements_ufunc"]
+
+
+def implements(*numpy_functions: Callable[..., Any]):
+    """Register the decorated function as the device implementation of ``numpy_functions``."""
+    def decorator(impl):
+        for f in numpy_functions:
+            FUNCTIONS[f] = impl
+        return impl
+    return decorator
+
+
+def implements_ufunc(*ufuncs: np.ufunc):
+    """Register the decorated function for ``ufunc.__call__``; it receives (ufunc, inputs, kwargs)
+    and returns ``NotImplemented`` to let the host fallback answer."""
+    def decorator(impl):
+        for u in ufuncs:
+            UFUNCS[u] = impl
+        return impl
+    return decorator

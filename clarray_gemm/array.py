@@ -1,0 +1,561 @@
+"""``DeviceArray``: an n-d array in an OpenCL buffer that NumPy code can use unchanged.
+
+Geometry (shape, byte strides, byte offset) follows NumPy's; indexing and reshaping reuse NumPy's
+own rules by applying them to a memory-less template array, so views, errors and corner cases
+are NumPy's. Operators go through ``__array_ufunc__`` (NumPy's operator mixin), NumPy functions
+through ``__array_function__``: functions registered in ``_dispatch`` run OpenCL kernels; any
+other NumPy function runs on read-only host views of the arrays (a mapping, not a copy, on
+unified-memory devices) and returns NumPy's own answer. Ufuncs with no device kernel run the same
+way and their array results are put back on the device, so operators always give device arrays.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from . import _dispatch
+from .device import Device, get_device
+from .kernels.copy import strided_copy
+from .memory import Storage, count_transfer
+
+__all__ = ["DeviceArray", "asarray", "empty", "zeros", "ones", "full", "empty_like",
+           "zeros_like", "ones_like", "full_like", "is_device_array"]
+
+# Functions whose first argument NumPy writes in place: the host fallback maps it for writing.
+_INPLACE_FIRST_ARG = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal,
+                      np.put_along_axis}
+
+
+def _is_basic_index(key: Any) -> bool:
+    items = key if isinstance(key, tuple) else (key,)
+    for k in items:
+        if isinstance(k, (bool, np.bool_)):
+            return False
+        if not (k is None or k is Ellipsis or isinstance(k, (slice, numbers.Integral))):
+            return False
+    return True
+
+
+class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
+    """An array whose data lives in an OpenCL ``ALLOC_HOST_PTR`` buffer.
+
+    Create one with :func:`clarray_gemm.asarray` (or ``empty``/``zeros``/``ones``/``full``);
+    get the data back with ``np.asarray(x)`` (a zero-copy read-only view on unified memory) or
+    ``x.get()`` (a writable copy).
+    """
+
+    __array_priority__ = 100.0
+
+    def __init__(self, storage: Storage, shape: Sequence[int], dtype: np.dtype,
+                 strides: Sequence[int] | None = None, offset: int = 0):
+        self._storage = storage
+        self._shape = tuple(int(n) for n in shape)
+        self._dtype = np.dtype(dtype)
+        if strides is None:
+            strides = _c_strides(self._shape, self._dtype.itemsize)
+        self._strides = tuple(int(s) for s in strides)
+        self._offset = int(offset)
+
+    # -- attributes ------------------------------------------------------------------------
+    shape = property(lambda self: self._shape, doc="Tuple of array dimensions.")
+    dtype = property(lambda self: self._dtype, doc="Data type of the elements.")
+    strides = property(lambda self: self._strides, doc="Bytes to step in each dimension.")
+    ndim = property(lambda self: len(self._shape), doc="Number of dimensions.")
+    size = property(lambda self: int(np.prod(self._shape, dtype=np.int64)),
+                    doc="Number of elements.")
+    itemsize = property(lambda self: self._dtype.itemsize)
+    nbytes = property(lambda self: self.size * self._dtype.itemsize,
+                      doc="Bytes of the elements (not of the underlying buffer).")
+    device = property(lambda self: self._storage.device, doc="The OpenCL device holding the data.")
+    storage = property(lambda self: self._storage, doc="The shared host-mapped buffer.")
+    offset = property(lambda self: self._offset, doc="Byte offset of element 0 in the buffer.")
+
+    @property
+    def is_c_contiguous(self) -> bool:
+        return self._strides == _c_strides(self._shape, self.itemsize) or self.size <= 1
+
+    @property
+    def T(self) -> "DeviceArray":
+        """The transpose, as a view (no copy)."""
+        return self._geometry_op(lambda t: t.T)
+
+    @property
+    def mT(self) -> "DeviceArray":
+        """Transpose of the last two axes, as a view."""
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return self.swapaxes(-1, -2)
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of unsized object")
+        return self._shape[0]
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.__array__(), separator=", ", prefix="DeviceArray(")
+        return f"DeviceArray({body}, dtype={self._dtype}, device={self.device})"
+
+    def __str__(self) -> str:
+        return str(self.__array__())
+
+    def __bool__(self) -> bool:
+        return bool(self.__array__())
+
+    def __float__(self) -> float:
+        return float(self.__array__())
+
+    def __int__(self) -> int:
+        return int(self.__array__())
+
+    def __complex__(self) -> complex:
+        return complex(self.__array__())
+
+    def __index__(self) -> int:
+        return self.__array__().__index__()
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self._shape[0]):
+            yield self[i]
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like ndarray
+
+    # -- geometry ----------------------------------------------------------------------------
+    def _template(self) -> np.ndarray:
+        """An ndarray with this geometry over a fake base address: NumPy computes views on it,
+        nothing ever reads through it."""
+        anchor = np.zeros(1, dtype=self._dtype if self._dtype.itemsize else np.uint8)
+        return np.lib.stride_tricks.as_strided(anchor, self._shape, self._strides)
+
+    def _view_of(self, template_view: np.ndarray, template: np.ndarray) -> "DeviceArray":
+        """The device view whose geometry ``template_view`` has, relative to ``template``."""
+        delta = (template_view.__array_interface__["data"][0]
+                 - template.__array_interface__["data"][0])
+        return DeviceArray(self._storage, template_view.shape, self._dtype,
+                           template_view.strides, self._offset + delta)
+
+    def _geometry_op(self, fn) -> "DeviceArray":
+        t = self._template()
+        return self._view_of(fn(t), t)
+
+    def reshape(self, *shape, order: str = "C", copy: bool | None = None) -> "DeviceArray":
+        """A view with a new shape when NumPy's rules allow it, else a device-side copy."""
+        if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+            shape = tuple(shape[0])
+        if copy:
+            return self.copy(order="C" if order == "C" else "F").reshape(shape, order=order)
+        t = self._template()
+        try:
+            return self._view_of(np.reshape(t, shape, order=order, copy=False), t)
+        except ValueError:
+            if copy is False:
+                raise
+            if np.reshape(np.empty(self._shape, np.bool_), shape, order=order).size != self.size:
+                raise  # pragma: no cover - np.reshape above raised already
+        contiguous = self.copy(order="F" if order == "F" else "C")
+        return contiguous.reshape(shape, order=order)
+
+    def ravel(self, order: str = "C") -> "DeviceArray":
+        return self.reshape(-1, order=order)
+
+    def flatten(self, order: str = "C") -> "DeviceArray":
+        return self.reshape(-1, order=order, copy=True)
+
+    def transpose(self, *axes) -> "DeviceArray":
+        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], numbers.Integral)):
+            axes = axes[0]
+        return self._geometry_op(lambda t: t.transpose(axes) if axes else t.transpose())
+
+    def swapaxes(self, axis1: int, axis2: int) -> "DeviceArray":
+        return self._geometry_op(lambda t: t.swapaxes(axis1, axis2))
+
+    def squeeze(self, axis=None) -> "DeviceArray":
+        return self._geometry_op(lambda t: t.squeeze(axis))
+
+    def __getitem__(self, key) -> "DeviceArray | Any":
+        if isinstance(key, DeviceArray):
+            key = key.__array__()
+        if _is_basic_index(key):
+            t = self._template()
+            v = t[key]
+            if not isinstance(v, np.ndarray):  # every axis indexed by an int: a NumPy scalar
+                return self._view_of(t[key, ...] if not isinstance(key, tuple)
+                                     else t[key + (Ellipsis,)], t).__array__()[()]
+            return self._view_of(v, t)
+        # Advanced indexing gathers, as in NumPy: the result is a new (device) array.
+        return asarray(self.__array__()[key], device=self.device)
+
+    def __setitem__(self, key, value) -> None:
+        if isinstance(key, DeviceArray):
+            key = key.__array__()
+        if isinstance(value, DeviceArray) and _is_basic_index(key):
+            target = self[key]
+            if isinstance(target, DeviceArray):
+                value = value if value.device == self.device else asarray(value, self.device)
+                np.broadcast_shapes(value.shape, target.shape)  # NumPy's error if they don't fit
+                if not np.can_cast(value.dtype, target.dtype, casting="unsafe"):
+                    raise TypeError(f"cannot assign {value.dtype} to {target.dtype}")
+                if _device_copy_supported(value.dtype, target.dtype):
+                    target._assign_from(value)
+                    return
+        if isinstance(value, DeviceArray):
+            value = value.__array__()
+        with self._host_write() as host:
+            host[key] = value
+
+    def _host_write(self):
+        """Map this array's whole extent for host writes (context manager giving an ndarray)."""
+        return _HostWrite(self)
+
+    def _assign_from(self, value: "DeviceArray") -> None:
+        """Device-side copy of ``value`` (broadcast, cast) into this view."""
+        src = value._broadcast_to(self._shape)
+        self._storage.prepare_write()
+        self._storage.check_kernel_access()
+        src._storage.check_kernel_access()
+        strided_copy(self.device, self._shape,
+                     src._storage.buffer, src.dtype, src.element_offset, src.element_strides,
+                     self._storage.buffer, self.dtype, self.element_offset, self.element_strides)
+
+    def _broadcast_to(self, shape: Sequence[int]) -> "DeviceArray":
+        return self._geometry_op(lambda t: np.broadcast_to(t, shape))
+
+    @property
+    def element_offset(self) -> int:
+        return self._offset // self.itemsize
+
+    @property
+    def element_strides(self) -> tuple[int, ...]:
+        return tuple(s // self.itemsize for s in self._strides)
+
+    # -- copies and conversion ---------------------------------------------------------------
+    def copy(self, order: str = "C") -> "DeviceArray":
+        """A new contiguous device array with the same data (device-side copy)."""
+        return self.astype(self._dtype, order=order)
+
+    def astype(self, dtype, order: str = "K", casting: str = "unsafe", copy: bool = True
+               ) -> "DeviceArray":
+        """Cast on the device (host round trip only for types OpenCL lacks: complex, float16)."""
+        dtype = np.dtype(dtype)
+        if not np.can_cast(self._dtype, dtype, casting=casting):
+            raise TypeError(f"Cannot cast array data from {self._dtype!r} to {dtype!r} "
+                            f"according to the rule {casting!r}")
+        if not copy and dtype == self._dtype:
+            return self
+        f_order = order == "F" or (order in ("A", "K") and self.ndim > 1 and not
+                                   self.is_c_contiguous and _is_f_contiguous(self))
+        out = empty(self._shape, dtype, device=self.device, order="F" if f_order else "C")
+        if _device_copy_supported(self._dtype, dtype):
+            out._assign_from(self)
+        else:
+            with out._host_write() as host:
+                host[...] = self.__array__().astype(dtype)
+        return out
+
+    def get(self) -> np.ndarray:
+        """A writable NumPy copy of the data (like ``cupy.ndarray.get``)."""
+        return np.array(self.__array__(), copy=True)
+
+    def tolist(self):
+        return self.__array__().tolist()
+
+    def item(self, *args):
+        return self.__array__().item(*args)
+
+    def to_device(self, device, /, *, stream=None) -> "DeviceArray":
+        """This array on another OpenCL device (a copy through the host if it differs)."""
+        dev = get_device(device)
+        return self if dev == self.device else asarray(self.__array__(), device=dev)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if self.size == 0:
+            host = np.empty(self._shape, self._dtype)
+        else:
+            mapped = self._storage.read_view()
+            host = np.ndarray(self._shape, self._dtype, buffer=mapped, offset=self._offset,
+                              strides=self._strides)
+            host.flags.writeable = False
+        if dtype is not None and np.dtype(dtype) != self._dtype:
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
+            return host.astype(dtype)
+        if copy:
+            return host.copy()
+        return host
+
+    # -- NumPy protocols ---------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs, **kwargs):
+        if method == "__call__" and ufunc in _dispatch.UFUNCS:
+            result = _dispatch.UFUNCS[ufunc](ufunc, inputs, kwargs)
+            if result is not NotImplemented:
+                return result
+        return _host_ufunc(self.device, ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if not all(issubclass(t, (DeviceArray, np.ndarray)) for t in types):
+            return NotImplemented
+        impl = _dispatch.FUNCTIONS.get(func)
+        if impl is not None:
+            return impl(*args, **kwargs)
+        return _host_function(func, args, kwargs)
+
+    def __array_namespace__(self, *, api_version: str | None = None):
+        from . import array_api
+        return array_api.namespace(api_version)
+
+    def __dlpack_device__(self):  # not offered: OpenCL memory has no DLPack device type here
+        raise BufferError("clarray_gemm arrays do not support DLPack; use np.asarray(x)")
+
+    # -- a few methods NumPy users reach for -------------------------------------------------
+    def __matmul__(self, other):
+        return np.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return np.matmul(other, self)
+
+    def dot(self, other, out=None):
+        return np.dot(self, other, out=out)
+
+    def sum(self, *a, **k):
+        return np.sum(self, *a, **k)
+
+    def mean(self, *a, **k):
+        return np.mean(self, *a, **k)
+
+    def max(self, *a, **k):
+        return np.max(self, *a, **k)
+
+    def min(self, *a, **k):
+        return np.min(self, *a, **k)
+
+    def fill(self, value) -> None:
+        with self._host_write() as host:
+            host.fill(value)
+
+
+class _HostWrite:
+    """Map an array's buffer for writing and expose the array's elements as a writable ndarray."""
+
+    def __init__(self, array: DeviceArray):
+        self.array = array
+        self._ctx = None
+
+    def __enter__(self) -> np.ndarray:
+        a = self.array
+        if a.size == 0:
+            return np.empty(a.shape, a.dtype)
+        self._ctx = a.storage.map_for_write()
+        mapped = self._ctx.__enter__()
+        return np.ndarray(a.shape, a.dtype, buffer=mapped, offset=a.offset, strides=a.strides)
+
+    def __exit__(self, *exc):
+        if self._ctx is not None:
+            return self._ctx.__exit__(*exc)
+        return False
+
+
+def _c_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _f_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
+    strides, step = [], itemsize
+    for n in shape:
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(strides)
+
+
+def _is_f_contiguous(a: DeviceArray) -> bool:
+    return a.strides == _f_strides(a.shape, a.itemsize)
+
+
+_DEVICE_COPY_KINDS = "biuf"
+
+
+def _device_copy_supported(src: np.dtype, dst: np.dtype) -> bool:
+    """The copy kernel handles native bool/int/uint/float32/float64 (float16 only unchanged)."""
+    for dt in (src, dst):
+        if dt.kind not in _DEVICE_COPY_KINDS or not dt.isnative or dt.itemsize > 8:
+            return False
+    if (src == np.float16) != (dst == np.float16):
+        return False
+    if src == np.float16:
+        return True  # same bytes: plain copy
+    return True
+
+
+def is_device_array(x: Any) -> bool:
+    return isinstance(x, DeviceArray)
+
+
+# -- host fallback ---------------------------------------------------------------------------
+def _to_host(obj: Any) -> Any:
+    if isinstance(obj, DeviceArray):
+        return obj.__array__()
+    if isinstance(obj, (list, tuple)):
+        converted = [_to_host(o) for o in obj]
+        return type(obj)(converted) if isinstance(obj, list) else tuple(converted)
+    if isinstance(obj, dict):
+        return {k: _to_host(v) for k, v in obj.items()}
+    return obj
+
+
+def _host_function(func, args, kwargs):
+    """Run a NumPy function on host views; ``out=`` device arrays and in-place targets are
+    written back to the device."""
+    out = kwargs.get("out")
+    if func in _INPLACE_FIRST_ARG and args and isinstance(args[0], DeviceArray):
+        with args[0]._host_write() as target:
+            return func(target, *_to_host(args[1:]), **_to_host(kwargs))
+    if isinstance(out, DeviceArray):
+        host_out = np.empty(out.shape, out.dtype)
+        kwargs = dict(kwargs, out=host_out)
+        func(*_to_host(args), **_to_host(kwargs))
+        out[...] = host_out
+        return out
+    return func(*_to_host(args), **_to_host(kwargs))
+
+
+def _host_ufunc(device: Device, ufunc: np.ufunc, method: str, inputs, kwargs):
+    """Run a ufunc on host views; array results come back as device arrays (written into device
+    ``out=`` arrays when given)."""
+    outs = kwargs.get("out")
+    outs = outs if isinstance(outs, tuple) else ((outs,) if outs is not None else None)
+    host_kwargs = {k: _to_host(v) for k, v in kwargs.items() if k != "out"}
+    host_outs = None
+    if outs is not None:
+        host_outs = tuple(np.empty(o.shape, o.dtype) if isinstance(o, DeviceArray) else o
+                          for o in outs)
+        if method == "at":
+            raise TypeError("ufunc.at on device arrays is not supported; use np.asarray first")
+        host_kwargs["out"] = host_outs
+    if method == "at" and isinstance(inputs[0], DeviceArray):
+        with inputs[0]._host_write() as target:
+            return getattr(ufunc, method)(target, *_to_host(inputs[1:]), **host_kwargs)
+    result = getattr(ufunc, method)(*_to_host(inputs), **host_kwargs)
+    if outs is not None:
+        for o, h in zip(outs, host_outs):
+            if isinstance(o, DeviceArray):
+                o[...] = h
+        return outs[0] if len(outs) == 1 else outs
+
+    def wrap(r):
+        return asarray(r, device=device) if isinstance(r, np.ndarray) else r
+    return tuple(wrap(r) for r in result) if isinstance(result, tuple) else wrap(result)
+
+
+# -- creation --------------------------------------------------------------------------------
+def _new(shape, dtype, device: Device, order: str = "C") -> DeviceArray:
+    dtype = np.dtype(dtype)
+    if dtype.hasobject:
+        raise TypeError(f"arrays of dtype {dtype} (Python objects) cannot live on an OpenCL device")
+    shape = _normalize_shape(shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    storage = Storage(device, size * dtype.itemsize)
+    strides = (_f_strides if order == "F" else _c_strides)(shape, dtype.itemsize)
+    return DeviceArray(storage, shape, dtype, strides)
+
+
+def _normalize_shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    shape = tuple(shape)
+    for n in shape:
+        if not isinstance(n, numbers.Integral):
+            raise TypeError(f"'{type(n).__name__}' object cannot be interpreted as an integer")
+        if n < 0:
+            raise ValueError("negative dimensions are not allowed")
+    return tuple(int(n) for n in shape)
+
+
+def empty(shape, dtype=np.float64, device=None, order: str = "C") -> DeviceArray:
+    """An uninitialised device array (NumPy's default dtype, float64)."""
+    return _new(shape, dtype, get_device(device), order)
+
+
+def full(shape, fill_value, dtype=None, device=None, order: str = "C") -> DeviceArray:
+    """A device array filled with ``fill_value`` (written through one write mapping)."""
+    dtype = np.array(fill_value).dtype if dtype is None else np.dtype(dtype)
+    a = empty(shape, dtype, device, order)
+    if a.size:
+        with a.storage.map_for_write(discard=True) as host:
+            host.view(dtype)[: a.size] = fill_value
+    return a
+
+
+def zeros(shape, dtype=np.float64, device=None, order: str = "C") -> DeviceArray:
+    return full(shape, 0, dtype, device, order)
+
+
+def ones(shape, dtype=np.float64, device=None, order: str = "C") -> DeviceArray:
+    return full(shape, 1, dtype, device, order)
+
+
+def _like(a, dtype, shape, device):
+    dtype = a.dtype if dtype is None else dtype
+    shape = np.shape(a) if shape is None else shape
+    if device is None and isinstance(a, DeviceArray):
+        device = a.device
+    return dtype, shape, device
+
+
+def empty_like(a, dtype=None, shape=None, device=None) -> DeviceArray:
+    dtype, shape, device = _like(a, dtype, shape, device)
+    return empty(shape, dtype, device)
+
+
+def zeros_like(a, dtype=None, shape=None, device=None) -> DeviceArray:
+    dtype, shape, device = _like(a, dtype, shape, device)
+    return zeros(shape, dtype, device)
+
+
+def ones_like(a, dtype=None, shape=None, device=None) -> DeviceArray:
+    dtype, shape, device = _like(a, dtype, shape, device)
+    return ones(shape, dtype, device)
+
+
+def full_like(a, fill_value, dtype=None, shape=None, device=None) -> DeviceArray:
+    dtype, shape, device = _like(a, dtype, shape, device)
+    return full(shape, fill_value, dtype, device)
+
+
+def asarray(a: Any, dtype=None, device=None, copy: bool | None = None) -> DeviceArray:
+    """A device array from anything ``np.asarray`` accepts (or a device array).
+
+    Host data is copied once, straight into the mapped device buffer. Byte-swapped input is
+    stored in native byte order (values are unchanged). A device array on the requested device
+    and dtype is returned as is unless ``copy=True``.
+    """
+    dev = get_device(device) if device is not None else (
+        a.device if isinstance(a, DeviceArray) else get_device(None))
+    if isinstance(a, DeviceArray):
+        if copy is False and (a.device != dev or (dtype is not None and np.dtype(dtype) != a.dtype)):
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        if a.device != dev:
+            return asarray(a.__array__(), dtype=dtype, device=dev)
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+    if copy is False:
+        raise ValueError("Unable to avoid copy while creating a device array from host data.")
+    host = np.asarray(a, dtype=dtype)
+    if not host.dtype.isnative:
+        host = host.astype(host.dtype.newbyteorder("="))
+    out = _new(host.shape, host.dtype, dev)
+    if host.size:
+        with out.storage.map_for_write(discard=True) as mapped:
+            np.copyto(np.ndarray(host.shape, host.dtype, buffer=mapped), host, casting="no")
+        count_transfer(host_to_device=host.nbytes if dev.info.host_unified_memory else 0)
+    return out
+
+
+def iter_device_arrays(objs: Iterable[Any]) -> list[DeviceArray]:
+    return [o for o in objs if isinstance(o, DeviceArray)]

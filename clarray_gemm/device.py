@@ -1,0 +1,291 @@
+"""OpenCL devices: discovery, the default device, contexts, queues and capabilities.
+
+The default device is, in order: the one named by ``PYOPENCL_CTX`` (pyopencl's own convention,
+e.g. ``"0:1"`` or a name substring), the first GPU, else the first device that is not a
+simulator, else a simulator (Oclgrind). Only devices whose OpenCL C compiler works are
+candidates: each is probed once with a one-line kernel, because some drivers install fine but
+cannot compile (PoCL 3.0 from pip, built on LLVM 14, rejects CPUs newer than LLVM 14 knows, such
+as AMD family 26, with "unknown target CPU 'generic'"). ``use_device`` changes the current device
+for a ``with`` block.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import warnings
+from dataclasses import dataclass, fields
+from functools import cached_property
+from typing import Iterator
+
+import pyopencl as cl
+
+__all__ = ["Device", "DeviceInfo", "devices", "default_device", "current_device", "use_device",
+           "get_device"]
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """The capabilities that kernel selection depends on."""
+
+    name: str
+    platform: str
+    type: str
+    compute_units: int
+    max_work_group_size: int
+    local_mem_bytes: int
+    local_mem_is_global: bool
+    constant_mem_bytes: int
+    global_mem_bytes: int
+    max_alloc_bytes: int
+    image_support: bool
+    image2d_max_width: int
+    image2d_max_height: int
+    host_unified_memory: bool
+    fp64: bool
+    fp16: bool
+    preferred_vector_width_float: int
+    preferred_vector_width_double: int
+    preferred_vector_width_int: int
+    native_vector_width_float: int
+    is_simulator: bool
+    vendor: str
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.type == "GPU"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.type == "CPU"
+
+    @property
+    def is_nvidia(self) -> bool:
+        return "NVIDIA" in self.vendor.upper()
+
+    def as_rows(self) -> list[tuple[str, object]]:
+        return [(f.name, getattr(self, f.name)) for f in fields(self)]
+
+
+def _device_type_name(dev: cl.Device) -> str:
+    t = dev.type
+    for name in ("GPU", "CPU", "ACCELERATOR"):
+        if t & getattr(cl.device_type, name):
+            return name
+    return "OTHER"
+
+
+def _read_info(dev: cl.Device) -> DeviceInfo:
+    ext = dev.extensions.split()
+    platform = dev.platform.name
+    local_is_global = dev.local_mem_type == cl.device_local_mem_type.GLOBAL
+    try:
+        unified = bool(dev.host_unified_memory)
+    except cl.Error:  # removed from OpenCL 3.0 headers on some drivers
+        unified = _device_type_name(dev) == "CPU"
+    return DeviceInfo(
+        name=dev.name.strip(),
+        platform=platform.strip(),
+        type=_device_type_name(dev),
+        compute_units=dev.max_compute_units,
+        max_work_group_size=dev.max_work_group_size,
+        local_mem_bytes=dev.local_mem_size,
+        local_mem_is_global=local_is_global,
+        constant_mem_bytes=dev.max_constant_buffer_size,
+        global_mem_bytes=dev.global_mem_size,
+        max_alloc_bytes=dev.max_mem_alloc_size,
+        image_support=bool(dev.image_support),
+        image2d_max_width=dev.image2d_max_width if dev.image_support else 0,
+        image2d_max_height=dev.image2d_max_height if dev.image_support else 0,
+        host_unified_memory=unified,
+        fp64="cl_khr_fp64" in ext or dev.double_fp_config != 0,
+        fp16="cl_khr_fp16" in ext,
+        preferred_vector_width_float=dev.preferred_vector_width_float,
+        preferred_vector_width_double=dev.preferred_vector_width_double,
+        preferred_vector_width_int=dev.preferred_vector_width_int,
+        native_vector_width_float=dev.native_vector_width_float,
+        is_simulator="oclgrind" in platform.lower(),
+        vendor=dev.vendor.strip(),
+    )
+
+
+_PROBE_SOURCE = "__kernel void probe(__global float* x) { x[get_global_id(0)] *= 2.0f; }"
+
+
+class Device:
+    """One OpenCL device with its own context and in-order, profiling-enabled queue."""
+
+    def __init__(self, cl_device: cl.Device, index: int):
+        self.cl_device = cl_device
+        self.index = index
+        self.info = _read_info(cl_device)
+
+    @cached_property
+    def context(self) -> cl.Context:
+        return cl.Context([self.cl_device])
+
+    @cached_property
+    def queue(self) -> cl.CommandQueue:
+        return cl.CommandQueue(
+            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @cached_property
+    def compiler_error(self) -> str | None:
+        """None when the driver compiles OpenCL C, else the reason it cannot (probed once)."""
+        try:
+            cl.Program(self.context, _PROBE_SOURCE).build()
+        except (cl.Error, RuntimeError) as exc:
+            text = str(exc)
+            lines = [ln for ln in text.splitlines() if "error" in ln.lower()]
+            return (lines[-1] if lines else text.splitlines()[0]).strip()[:200]
+        return None
+
+    @property
+    def usable(self) -> bool:
+        return self.compiler_error is None
+
+    def __repr__(self) -> str:
+        return f"<opencl:{self.index} {self.info.type} '{self.info.name}' on '{self.info.platform}'>"
+
+    def __str__(self) -> str:
+        return f"opencl:{self.index} ({self.info.name})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Device) and other.cl_device == self.cl_device
+
+    def __hash__(self) -> int:
+        return hash(self.cl_device.int_ptr)
+
+
+_devices: list[Device] | None = None
+_default: Device | None = None
+_current: contextvars.ContextVar[Device | None] = contextvars.ContextVar(
+    "clarray_gemm_device", default=None)
+
+
+def devices() -> list[Device]:
+    """All OpenCL devices of all platforms, in platform order (``opencl:<index>``)."""
+    global _devices
+    if _devices is None:
+        found = []
+        for platform in cl.get_platforms():
+            try:
+                found.extend(platform.get_devices())
+            except cl.Error:
+                continue
+        _devices = [Device(d, i) for i, d in enumerate(found)]
+    return _devices
+
+
+def _from_env(spec: str) -> Device:
+    """Resolve ``PYOPENCL_CTX`` the way pyopencl does ("platform:device" or a name substring)."""
+    platforms = cl.get_platforms()
+    parts = spec.split(":")
+    all_devs = devices()
+
+    def pick(options, key):
+        if key == "":
+            return options[0]
+        if key.isdigit():
+            return options[int(key)]
+        for o in options:
+            if key.lower() in o.name.lower():
+                return o
+        raise RuntimeError(f"PYOPENCL_CTX={spec!r}: nothing matches {key!r}")
+
+    platform = pick(platforms, parts[0])
+    plat_devs = platform.get_devices()
+    cl_dev = pick(plat_devs, parts[1] if len(parts) > 1 else "")
+    return next(d for d in all_devs if d.cl_device == cl_dev)
+
+
+def default_device() -> Device:
+    """``PYOPENCL_CTX`` if set, else the first GPU, else the first non-simulator device."""
+    global _default
+    if _default is None:
+        all_devs = devices()
+        if not all_devs:
+            raise RuntimeError(
+                "no OpenCL device found; install the embedded CPU driver with "
+                "`pip install pocl-binary-distribution` (or `pip install clarray_gemm[pocl]`)")
+        spec = os.environ.get("PYOPENCL_CTX")
+        if spec:
+            _default = _from_env(spec)
+        else:
+            _default = _first_usable(all_devs)
+    return _default
+
+
+def _first_usable(all_devs: list[Device]) -> Device:
+    real = [d for d in all_devs if not d.info.is_simulator]
+    simulators = [d for d in all_devs if d.info.is_simulator]
+    ordered = [d for d in real if d.info.is_gpu] + [d for d in real if not d.info.is_gpu]
+    broken = []
+    for d in ordered + simulators:
+        if d.usable:
+            if broken:
+                warnings.warn(
+                    "clarray_gemm: skipped OpenCL devices whose compiler fails: "
+                    + "; ".join(f"{b!r}: {b.compiler_error}" for b in broken)
+                    + (". On Debian/Ubuntu `apt-get install pocl-opencl-icd` gives a working "
+                       "CPU driver." if any(b.info.is_cpu for b in broken) else ""),
+                    RuntimeWarning, stacklevel=3)
+            if d.info.is_simulator:
+                warnings.warn(f"clarray_gemm: using the simulator {d!r} as the default device "
+                              "(correct but slow); no other device can compile kernels",
+                              RuntimeWarning, stacklevel=3)
+            return d
+        broken.append(d)
+    raise RuntimeError("no OpenCL device can compile kernels: "
+                       + "; ".join(f"{b!r}: {b.compiler_error}" for b in broken))
+
+
+def get_device(spec: "Device | int | str | cl.Device | None" = None) -> Device:
+    """Resolve a device argument: None (current), a Device, an index, a name substring,
+    ``"opencl:N"``, or a ``pyopencl.Device``."""
+    if spec is None:
+        return current_device()
+    if isinstance(spec, Device):
+        return spec
+    all_devs = devices()
+    if isinstance(spec, cl.Device):
+        for d in all_devs:
+            if d.cl_device == spec:
+                return d
+        raise ValueError(f"unknown OpenCL device {spec!r}")
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        if not 0 <= spec < len(all_devs):
+            raise ValueError(f"device index {spec} out of range: {len(all_devs)} devices")
+        return all_devs[spec]
+    if isinstance(spec, str):
+        text = spec.strip()
+        if text.lower() == "cpu":
+            return next((d for d in all_devs if d.info.is_cpu), default_device())
+        if text.lower().startswith("opencl:") and text[7:].isdigit():
+            return get_device(int(text[7:]))
+        for d in all_devs:
+            if text.lower() in d.name.lower() or text.lower() in d.info.platform.lower():
+                return d
+        raise ValueError(f"no OpenCL device matches {spec!r}; available: "
+                         + ", ".join(str(d) for d in all_devs))
+    raise TypeError(f"device must be a Device, int, str or pyopencl.Device, not {type(spec).__name__}")
+
+
+def current_device() -> Device:
+    """The device new arrays go to: the innermost ``use_device`` block's, else the default."""
+    return _current.get() or default_device()
+
+
+@contextlib.contextmanager
+def use_device(spec: "Device | int | str | cl.Device") -> Iterator[Device]:
+    """Make ``spec`` the current device inside a ``with`` block."""
+    dev = get_device(spec)
+    token = _current.set(dev)
+    try:
+        yield dev
+    finally:
+        _current.reset(token)

@@ -1,0 +1,69 @@
+"""Device-side strided copy (``opencl/copy.cl``): astype, contiguous packing, transposes,
+broadcasts and writes into strided views, without a round trip through the host."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.cltypes as cltypes
+
+from ..device import Device
+from .programs import ctype, get_kernel
+
+__all__ = ["strided_copy", "merge_dims", "MAX_DIMS"]
+
+MAX_DIMS = 8
+
+
+def merge_dims(shape: Sequence[int], *strides: Sequence[int]
+               ) -> tuple[list[int], list[list[int]]]:
+    """Drop extent-1 dimensions and merge neighbours that are contiguous in every operand."""
+    dims = [(n, [s[i] for s in strides]) for i, n in enumerate(shape) if n != 1]
+    out: list[tuple[int, list[int]]] = []
+    for n, st in dims:
+        if out:
+            pn, pst = out[-1]
+            if all(ps == s * n for ps, s in zip(pst, st)):
+                out[-1] = (pn * n, st)
+                continue
+        out.append((n, st))
+    return [n for n, _ in out], [[st[i] for _, st in out] for i in range(len(strides))]
+
+
+def _long8(values: Sequence[int], fill: int) -> np.ndarray:
+    padded = [fill] * (MAX_DIMS - len(values)) + list(values)
+    return cltypes.make_long8(*padded)
+
+
+def strided_copy(device: Device, shape: Sequence[int],
+                 src: cl.Buffer, src_dtype: np.dtype, src_offset: int, src_strides: Sequence[int],
+                 dst: cl.Buffer, dst_dtype: np.dtype, dst_offset: int, dst_strides: Sequence[int],
+                 wait_for: Sequence[cl.Event] | None = None) -> cl.Event | None:
+    """Copy ``shape`` elements between two strided layouts (offsets and strides in elements),
+    casting ``src_dtype`` to ``dst_dtype`` with NumPy's rules for the numeric types.
+
+    Raises ``NotImplementedError`` when the layout needs more than 8 dimensions after merging
+    (the caller goes through the host then)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if n == 0:
+        return None
+    dims, (ss, ds) = merge_dims(shape, src_strides, dst_strides)
+    if len(dims) > MAX_DIMS:
+        raise NotImplementedError("strided copy of more than 8 non-contiguous dimensions")
+    src_dtype, dst_dtype = np.dtype(src_dtype), np.dtype(dst_dtype)
+    if (src_dtype == dst_dtype and len(dims) <= 1 and (not dims or (ss[0] == 1 and ds[0] == 1))):
+        isz = src_dtype.itemsize
+        return cl.enqueue_copy(device.queue, dst, src, byte_count=n * isz,
+                               src_offset=src_offset * isz, dst_offset=dst_offset * isz,
+                               wait_for=wait_for)
+    defines = {"SRC_T": ctype(src_dtype), "DST_T": ctype(dst_dtype),
+               "TO_BOOL": int(dst_dtype == np.bool_ and src_dtype != np.bool_)}
+    if np.float64 in (src_dtype, dst_dtype):
+        defines["IS_FP64"] = 1
+    kernel = get_kernel(device, "copy.cl", "strided_copy", defines)
+    local = min(256, device.info.max_work_group_size)
+    global_size = (n + local - 1) // local * local
+    return kernel(device.queue, (global_size,), (local,), np.int64(n),
+                  src, np.int64(src_offset), dst, np.int64(dst_offset),
+                  _long8(dims, 1), _long8(ss, 0), _long8(ds, 0), wait_for=wait_for)

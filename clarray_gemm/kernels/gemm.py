@@ -1,0 +1,161 @@
+"""The GEMM catalogue: every matrix-product kernel, what it needs, and how it is launched.
+
+All kernels compute ``C[b] = A[b] @ B[b]`` for ``b`` in ``range(batch)`` in one launch, with the
+shared calling convention documented in ``opencl/gemm_naive.cl`` (element offsets, leading
+dimensions, batch strides, ``TRANS_A``/``TRANS_B`` defines). ``ops/matmul.py`` describes the call
+as a :class:`GemmProblem`; this module picks the variant and launches it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Mapping
+
+import numpy as np
+import pyopencl as cl
+
+from ..device import Device, DeviceInfo
+from ..memory import new_buffer
+from .copy import strided_copy
+from .programs import dtype_defines, get_kernel
+from .variant import Catalogue, Choice, Variant
+
+__all__ = ["GemmOperand", "GemmProblem", "CATALOGUE", "choose", "run", "pack_operand"]
+
+
+@dataclass(frozen=True)
+class GemmOperand:
+    """A batch of matrices in a buffer: element (r, c) of matrix b is at
+    ``offset + b*batch_stride + (c*ld + r if trans else r*ld + c)`` (in elements)."""
+
+    buffer: cl.Buffer
+    offset: int
+    ld: int
+    batch_stride: int
+    trans: bool = False
+
+    def aligned(self, width: int) -> bool:
+        """True when every row (or column, if transposed) starts on a multiple of ``width``."""
+        return (self.offset % width == 0 and self.ld % width == 0
+                and self.batch_stride % width == 0)
+
+
+@dataclass(frozen=True)
+class GemmProblem:
+    """One batched product ``C = A @ B`` with A: (batch, M, K), B: (batch, K, N), C: (batch, M, N)."""
+
+    batch: int
+    M: int
+    N: int
+    K: int
+    dtype: np.dtype
+    a: GemmOperand
+    b: GemmOperand
+    c: GemmOperand
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.batch * self.M * self.N * self.K
+
+    @property
+    def itemsize(self) -> int:
+        return np.dtype(self.dtype).itemsize
+
+
+CATALOGUE: Catalogue[GemmProblem] = Catalogue("matmul")
+
+
+def _round_up(x: int, m: int) -> int:
+    return (x + m - 1) // m * m
+
+
+def base_defines(problem: GemmProblem) -> dict[str, object]:
+    d = dtype_defines(problem.dtype)
+    d["TRANS_A"] = int(problem.a.trans)
+    d["TRANS_B"] = int(problem.b.trans)
+    return d
+
+
+def standard_args(problem: GemmProblem) -> tuple:
+    """Arguments in the shared convention (M, N, K, then A, B, C with offset/ld/batch stride)."""
+    p = problem
+    i32, i64 = np.int32, np.int64
+    return (i32(p.M), i32(p.N), i32(p.K),
+            p.a.buffer, i64(p.a.offset), i32(p.a.ld), i64(p.a.batch_stride),
+            p.b.buffer, i64(p.b.offset), i32(p.b.ld), i64(p.b.batch_stride),
+            p.c.buffer, i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride))
+
+
+def dtype_supported(problem: GemmProblem, info: DeviceInfo) -> str | None:
+    dt = np.dtype(problem.dtype)
+    if dt == np.float64 and not info.fp64:
+        return "the device has no fp64 (cl_khr_fp64)"
+    if dt.kind not in "fiu" or dt == np.float16:
+        return f"dtype {dt} has no kernel"
+    return None
+
+
+def pack_operand(device: Device, operand: GemmOperand, rows: int, cols: int, batch: int,
+                 dtype: np.dtype, ld_multiple: int = 1, row_multiple: int = 1
+                 ) -> GemmOperand:
+    """A contiguous, row-major, zero-padded copy: rows rounded up to ``row_multiple`` and the
+    leading dimension to ``ld_multiple``. Returns the new operand (a fresh buffer)."""
+    prow, ld = _round_up(rows, row_multiple), _round_up(cols, ld_multiple)
+    itemsize = np.dtype(dtype).itemsize
+    nbytes = max(batch * prow * ld * itemsize, 16)
+    buf = new_buffer(device, nbytes)
+    if prow != rows or ld != cols:
+        cl.enqueue_fill_buffer(device.queue, buf, np.zeros(1, np.uint8), 0, nbytes)
+    src_r, src_c = (1, operand.ld) if operand.trans else (operand.ld, 1)
+    strided_copy(device, (batch, rows, cols),
+                 operand.buffer, dtype, operand.offset, (operand.batch_stride, src_r, src_c),
+                 buf, dtype, 0, (prow * ld, ld, 1))
+    return GemmOperand(buf, 0, ld, prow * ld, False)
+
+
+def launch_standard(device: Device, problem: GemmProblem, variant: Variant[GemmProblem],
+                    params: Mapping[str, int], global_size, local_size) -> cl.Event:
+    defines = base_defines(problem)
+    defines.update(params)
+    kernel = get_kernel(device, variant.source, variant.entry, defines)
+    return kernel(device.queue, global_size, local_size, *standard_args(problem))
+
+
+# -- naive -------------------------------------------------------------------------------------
+def _naive_launch(device: Device, problem: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    tx, ty = params["WG_X"], params["WG_Y"]
+    gs = (_round_up(problem.N, tx), _round_up(problem.M, ty), problem.batch)
+    return launch_standard(device, problem, CATALOGUE["naive"], {}, gs, (tx, ty, 1))
+
+
+CATALOGUE.add(Variant(
+    name="naive",
+    source="gemm_naive.cl",
+    entry="gemm_naive",
+    summary="one work-item per element of C",
+    defaults={"WG_X": 16, "WG_Y": 16},
+    fits=lambda p, info, params: dtype_supported(p, info) or (
+        None if params["WG_X"] * params["WG_Y"] <= info.max_work_group_size
+        else "work-group larger than the device allows"),
+    rank=lambda p, info: 1.0,
+    launch=_naive_launch,
+    tunable={"WG_X": (8, 16, 32), "WG_Y": (4, 8, 16)},
+))
+
+
+def choose(device: Device, problem: GemmProblem, kernel: str | None = None,
+           params: Mapping[str, int] | None = None) -> Choice[GemmProblem]:
+    """The variant that runs ``problem`` on ``device`` (see :meth:`Catalogue.choose`)."""
+    return CATALOGUE.choose(problem, device, kernel, params)
+
+
+def run(device: Device, problem: GemmProblem, kernel: str | None = None,
+        params: Mapping[str, int] | None = None) -> tuple[cl.Event, Choice[GemmProblem]]:
+    """Choose a variant and enqueue it; returns the kernel's event and the choice."""
+    choice = choose(device, problem, kernel, params)
+    event = choice.variant.launch(device, problem, choice.params)
+    return event, choice
+
+
+def with_operands(problem: GemmProblem, a: GemmOperand | None = None,
+                  b: GemmOperand | None = None) -> GemmProblem:
+    return replace(problem, a=a or problem.a, b=b or problem.b)

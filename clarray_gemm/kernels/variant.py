@@ -1,0 +1,118 @@
+"""What a kernel variant is (data more than code) and how a catalogue chooses among them.
+
+A variant names its ``.cl`` source and entry point, its tunable ``-D`` parameters with defaults,
+and three small functions: ``fits`` (why it cannot run this problem on this device, or None),
+``rank`` (how much it is preferred here: higher first) and ``launch``. Selection walks the
+catalogue best-rank first and takes the first that fits; the reasons it skipped the others are
+kept, so ``explain`` can say why the choice was made.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
+
+from ..device import Device, DeviceInfo
+
+P = TypeVar("P")  # a problem description (GemmProblem, ConvProblem)
+
+__all__ = ["Variant", "Choice", "Catalogue"]
+
+
+@dataclass(frozen=True)
+class Variant(Generic[P]):
+    """One kernel of a family: its source, parameters and the rules for using it."""
+
+    name: str
+    source: str
+    entry: str
+    summary: str
+    defaults: Mapping[str, int]
+    fits: Callable[[P, DeviceInfo, Mapping[str, int]], str | None]
+    rank: Callable[[P, DeviceInfo], float]
+    launch: Callable[..., Any]
+    tunable: Mapping[str, Sequence[int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Choice(Generic[P]):
+    """The outcome of selection: the variant, its parameters, and why."""
+
+    variant: Variant[P]
+    params: Mapping[str, int]
+    reason: str
+    rejected: tuple[tuple[str, str], ...] = ()
+    tuned: bool = False
+
+    def describe(self) -> str:
+        params = ", ".join(f"{k}={v}" for k, v in sorted(self.params.items())) or "none"
+        lines = [f"kernel: {self.variant.name} ({self.variant.summary})",
+                 f"source: opencl/{self.variant.source}, entry {self.variant.entry}",
+                 f"parameters: {params}" + (" (tuned)" if self.tuned else " (defaults)"),
+                 f"why: {self.reason}"]
+        for name, why in self.rejected:
+            lines.append(f"  skipped {name}: {why}")
+        return "\n".join(lines)
+
+
+class Catalogue(Generic[P]):
+    """An ordered collection of variants of one operation family."""
+
+    def __init__(self, family: str):
+        self.family = family
+        self._variants: dict[str, Variant[P]] = {}
+        self.tuned_params: Callable[[Device, Variant[P], P], Mapping[str, int] | None] = (
+            lambda device, variant, problem: None)
+
+    def add(self, variant: Variant[P]) -> Variant[P]:
+        self._variants[variant.name] = variant
+        return variant
+
+    def names(self) -> list[str]:
+        return list(self._variants)
+
+    def __getitem__(self, name: str) -> Variant[P]:
+        try:
+            return self._variants[name]
+        except KeyError:
+            raise ValueError(f"unknown {self.family} kernel {name!r}; known: "
+                             + ", ".join(self._variants)) from None
+
+    def __iter__(self):
+        return iter(self._variants.values())
+
+    def params_for(self, device: Device, variant: Variant[P], problem: P
+                   ) -> tuple[dict[str, int], bool]:
+        tuned = self.tuned_params(device, variant, problem)
+        params = dict(variant.defaults)
+        if tuned:
+            params.update(tuned)
+        return params, bool(tuned)
+
+    def choose(self, problem: P, device: Device, kernel: str | None = None,
+               params: Mapping[str, int] | None = None) -> Choice[P]:
+        """The variant to run: ``kernel`` if forced (ValueError if it does not fit), else the
+        highest-ranked variant that fits."""
+        info = device.info
+        if kernel is not None:
+            variant = self[kernel]
+            chosen, tuned = self.params_for(device, variant, problem)
+            if params:
+                chosen.update(params)
+            why_not = variant.fits(problem, info, chosen)
+            if why_not:
+                raise ValueError(f"{self.family} kernel {kernel!r} does not fit this call: {why_not}")
+            return Choice(variant, chosen, "forced by the caller", tuned=tuned)
+        rejected = []
+        ranked = sorted(self._variants.values(), key=lambda v: -v.rank(problem, info))
+        for variant in ranked:
+            if variant.rank(problem, info) <= 0:
+                continue
+            chosen, tuned = self.params_for(device, variant, problem)
+            why_not = variant.fits(problem, info, chosen)
+            if why_not is None:
+                reason = (f"highest-ranked of the variants that fit a {info.type} device "
+                          f"for this shape and dtype (rank {variant.rank(problem, info):.1f})")
+                return Choice(variant, chosen, reason, tuple(rejected), tuned)
+            rejected.append((variant.name, why_not))
+        raise RuntimeError(f"no {self.family} kernel fits: "
+                           + "; ".join(f"{n}: {w}" for n, w in rejected))

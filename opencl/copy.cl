@@ -1,0 +1,50 @@
+// Strided copy with a cast: the device-side "pack" used for astype, contiguous copies,
+// transposes, broadcasts and writes into strided views.
+//
+//   dst[dst_offset + sum_d i_d*dst_stride_d] = (DST_T) src[src_offset + sum_d i_d*src_stride_d]
+//
+// for every multi-index i of `shape`, with up to 8 dimensions (the host merges dimensions that
+// are contiguous in both arrays first). Strides and offsets are in elements and may be 0
+// (broadcast) or negative (reversed views). One work-item per element.
+//
+// Parameters:
+//   SRC_T, DST_T  element types (OpenCL C scalar names)
+//   TO_BOOL       1: store (src != 0), as NumPy's cast to bool does
+#ifndef SRC_T
+#define SRC_T float
+#endif
+#ifndef DST_T
+#define DST_T SRC_T
+#endif
+#ifndef TO_BOOL
+#define TO_BOOL 0
+#endif
+
+__kernel void strided_copy(const long n,
+                           __global const SRC_T* restrict src, const long src_offset,
+                           __global DST_T* restrict dst, const long dst_offset,
+                           const long8 shape, const long8 src_stride, const long8 dst_stride)
+{
+    const long i = get_global_id(0);
+    if (i >= n) return;
+    long rem = i;
+    long s_off = src_offset, d_off = dst_offset;
+    const long shp[8] = {shape.s0, shape.s1, shape.s2, shape.s3, shape.s4, shape.s5, shape.s6, shape.s7};
+    const long ss[8] = {src_stride.s0, src_stride.s1, src_stride.s2, src_stride.s3,
+                        src_stride.s4, src_stride.s5, src_stride.s6, src_stride.s7};
+    const long ds[8] = {dst_stride.s0, dst_stride.s1, dst_stride.s2, dst_stride.s3,
+                        dst_stride.s4, dst_stride.s5, dst_stride.s6, dst_stride.s7};
+    // Dimension 7 is the fastest-varying; unused leading dimensions have extent 1.
+    for (int d = 7; d >= 0; --d) {
+        const long idx = rem % shp[d];
+        rem /= shp[d];
+        s_off += idx * ss[d];
+        d_off += idx * ds[d];
+    }
+    const SRC_T v = src[s_off];
+#if TO_BOOL
+    dst[d_off] = (v != (SRC_T)0) ? (DST_T)1 : (DST_T)0;
+#else
+    dst[d_off] = (DST_T)v;
+#endif
+}

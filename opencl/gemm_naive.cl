@@ -1,0 +1,52 @@
+// Naive GEMM: one work-item per element of C (seed 000 version 1, seed 001's bounds check).
+//
+//   C[b](m, n) = sum_k A[b](m, k) * B[b](k, n)
+//
+// Layout (all offsets/strides in elements, batch index b = get_global_id(2)):
+//   A(m,k) = A[a_off + b*a_batch + (TRANS_A ? k*lda + m : m*lda + k)]
+//   B(k,n) = B[b_off + b*b_batch + (TRANS_B ? n*ldb + k : k*ldb + n)]
+//   C(m,n) = C[c_off + b*c_batch + m*ldc + n]
+// Any M, N, K (the NDRange is rounded up to the work-group; extra work-items return).
+//
+// Parameters: T element type, ACC accumulator type (unsigned for integers so overflow wraps
+// like NumPy), TRANS_A, TRANS_B.
+#ifndef T
+#define T float
+#endif
+#ifndef ACC
+#define ACC T
+#endif
+#ifndef TRANS_A
+#define TRANS_A 0
+#endif
+#ifndef TRANS_B
+#define TRANS_B 0
+#endif
+
+#if TRANS_A
+#define A_AT(m, k) A[(k) * (long)lda + (m)]
+#else
+#define A_AT(m, k) A[(m) * (long)lda + (k)]
+#endif
+#if TRANS_B
+#define B_AT(k, n) B[(n) * (long)ldb + (k)]
+#else
+#define B_AT(k, n) B[(k) * (long)ldb + (n)]
+#endif
+
+__kernel void gemm_naive(const int M, const int N, const int K,
+                         __global const T* restrict A, const long a_off, const int lda, const long a_batch,
+                         __global const T* restrict B, const long b_off, const int ldb, const long b_batch,
+                         __global T* restrict C, const long c_off, const int ldc, const long c_batch)
+{
+    const int n = get_global_id(0);
+    const int m = get_global_id(1);
+    const long b = get_global_id(2);
+    if (m >= M || n >= N) return;
+    A += a_off + b * a_batch;
+    B += b_off + b * b_batch;
+    ACC acc = (ACC)0;
+    for (int k = 0; k < K; ++k)
+        acc += (ACC)A_AT(m, k) * (ACC)B_AT(k, n);
+    C[c_off + b * c_batch + (long)m * ldc + n] = (T)acc;
+}

