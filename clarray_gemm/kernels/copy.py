@@ -11,7 +11,7 @@ import pyopencl.cltypes as cltypes
 from ..device import Device
 from .programs import ctype, get_kernel
 
-__all__ = ["strided_copy", "merge_dims", "MAX_DIMS"]
+__all__ = ["strided_copy", "merge_dims", "as_long8", "MAX_DIMS"]
 
 MAX_DIMS = 8
 
@@ -31,7 +31,7 @@ def merge_dims(shape: Sequence[int], *strides: Sequence[int]
     return [n for n, _ in out], [[st[i] for _, st in out] for i in range(len(strides))]
 
 
-def _long8(values: Sequence[int], fill: int) -> np.ndarray:
+def as_long8(values: Sequence[int], fill: int) -> np.ndarray:
     padded = [fill] * (MAX_DIMS - len(values)) + list(values)
     return cltypes.make_long8(*padded)
 
@@ -66,4 +66,4 @@ def strided_copy(device: Device, shape: Sequence[int],
     global_size = (n + local - 1) // local * local
     return kernel(device.queue, (global_size,), (local,), np.int64(n),
                   src, np.int64(src_offset), dst, np.int64(dst_offset),
-                  _long8(dims, 1), _long8(ss, 0), _long8(ds, 0), wait_for=wait_for)
+                  as_long8(dims, 1), as_long8(ss, 0), as_long8(ds, 0), wait_for=wait_for)

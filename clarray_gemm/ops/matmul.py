@@ -43,7 +43,9 @@ def _device_of(*objs: Any) -> Device:
 
 
 def _result_dtypes(a_dtype: np.dtype, b_dtype: np.dtype, dtype: Any) -> tuple:
-    return np.matmul.resolve_dtypes((a_dtype, b_dtype, None if dtype is None else np.dtype(dtype)))
+    if dtype is None:
+        return np.matmul.resolve_dtypes((a_dtype, b_dtype, None))
+    return np.matmul.resolve_dtypes((a_dtype, b_dtype, None), signature=(None, None, np.dtype(dtype)))
 
 
 def _compute_dtype(result: np.dtype, device: Device) -> np.dtype | None:

@@ -1,0 +1,77 @@
+"""Host-mapped buffers: zero-copy views, the coherence rule, the fill path and byte counters."""
+import numpy as np
+import pyopencl as cl
+import pytest
+
+import clarray_gemm as cg
+
+
+def test_buffers_are_alloc_host_ptr():
+    x = cg.zeros(10, np.float32)
+    flags = x.storage.buffer.get_info(cl.mem_info.FLAGS)
+    assert flags & cl.mem_flags.ALLOC_HOST_PTR and flags & cl.mem_flags.READ_WRITE
+
+
+def test_asarray_result_is_zero_copy_on_unified_memory(device):
+    if not device.info.host_unified_memory:
+        pytest.skip("zero-copy host views need unified memory")
+    y = cg.asarray(np.ones((64, 64), np.float32)) @ np.ones((64, 64), np.float32)
+    before = cg.transfer_stats()
+    h1 = np.asarray(y)
+    h2 = np.asarray(y)
+    delta = cg.transfer_stats() - before
+    assert np.shares_memory(h1, h2)
+    assert h1.__array_interface__["data"][0] == h2.__array_interface__["data"][0]
+    assert delta.device_to_host == 0 and delta.host_to_device == 0 and delta.maps <= 1
+    assert not h1.flags.writeable and not h1.flags.owndata
+    assert (h1 == 64).all()
+
+
+def test_host_views_are_snapshots_not_torn_by_writes():
+    x = cg.asarray(np.arange(8, dtype=np.float32))
+    view = np.asarray(x)
+    sub = x[2:5]  # a device view sharing the storage
+    x += 100  # in-place write while a host view lives: copy-on-write
+    np.testing.assert_array_equal(view, np.arange(8))  # the snapshot is intact
+    np.testing.assert_array_equal(np.asarray(x), np.arange(8) + 100)
+    np.testing.assert_array_equal(np.asarray(sub), np.arange(2, 5) + 100)  # device views follow
+    x[0] = -1
+    assert np.asarray(x)[0] == -1 and view[0] == 0
+
+
+def test_no_kernel_while_mapped_for_writing():
+    x = cg.zeros((4, 4), np.float32)
+    with x.storage.map_for_write() as host:
+        host.view(np.float32)[:] = 2
+        with pytest.raises(RuntimeError, match="mapped for writing"):
+            x @ np.ones((4, 4), np.float32)
+        with pytest.raises(RuntimeError, match="mapped for writing"):
+            np.asarray(x)
+    np.testing.assert_array_equal(np.asarray(x @ np.ones((4, 4), np.float32)), np.full((4, 4), 8))
+
+
+def test_fill_path_without_extra_copy(device):
+    x = cg.empty((1000,), np.float32)
+    before = cg.transfer_stats()
+    with x.storage.map_for_write(discard=True) as host:
+        host.view(np.float32)[:] = np.arange(1000)  # the only write of the data
+    delta = cg.transfer_stats() - before
+    if device.info.host_unified_memory:
+        assert delta.host_to_device == 0 and delta.device_to_host == 0
+    np.testing.assert_array_equal(np.asarray(x), np.arange(1000))
+
+
+def test_counters_count_host_data_uploads():
+    before = cg.transfer_stats()
+    cg.asarray(np.zeros(256, np.float64))
+    assert (cg.transfer_stats() - before).host_to_device == 2048
+    cg.reset_transfer_stats()
+    assert cg.transfer_stats().host_to_device == 0
+
+
+def test_zero_size_arrays():
+    x = cg.asarray(np.zeros((0, 3), np.float32))
+    assert np.asarray(x).shape == (0, 3)
+    assert (x @ np.ones((3, 2), np.float32)).shape == (0, 2)
+    assert_zero = np.asarray(cg.asarray(np.ones((2, 0), np.float32)) @ np.ones((0, 3), np.float32))
+    np.testing.assert_array_equal(assert_zero, np.zeros((2, 3)))
