@@ -163,3 +163,21 @@ def test_byteswapped_and_readonly_inputs():
 def test_explain_names_kernel():
     text = cg.explain_matmul(cg.asarray(np.ones((8, 8), np.float32)), np.ones((8, 8), np.float32))
     assert "kernel:" in text and "why:" in text
+
+
+def test_float64_without_fp64_runs_on_host(device, monkeypatch):
+    import dataclasses
+
+    from clarray_gemm.kernels import gemm
+
+    monkeypatch.setattr(device, "info", dataclasses.replace(device.info, fp64=False))
+    launched = []
+    monkeypatch.setattr(gemm, "run", lambda *a, **k: launched.append(a))
+    a, b = random_array((5, 4), np.float64, 1), random_array((4, 3), np.float64, 2)
+    y = cg.asarray(a, device=device) @ b
+    assert launched == [] and y.dtype == np.float64
+    assert_matches(y, a @ b)
+    assert "host" in cg.explain_matmul(cg.asarray(a, device=device), b)
+    f = random_array((5, 4), np.float32, 3)
+    cg.asarray(f, device=device) @ f.T  # float32 still runs a kernel
+    assert len(launched) == 1
