@@ -22,6 +22,11 @@ from ..kernels import gemm
 from ..kernels.copy import merge_dims
 from ..kernels.gemm import GemmOperand, GemmProblem
 
+try:  # NumPy's own exception type for this error (a TypeError subclass); private in NumPy 2.x
+    from numpy._core._exceptions import _UFuncOutputCastingError as _OutputCastingError
+except ImportError:  # pragma: no cover
+    _OutputCastingError = None
+
 __all__ = ["matmul", "dot", "explain_matmul"]
 
 _SIGNATURE = "(n?,k),(k,m?)->(n?,m?)"
@@ -121,8 +126,10 @@ def _write_out(result: DeviceArray, out: Any, casting: str) -> Any:
         raise ValueError(f"matmul: Output operand 0 has a mismatch in its core dimension or "
                          f"shape: expected {result.shape}, got {tuple(out.shape)}")
     if not np.can_cast(result.dtype, out.dtype, casting=casting):
-        raise np._core._exceptions._UFuncOutputCastingError(
-            np.matmul, casting, result.dtype, out.dtype, 0)
+        if _OutputCastingError is not None:
+            raise _OutputCastingError(np.matmul, casting, result.dtype, out.dtype, 0)
+        raise TypeError(f"Cannot cast ufunc 'matmul' output from {result.dtype!r} to "
+                        f"{out.dtype!r} with casting rule {casting!r}")
     if isinstance(out, DeviceArray):
         out[...] = result
     else:
