@@ -14,13 +14,15 @@ from .device import Device, DeviceInfo, current_device, default_device, devices,
 from .memory import TransferStats, reset_transfer_stats, transfer_stats
 from .ops.matmul import dot, explain_matmul, matmul
 from .kernels import gemm as _gemm
+from .ops.convolve import convolve, correlate, explain_convolve
+from .kernels import conv as _conv
 
 __version__ = "0.1.0"
 
 
 def kernels(family: str = "matmul") -> list[str]:
     """The names of the kernels of an operation family (``"matmul"`` or ``"convolve"``)."""
-    catalogues = {"matmul": _gemm.CATALOGUE}
+    catalogues = {"matmul": _gemm.CATALOGUE, "convolve": _conv.CATALOGUE}
     try:
         return catalogues[family].names()
     except KeyError:
@@ -31,4 +33,5 @@ __all__ = ["DeviceArray", "asarray", "empty", "empty_like", "full", "full_like",
            "ones_like", "zeros", "zeros_like", "is_device_array", "Device", "DeviceInfo",
            "devices", "default_device", "current_device", "get_device", "use_device",
            "TransferStats", "transfer_stats", "reset_transfer_stats", "matmul", "dot",
-           "explain_matmul", "kernels", "__version__"]
+           "explain_matmul", "kernels", "__version__",
+           "convolve", "correlate", "explain_convolve"]

@@ -216,9 +216,14 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         self._storage.prepare_write()
         self._storage.check_kernel_access()
         src._storage.check_kernel_access()
-        strided_copy(self.device, self._shape,
-                     src._storage.buffer, src.dtype, src.element_offset, src.element_strides,
-                     self._storage.buffer, self.dtype, self.element_offset, self.element_strides)
+        try:
+            strided_copy(self.device, self._shape,
+                         src._storage.buffer, src.dtype, src.element_offset, src.element_strides,
+                         self._storage.buffer, self.dtype, self.element_offset,
+                         self.element_strides)
+        except NotImplementedError:  # more dimensions than the kernel addresses: via the host
+            with self._host_write() as host:
+                host[...] = src.__array__()
 
     def _broadcast_to(self, shape: Sequence[int]) -> "DeviceArray":
         return self._geometry_op(lambda t: np.broadcast_to(t, shape))
@@ -307,6 +312,9 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         return array_api.namespace(api_version)
 
     def __dlpack_device__(self):  # not offered: OpenCL memory has no DLPack device type here
+        raise BufferError("clarray_gemm arrays do not support DLPack; use np.asarray(x)")
+
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
         raise BufferError("clarray_gemm arrays do not support DLPack; use np.asarray(x)")
 
     # -- a few methods NumPy users reach for -------------------------------------------------

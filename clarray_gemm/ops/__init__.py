@@ -1,3 +1,4 @@
 """Operations with NumPy's semantics, one module per family; importing them fills the dispatch
 table that ``DeviceArray.__array_function__`` / ``__array_ufunc__`` consult."""
 from . import elementwise, matmul, views  # noqa: F401
+from . import convolve  # noqa: F401

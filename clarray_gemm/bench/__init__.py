@@ -1,0 +1,7 @@
+"""Benchmarks: one timing helper (``timing``), the peers we compare with (``peers``), one
+runner per operation family (``matmul``, ``convolve``), the seed-000 reproduction (``seed000``)
+and the printed table and chart (``report``). The CLI (``python -m clarray_gemm bench``) and the
+scripts in ``benches/`` both use these modules.
+
+Kept free of imports so that ``kernels.tuning`` can use ``bench.timing`` without a cycle.
+"""

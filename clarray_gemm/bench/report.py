@@ -1,0 +1,105 @@
+"""Benchmark rows, the printed table (Markdown, so it pastes into ``benches/RESULTS.md``) and the
+chart (``--plot``).
+
+Columns: ``device ms`` is device-only time (OpenCL profiling events or CUDA events, operands
+already on the device); ``e2e ms`` is end-to-end (NumPy arrays in, NumPy array out) with the
+``copied`` host<->device bytes of one call. Ratios are the peer's time divided by ours, both
+measured in the same run, so above 1 means ours is faster: ``x NumPy`` compares our device time
+with NumPy's host time (and ``e2e x NumPy`` our end-to-end time with it), ``x CLBlast`` and
+``x cuBLAS`` compare device times.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from .timing import Timing
+
+__all__ = ["Row", "format_table", "plot"]
+
+
+@dataclass
+class Row:
+    """One measured (kernel or peer, size): times, the work it did, and ratios to peers."""
+
+    name: str
+    size: str
+    work: float  # flops (matmul) or bytes (convolve) of one call
+    unit: str  # "GFLOP/s" or "GB/s"
+    device: Timing | None = None
+    e2e: Timing | None = None
+    note: str = ""
+    ratios: dict[str, float] = field(default_factory=dict)
+    n: int = 0  # the size as a number, for charts
+
+    def rate(self, which: str = "device") -> float | None:
+        t = self.device if which == "device" else self.e2e
+        return self.work / t.seconds * 1e-9 if t and t.seconds > 0 else None
+
+    def best_seconds(self) -> float | None:
+        return (self.device or self.e2e).seconds if (self.device or self.e2e) else None
+
+
+PEER_COLUMNS = ("x NumPy", "x CLBlast", "x cuBLAS")
+
+
+def _ms(t: Timing | None) -> str:
+    return f"{t.seconds * 1e3:.3f}" if t else "-"
+
+
+def _num(x: float | None, fmt: str = "{:.1f}") -> str:
+    return fmt.format(x) if x is not None else "-"
+
+
+def _bytes(t: Timing | None) -> str:
+    if t is None or t.copied is None:
+        return "-"
+    n = t.bytes_copied
+    if n >= 2**20:
+        return f"{n / 2**20:.1f} MiB"
+    return f"{n / 2**10:.1f} KiB" if n else "0"
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    """The rows as a Markdown table."""
+    unit = rows[0].unit if rows else "GFLOP/s"
+    head = ["kernel", "size", "device ms", unit, *PEER_COLUMNS, "e2e ms", f"e2e {unit}",
+            "e2e x NumPy", "copied", "note"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r.name, r.size, _ms(r.device), _num(r.rate("device")),
+                 *(_num(r.ratios.get(c), "{:.2f}") for c in PEER_COLUMNS),
+                 _ms(r.e2e), _num(r.rate("e2e")), _num(r.ratios.get("e2e x NumPy"), "{:.2f}"),
+                 _bytes(r.e2e), r.note]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot(rows: Sequence[Row], path: str, title: str) -> None:
+    """Save a chart of rate against size, one line per kernel or peer (device time where
+    measured, else end-to-end; the legend says which)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series: dict[str, list[tuple[int, float]]] = {}
+    for r in rows:
+        which = "device" if r.device else "e2e"
+        rate = r.rate(which)
+        if rate is None:
+            continue
+        label = r.name + ("" if which == "device" else " (end-to-end)")
+        series.setdefault(label, []).append((r.n, rate))
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for label, points in sorted(series.items()):
+        points.sort()
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("size")
+    ax.set_ylabel(rows[0].unit if rows else "GFLOP/s")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,332 @@
+"""The command line: ``python -m clarray_gemm info | demo | bench | tune``.
+
+* ``info``: every OpenCL device with what kernel selection depends on, the default marked.
+* ``demo``: multiply and convolve on the default device; prints the kernel that ran, the check
+  against NumPy and the speed next to NumPy's, measured in the same run (exit status 1 if a
+  check fails).
+* ``bench [matmul|convolve|seed000]``: the benchmark tables (see ``clarray_gemm.bench``).
+* ``tune``: search kernel parameters for this device and store the winners (see
+  ``clarray_gemm.kernels.tuning``); ``--reset`` removes them.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import __version__
+from .device import Device, default_device, devices, get_device
+
+__all__ = ["main"]
+
+
+# -- info --------------------------------------------------------------------------------------
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.4g} {unit}"
+    return f"{n} B"
+
+
+def _info_rows(d: Device) -> list[tuple[str, str]]:
+    i = d.info
+    err = d.compiler_error
+    try:
+        driver = d.cl_device.driver_version.strip()
+    except Exception:  # some drivers do not report it
+        driver = "?"
+    images = (f"yes, image2d up to {i.image2d_max_width} x {i.image2d_max_height}"
+              if i.image_support else "no")
+    return [
+        ("platform", f"{i.platform} (vendor {i.vendor}, driver {driver})"),
+        ("type", i.type + (" (simulator)" if i.is_simulator else "")),
+        ("compiler", "works" if err is None else f"FAILS: {err}"),
+        ("compute units", str(i.compute_units)),
+        ("max work-group size", str(i.max_work_group_size)),
+        ("local memory", _size(i.local_mem_bytes)
+         + (" (emulated in global memory)" if i.local_mem_is_global else "")),
+        ("constant memory", _size(i.constant_mem_bytes)),
+        ("global memory", f"{_size(i.global_mem_bytes)} (max allocation "
+                          f"{_size(i.max_alloc_bytes)})"),
+        ("unified host memory", "yes" if i.host_unified_memory else "no"),
+        ("images", images),
+        ("fp64 / fp16", f"{'yes' if i.fp64 else 'no'} / {'yes' if i.fp16 else 'no'}"),
+        ("preferred vector width", f"float {i.preferred_vector_width_float}, double "
+                                   f"{i.preferred_vector_width_double}, int "
+                                   f"{i.preferred_vector_width_int} (native float "
+                                   f"{i.native_vector_width_float})"),
+    ]
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """Print every OpenCL device with the capabilities dispatch depends on."""
+    from .kernels import tuning
+    all_devs = devices()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            default = default_device()
+        except RuntimeError as exc:
+            default = None
+            print(f"no usable default device: {exc}")
+    print(f"clarray_gemm {__version__}: {len(all_devs)} OpenCL device(s)")
+    for d in all_devs:
+        mark = "  [default]" if d == default else ""
+        print(f"\n{d}{mark}")
+        for name, value in _info_rows(d):
+            print(f"  {name:<24}{value}")
+        if d.usable:
+            stored = tuning.store_for(d).entries
+            print(f"  {'tuning':<24}{len(stored)} stored result(s) in {tuning.store_path(d)}")
+    for w in caught:
+        print(f"\nnote: {w.message}")
+    return 0
+
+
+# -- demo --------------------------------------------------------------------------------------
+def _rel_error(got: Any, ref: np.ndarray) -> float:
+    got = np.asarray(got, dtype=np.float64)
+    return float(np.linalg.norm(got - ref) / max(float(np.linalg.norm(ref)), 1e-300))
+
+
+def _speed_line(ours_s: float, numpy_s: float, flops: float) -> str:
+    return (f"  speed:  {ours_s * 1e3:.2f} ms = {flops / ours_s * 1e-9:.1f} GFLOP/s; NumPy "
+            f"{numpy_s * 1e3:.2f} ms = {flops / numpy_s * 1e-9:.1f} GFLOP/s; "
+            f"ratio {numpy_s / ours_s:.2f}x NumPy")
+
+
+def _demo_matmul(device: Device, n: int, budget: float) -> bool:
+    from . import asarray, explain_matmul
+    from .bench.timing import host_seconds
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    b = rng.standard_normal((n, n)).astype(np.float32)
+    x, y = asarray(a, device=device), asarray(b, device=device)
+    explain = explain_matmul(x, y)
+    kernel = explain.splitlines()[1].removeprefix("kernel: ")
+    params = explain.splitlines()[3].removeprefix("parameters: ")
+    print(f"matmul {n}x{n} @ {n}x{n} float32")
+    print(f"  kernel: {kernel}; {params}")
+    err = _rel_error(x @ y, a.astype(np.float64) @ b.astype(np.float64))
+    ok = err < 1e-4
+    print(f"  check:  relative error {err:.2e} against NumPy in float64: "
+          f"{'OK' if ok else 'FAILED'} (limit 1e-4)")
+    ours = host_seconds(lambda: np.asarray(x @ y), budget_s=budget)
+    ref = host_seconds(lambda: a @ b, budget_s=budget)
+    print(_speed_line(ours.seconds, ref.seconds, 2.0 * n**3)
+          + " (device operands, result read on the host)")
+    return ok
+
+
+def _demo_convolve(device: Device, n: int, m: int, budget: float) -> bool | None:
+    from . import asarray
+    from .bench.timing import host_seconds
+    from ._dispatch import FUNCTIONS
+    if np.convolve not in FUNCTIONS:
+        print("convolve: no device implementation in this installation (skipped)")
+        return None
+    from .ops.convolve import explain_convolve
+    rng = np.random.default_rng(1)
+    s = rng.standard_normal(n).astype(np.float32)
+    w = rng.standard_normal(m).astype(np.float32)
+    xs, xw = asarray(s, device=device), asarray(w, device=device)
+    explain = explain_convolve(xs, xw)
+    lines = explain.splitlines()
+    kernel = next((ln.removeprefix("kernel: ") for ln in lines if ln.startswith("kernel: ")),
+                  lines[-1])
+    print(f"convolve signal {n} with mask {m} float32 (mode 'full')")
+    print(f"  kernel: {kernel}")
+    err = _rel_error(np.convolve(xs, xw), np.convolve(s.astype(np.float64), w.astype(np.float64)))
+    ok = err < 1e-4
+    print(f"  check:  relative error {err:.2e} against NumPy in float64: "
+          f"{'OK' if ok else 'FAILED'} (limit 1e-4)")
+    ours = host_seconds(lambda: np.asarray(np.convolve(xs, xw)), budget_s=budget)
+    ref = host_seconds(lambda: np.convolve(s, w), budget_s=budget)
+    print(_speed_line(ours.seconds, ref.seconds, 2.0 * n * m)
+          + " (direct-method flops; device operands, result read on the host)")
+    return ok
+
+
+def _guarded(what: str, fn: Any, *args: Any) -> bool | None:
+    """Run one part of the demo; an exception is a failed check, reported in one line."""
+    try:
+        return fn(*args)
+    except Exception as exc:  # the demo reports every failure and goes on
+        first = next((ln for ln in str(exc).splitlines() if "error" in ln.lower()),
+                     str(exc).splitlines()[0] if str(exc) else "")
+        print(f"  {what} FAILED: {type(exc).__name__}: {first.strip()[:200]}")
+        return False
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Multiply and convolve on the device; print the kernel, the check and the speed."""
+    device = get_device(args.device) if args.device is not None else default_device()
+    sim = device.info.is_simulator
+    n = args.size or (64 if sim else 512)
+    print(f"device: {device} - {device.info.type} on {device.info.platform}"
+          + (" (simulator: small sizes)" if sim else ""))
+    budget = 0.05 if sim else 0.3
+    results = [_guarded("matmul", _demo_matmul, device, n, budget),
+               _guarded("convolve", _demo_convolve, device, 4096 if sim else 2**20,
+                        15 if sim else 31, budget)]
+    failed = [r for r in results if r is False]
+    print("all checks passed" if not failed else f"{len(failed)} check(s) FAILED")
+    return 1 if failed else 0
+
+
+# -- bench -------------------------------------------------------------------------------------
+def _bench_device(args: argparse.Namespace) -> Device:
+    return get_device(args.device) if args.device is not None else default_device()
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run a benchmark and print its table (Markdown) and, with ``--plot``, save a chart."""
+    from .bench import report
+    from .bench.progress import Progress
+    device = _bench_device(args)
+    what = args.what
+    print(f"# {what} on {device.name} ({device.info.platform}), {time.strftime('%Y-%m-%d')}")
+    if what == "seed000":
+        from .bench import seed000
+        n = args.sizes[0] if args.sizes else seed000.default_size(device)
+        from .kernels import gemm
+        with Progress(len(seed000.SEED_GTX1080) + len(gemm.CATALOGUE.names()),
+                      "bench seed000", not args.quiet) as bar:
+            rows = seed000.run(device, n, budget_s=args.budget, progress=bar)
+        print(seed000.format_table(rows, device, n))
+        return 0
+    dtype = np.dtype(args.dtype)
+    if what == "matmul":
+        from .bench import matmul as runner
+        from .kernels import gemm
+        names = args.kernels or gemm.CATALOGUE.names()
+        sizes = args.sizes or runner.default_sizes(device)
+        extra: dict[str, Any] = {}
+    else:
+        from .bench import convolve as runner
+        if not runner.available():
+            print("convolve: no device implementation in this installation")
+            return 1
+        from .kernels import conv
+        names = args.kernels or conv.CATALOGUE.names()
+        sizes = args.sizes or runner.default_sizes(device)
+        extra = {"mask": args.mask}
+    with Progress(len(names) * len(sizes), f"bench {what}", not args.quiet) as bar:
+        rows = runner.run(device, sizes, names, dtype=dtype, budget_s=args.budget,
+                          with_peers=not args.no_peers, progress=bar, **extra)
+    print(f"dtype {dtype}; device ms: device-only time from OpenCL profiling events (operands "
+          f"already on the device); e2e: NumPy arrays in, NumPy array out, with the bytes "
+          f"copied; ratios: peer time / our time in this run (>1: ours is faster)")
+    print(report.format_table(rows))
+    if args.plot:
+        report.plot(rows, args.plot, f"{what} on {device.name} ({dtype})")
+        print(f"chart saved to {args.plot}")
+    return 0
+
+
+# -- tune --------------------------------------------------------------------------------------
+def cmd_tune(args: argparse.Namespace) -> int:
+    """Search kernel parameters and store those that beat the defaults; or ``--reset``."""
+    from .kernels import tuning
+    if args.reset:
+        device = get_device(args.device) if args.device is not None else None
+        removed = tuning.reset(device)
+        where = "for " + str(device) if device else "for every device"
+        print(f"removed {len(removed)} tuning file(s) {where} from {tuning.cache_dir()}")
+        for p in removed:
+            print(f"  {p}")
+        return 0
+    device = _bench_device(args)
+    fams = list(tuning.families()) if args.family == "all" else [args.family]
+    print(f"tuning {', '.join(fams)} on {device} ({device.info.platform})")
+    stored = 0
+    for fam in fams:
+        outcomes = tuning.tune(device, family=fam, dtypes=args.dtype, sizes=args.sizes,
+                               kernels=args.kernels, quick=args.quick, limit=args.limit,
+                               progress=not args.quiet)
+        print(f"\n| {fam} kernel | size | defaults ms | best ms | speedup | stored | "
+              "parameters / note |")
+        print("|---|---|---|---|---|---|---|")
+        for o in outcomes:
+            _, variant, dt, cls = o.key.split("/")
+            params = ", ".join(f"{k}={v}" for k, v in sorted((o.best_params or {}).items()))
+            speed = f"{o.speedup:.2f}x" if o.speedup else "-"
+            ms = (lambda s: f"{s * 1e3:.3f}" if s else "-")
+            print(f"| {variant} ({dt}, {cls}) | {o.size} | {ms(o.default_s)} | {ms(o.best_s)} | "
+                  f"{speed} | {'yes' if o.stored else 'no'} | "
+                  f"{params + '; ' if o.stored else ''}{o.note} |")
+            stored += o.stored
+    print(f"\n{stored} tuned configuration(s) stored in {tuning.store_path(device)}")
+    return 0
+
+
+# -- parser ------------------------------------------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m clarray_gemm",
+                                description="NumPy-compatible OpenCL arrays: device info, demo, "
+                                            "benchmarks and auto-tuning.")
+    p.add_argument("--version", action="version", version=f"clarray_gemm {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("info", help="list OpenCL devices and what kernel selection depends on")
+    s.set_defaults(func=cmd_info)
+
+    s = sub.add_parser("demo", help="multiply and convolve on the default device, check and time")
+    s.add_argument("--size", type=int, help="matrix size N (N x N @ N x N); default 512 "
+                                            "(64 on a simulator)")
+    s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
+    s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("bench", help="benchmark kernels against NumPy, CLBlast and cuBLAS")
+    s.add_argument("what", nargs="?", default="matmul", choices=("matmul", "convolve", "seed000"),
+                   help="matmul (default), convolve, or seed000 (seed 000's table reproduced)")
+    s.add_argument("--sizes", type=int, nargs="+", help="matrix sizes N, or signal lengths")
+    s.add_argument("--kernels", nargs="+", help="kernel names (default: all of the family)")
+    s.add_argument("--dtype", default="float32", help="element type (default float32)")
+    s.add_argument("--mask", type=int, default=31, help="convolution mask width (default 31)")
+    s.add_argument("--plot", metavar="FILE.png", help="save a chart of rate against size")
+    s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
+    s.add_argument("--budget", type=float, default=0.5,
+                   help="seconds of repetitions per measurement (at least 3 runs; default 0.5)")
+    s.add_argument("--no-peers", action="store_true", help="skip NumPy, CLBlast and cuBLAS")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=cmd_bench)
+
+    s = sub.add_parser("tune", help="search kernel parameters for this device and store them")
+    s.add_argument("--reset", action="store_true",
+                   help="remove stored results (of --device, else of every device) and exit")
+    s.add_argument("--quick", action="store_true", help="one small size, 4 sets per kernel")
+    s.add_argument("--family", default="matmul", choices=("matmul", "convolve", "all"))
+    s.add_argument("--sizes", type=int, nargs="+",
+                   help="sizes to tune (matrix N, or signal length with a 31-tap mask)")
+    s.add_argument("--kernels", nargs="+",
+                   help="kernels to tune (default: the one dispatch chooses at each size; "
+                        "'all': every kernel that fits)")
+    s.add_argument("--dtype", nargs="+", default=["float32"], help="dtypes (default float32)")
+    s.add_argument("--limit", type=int, help="parameter sets per kernel and size (default 24)")
+    s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=cmd_tune)
+    return p
+
+
+def _device_arg(value: str | None) -> Any:
+    if value is not None and value.isdigit():
+        return int(value)
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    if getattr(args, "device", None) is not None:
+        args.device = _device_arg(args.device)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

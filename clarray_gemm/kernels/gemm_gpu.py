@@ -1,0 +1,195 @@
+"""``gpu_blocked``: the register-blocked GPU GEMM of ``opencl/gemm_gpu.cl`` (issues 3 and 6).
+
+A work-group computes a BM x BN tile of C (for large products 128 x 128 with 128 work-items of
+16 x 8 values each), staging K steps of A and B in double-buffered local memory. The launcher picks,
+per shape, the tile preset and the number of K slices (split-K, summed by a second small kernel)
+so that small or skinny products still fill the GPU; every choice is a ``-D`` parameter that can
+be forced with ``params=``. Operands are read in place in any layout (``TRANS_A``/``TRANS_B``):
+aligned ones with 16-byte vector loads, others with scalar loads, so nothing is packed.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+import pyopencl as cl
+
+from ..device import Device, DeviceInfo
+from ..memory import new_buffer
+from .gemm import CATALOGUE, GemmOperand, GemmProblem, base_defines, dtype_supported, standard_args
+from .programs import get_kernel
+from .variant import Variant
+
+__all__ = ["PRESETS", "resolve", "VARIANT"]
+
+SOURCE = "gemm_gpu.cl"
+
+# Tile presets (BM, BN, TM, TN, BK). 1-4 have 256 work-items: the 8 x 8 micro-tile does 64 FMAs
+# per four 16-byte local reads; 2-4 trade that for more work-groups on small shapes (their BK is
+# 16 so that every work-item still loads whole 4-vectors). 5-8 hold 128 values per work-item
+# (16 x 8 or 8 x 16): 128 FMAs per six local reads, for large shapes where local-memory
+# bandwidth, not occupancy, is the limit.
+PRESETS: dict[int, tuple[int, int, int, int, int]] = {
+    1: (128, 128, 8, 8, 8),
+    2: (64, 128, 4, 8, 16),
+    3: (128, 64, 8, 4, 16),
+    4: (64, 64, 4, 4, 16),
+    5: (128, 256, 8, 16, 8),
+    6: (256, 128, 16, 8, 8),
+    7: (128, 128, 16, 8, 8),
+    8: (128, 128, 8, 16, 8),
+}
+# Modelled throughput of a compute unit running each preset, relative to preset 7 (which
+# matches the geometry of cuBLAS's own FP32 kernel: 128 x 128 tiles, 128 work-items, 16 x 8
+# values each) with two resident work-groups, from the H100 measurements in
+# benches/gpu-notes.md; and how many work-groups one compute unit holds at once (registers).
+_EFFICIENCY = {1: 0.9, 2: 0.85, 3: 0.85, 4: 0.6, 5: 0.8, 6: 0.8, 7: 1.0, 8: 0.95}
+_RESIDENT = {1: 2, 2: 2, 3: 2, 4: 3, 5: 1, 6: 1, 7: 2, 8: 2}
+# Fraction of that throughput a compute unit reaches with a single resident work-group.
+_SINGLE = 0.68
+# Split-K's fixed cost (second launch, partial sums), in the model's units (about 25 us).
+_SPLIT_COST = 4e6
+# Presets the shape heuristic considers (the others only when forced).
+_AUTO = (7, 2, 3, 4)
+
+DEFAULTS = {"PRESET": 0, "BK": 0, "KSPLIT": 0, "GROUP_M": 8, "WARP_X": 8, "PAD_A": 4, "PAD_B": 0,
+            "FRAG_PF": 0}
+
+# Split-K partial sums: one scratch buffer per device, grown on demand (the queue is in order,
+# so consecutive launches can share it).
+_workspace: dict[Device, cl.Buffer] = {}
+
+
+def _scratch(device: Device, nbytes: int) -> cl.Buffer:
+    buf = _workspace.get(device)
+    if buf is None or buf.size < nbytes:
+        buf = _workspace[device] = new_buffer(device, nbytes)
+    return buf
+
+
+def _vec_ok(op: GemmOperand, contiguous_extent: int) -> bool:
+    return op.aligned(4) and contiguous_extent % 4 == 0
+
+
+def _cost(problem: GemmProblem, info: DeviceInfo, preset: int, ksplit: int) -> float:
+    """Modelled device time in units of one multiply-add per compute unit: work-groups are
+    spread evenly over the compute units, each runs ceil(groups/units) of them at the rate its
+    residency allows; split-K adds its partial sums' traffic (about 8 bytes per FMA-unit)."""
+    bm, bn, tm, tn, _ = PRESETS[preset]
+    p = problem
+    units = max(info.compute_units, 1)
+    groups = math.ceil(p.M / bm) * math.ceil(p.N / bn) * p.batch * ksplit
+    per_unit = math.ceil(groups / units)
+    resident = min(per_unit, _RESIDENT[preset])
+    rate = _EFFICIENCY[preset] * (1.0 if resident >= 2 else _SINGLE)
+    work = per_unit * bm * bn * (math.ceil(p.K / ksplit) + 16) / rate
+    reduce = 0.0 if ksplit == 1 else 2.0 * (ksplit + 1) * p.M * p.N * p.batch / units + _SPLIT_COST
+    return work + reduce
+
+
+def resolve(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict[str, int]:
+    """The full ``-D`` parameter set for ``problem``: PRESET 0 and KSPLIT 0 mean "chosen by the
+    shape" (the fewest modelled waves of work), BK 0 the preset's, VEC_* follow the operands'
+    alignment."""
+    out = dict(DEFAULTS)
+    out.update(params)
+    preset, ksplit = int(out["PRESET"]), int(out["KSPLIT"])
+    if preset == 0 or ksplit == 0:
+        presets = [preset] if preset else list(_AUTO)
+        splits = [ksplit] if ksplit else [s for s in (1, 2, 3, 4, 6, 8, 12, 16)
+                                          if s == 1 or problem.K // s >= 256]
+        units = max(info.compute_units, 1)
+
+        def fills(pr: int) -> bool:  # split K only where the unsplit groups leave units idle
+            bm, bn = PRESETS[pr][:2]
+            groups = math.ceil(problem.M / bm) * math.ceil(problem.N / bn) * problem.batch
+            return groups >= units * _RESIDENT[pr]
+        best = min(((pr, s) for pr in presets for s in splits if s == 1 or not fills(pr)),
+                   key=lambda ps: _cost(problem, info, *ps))
+        preset, ksplit = best
+    bm, bn, tm, tn, bk = PRESETS[preset]
+    out.update(PRESET=preset, KSPLIT=ksplit, BM=bm, BN=bn, TM=tm, TN=tn, BK=out["BK"] or bk)
+    p = problem
+    out["VEC_A"] = int(_vec_ok(p.a, p.M if p.a.trans else p.K))
+    out["VEC_B"] = int(_vec_ok(p.b, p.K if p.b.trans else p.N))
+    out["VEC_C"] = int(ksplit > 1 and p.N % 4 == 0 or _vec_ok(p.c, p.N))
+    return out
+
+
+def _local_bytes(d: Mapping[str, int], itemsize: int) -> int:
+    return 2 * d["BK"] * (d["BM"] + d["PAD_A"] + d["BN"] + d["PAD_B"]) * itemsize
+
+
+def _fits(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    dt = np.dtype(problem.dtype)
+    why = dtype_supported(problem, info)
+    if why:
+        return why
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        return f"only float32 and float64 (not {dt})"
+    if int(params.get("PRESET", 0)) not in (0, *PRESETS):
+        return f"PRESET must be one of {sorted(PRESETS)} (0: by shape)"
+    d = resolve(problem, info, params)
+    nt = (d["BM"] // d["TM"]) * (d["BN"] // d["TN"])
+    if nt > info.max_work_group_size:
+        return f"needs work-groups of {nt} work-items (device allows {info.max_work_group_size})"
+    if _local_bytes(d, dt.itemsize) > info.local_mem_bytes:
+        return (f"needs {_local_bytes(d, dt.itemsize)} bytes of local memory "
+                f"(device has {info.local_mem_bytes})")
+    if d["BK"] % 4 or (d["BM"] * d["BK"]) % (4 * nt) or (d["BN"] * d["BK"]) % (4 * nt):
+        return "BK must be a multiple of 4 with BM*BK and BN*BK multiples of 4*work-items"
+    wx = d["WARP_X"]
+    if 32 % wx or (d["BN"] // d["TN"]) % wx or (d["BM"] // d["TM"]) % (32 // wx):
+        return "WARP_X must divide 32 and the work-item grid"
+    return None
+
+
+def _rank(problem: GemmProblem, info: DeviceInfo) -> float:
+    # The first choice on real GPUs; on CPUs and simulators only when forced (the 256-wide
+    # work-groups and local-memory staging are what GPUs want, not CPUs).
+    if not info.is_gpu or info.is_simulator:
+        return 0.0
+    # Matrix-vector shapes leave most of a 128-wide tile idle: let GEMV kernels win those.
+    if min(problem.M, problem.N) < 16:
+        return 5.0
+    return 100.0
+
+
+def _launch(device: Device, problem: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    p = problem
+    d = resolve(p, device.info, params)
+    defines = base_defines(p)
+    for key in ("BM", "BN", "BK", "TM", "TN", "WARP_X", "VEC_A", "VEC_B", "VEC_C", "PAD_A",
+                "PAD_B", "GROUP_M", "KSPLIT", "FRAG_PF"):
+        defines[key] = d[key]
+    nt = (d["BM"] // d["TM"]) * (d["BN"] // d["TN"])
+    ks = d["KSPLIT"]
+    gsize = (nt * math.ceil(p.N / d["BN"]), math.ceil(p.M / d["BM"]), p.batch * ks)
+    kernel = get_kernel(device, SOURCE, "gemm_gpu", defines)
+    if ks == 1:
+        return kernel(device.queue, gsize, (nt, 1, 1), *standard_args(p))
+    work = _scratch(device, p.batch * ks * p.M * p.N * p.itemsize)
+    args = list(standard_args(p))
+    args[11:15] = [work, np.int64(0), np.int32(p.N), np.int64(p.M * p.N)]
+    kernel(device.queue, gsize, (nt, 1, 1), *args)
+    reduce = get_kernel(device, SOURCE, "gemm_gpu_splitk_reduce", defines)
+    local = (64, 1, 1)
+    rsize = (math.ceil(p.N / 64) * 64, p.M, p.batch)
+    return reduce(device.queue, rsize, local, np.int32(p.M), np.int32(p.N), work,
+                  p.c.buffer, np.int64(p.c.offset), np.int32(p.c.ld), np.int64(p.c.batch_stride))
+
+
+VARIANT = CATALOGUE.add(Variant(
+    name="gpu_blocked",
+    source=SOURCE,
+    entry="gemm_gpu",
+    summary="GPU: 2-D register blocking (up to 16x8 per work-item, 128x128 per work-group), "
+            "double-buffered local memory, split-K for skinny shapes",
+    defaults=DEFAULTS,
+    fits=_fits,
+    rank=_rank,
+    launch=_launch,
+    tunable={"PRESET": tuple(PRESETS), "BK": (8, 16, 32), "GROUP_M": (1, 4, 8, 16),
+             "KSPLIT": (1, 2, 4, 8)},
+))

@@ -1,0 +1,379 @@
+"""The GEMM kernels beyond ``naive``: their rules (fits, rank) and launchers, added to
+:data:`gemm.CATALOGUE` on import.
+
+=========  =====================  ========================================================
+name       source                 chosen when
+=========  =====================  ========================================================
+gemv       gemv.cl                M == 1 or N == 1 (a matrix-vector product)
+const_b    gemm_const_b.cl        B is small (K, N <= 64) and A has many rows, on GPUs
+cpu        gemm_cpu.cl            CPU devices (PoCL): packed panels, wide vectors along N
+image      gemm_image.cl          GPUs with images, float32 (Adreno: B through the texture pipe)
+vec        gemm_vec.cl            other GPUs: float4/float8 tiles
+regtile    gemm_regtile.cl        (work per thread, any dtype and layout without packing)
+tiled      gemm_tiled.cl          (local-memory tiles)
+naive      gemm_naive.cl          tiny products, where launch cost dominates
+=========  =====================  ========================================================
+
+Every launcher takes the :class:`GemmProblem` as ``ops/matmul.py`` describes it (views,
+transposes, broadcast batches) and packs an operand on the device only where its kernel needs
+an aligned, zero-padded layout.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import pyopencl as cl
+
+from ..device import Device, DeviceInfo
+from ..memory import new_buffer
+from .gemm import (CATALOGUE, GemmOperand, GemmProblem, _round_up, base_defines,
+                   dtype_supported, launch_standard, pack_operand, with_operands)
+from .programs import dtype_defines, get_kernel
+from .variant import Variant
+
+__all__ = ["TINY_VOLUME", "cpu_vector_width"]
+
+TINY_VOLUME = 32 ** 3
+"""Products with M*N*K up to this are left to ``naive``: one launch, no packing, no tiles."""
+
+_VECTOR_WIDTHS = (2, 4, 8, 16)
+i32, i64 = np.int32, np.int64
+
+
+def _tiny(p: GemmProblem) -> bool:
+    return p.M * p.N * p.K <= TINY_VOLUME
+
+
+def _is_gemv(p: GemmProblem) -> bool:
+    return p.M == 1 or p.N == 1
+
+
+def _work_group(info: DeviceInfo, threads: int) -> str | None:
+    if threads > info.max_work_group_size:
+        return f"work-group of {threads} exceeds the device's {info.max_work_group_size}"
+    return None
+
+
+def _local_mem(info: DeviceInfo, nbytes: int) -> str | None:
+    if nbytes > info.local_mem_bytes:
+        return f"needs {nbytes} bytes of local memory, the device has {info.local_mem_bytes}"
+    return None
+
+
+def _first(*reasons: str | None) -> str | None:
+    return next((r for r in reasons if r), None)
+
+
+# -- tiled -------------------------------------------------------------------------------------
+def _tiled_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    ts = params["TS"]
+    return _first(dtype_supported(p, info), _work_group(info, ts * ts),
+                  _local_mem(info, 2 * ts * ts * p.itemsize))
+
+
+def _tiled_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    ts = params["TS"]
+    gs = (_round_up(p.N, ts), _round_up(p.M, ts), p.batch)
+    return launch_standard(device, p, CATALOGUE["tiled"], params, gs, (ts, ts, 1))
+
+
+def _tiled_rank(p: GemmProblem, info: DeviceInfo) -> float:
+    return 0.5 if _tiny(p) else (5.0 if info.is_gpu else 2.0)
+
+
+CATALOGUE.add(Variant(
+    name="tiled", source="gemm_tiled.cl", entry="gemm_tiled",
+    summary="TS x TS tiles of A and B in local memory",
+    defaults={"TS": 16}, fits=_tiled_fits, rank=_tiled_rank, launch=_tiled_launch,
+    tunable={"TS": (8, 16, 32)},
+))
+
+
+# -- regtile -----------------------------------------------------------------------------------
+def _regtile_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    tsm, tsn, tsk, wm, wn = (params[k] for k in ("TSM", "TSN", "TSK", "WPTM", "WPTN"))
+    if min(tsm, tsn, tsk, wm, wn) < 1 or tsm % wm or tsn % wn:
+        return "TSM must be a multiple of WPTM and TSN of WPTN"
+    return _first(dtype_supported(p, info), _work_group(info, (tsm // wm) * (tsn // wn)),
+                  _local_mem(info, (tsm + tsn) * tsk * p.itemsize))
+
+
+def _regtile_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    tsm, tsn, wm, wn = params["TSM"], params["TSN"], params["WPTM"], params["WPTN"]
+    local = (tsn // wn, tsm // wm, 1)
+    gs = (-(-p.N // tsn) * local[0], -(-p.M // tsm) * local[1], p.batch)
+    return launch_standard(device, p, CATALOGUE["regtile"], params, gs, local)
+
+
+def _regtile_rank(p: GemmProblem, info: DeviceInfo) -> float:
+    return 0.5 if _tiny(p) else (12.0 if info.is_gpu else 3.0)
+
+
+CATALOGUE.add(Variant(
+    name="regtile", source="gemm_regtile.cl", entry="gemm_regtile",
+    summary="local tiles, a WPTM x WPTN block of C in registers per work-item",
+    defaults={"TSM": 64, "TSN": 64, "TSK": 16, "WPTM": 4, "WPTN": 4},
+    fits=_regtile_fits, rank=_regtile_rank, launch=_regtile_launch,
+    tunable={"TSM": (32, 64, 128), "TSN": (32, 64, 128), "TSK": (8, 16, 32),
+             "WPTM": (2, 4, 8), "WPTN": (2, 4, 8)},
+))
+
+
+# -- vec ---------------------------------------------------------------------------------------
+def _vec_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    vw, tsm, tsn, tsk, wm = (params[k] for k in ("VW", "TSM", "TSN", "TSK", "WPTM"))
+    if vw not in _VECTOR_WIDTHS:
+        return f"VW must be one of {_VECTOR_WIDTHS}"
+    if min(tsm, tsn, tsk, wm) < 1 or tsn % vw or tsm % wm:
+        return "TSN must be a multiple of VW and TSM of WPTM"
+    return _first(dtype_supported(p, info), _work_group(info, (tsm // wm) * (tsn // vw)),
+                  _local_mem(info, (tsm + tsn) * tsk * p.itemsize))
+
+
+def _vec_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    vw, tsm, tsn, wm = params["VW"], params["TSM"], params["TSN"], params["WPTM"]
+    if p.b.trans or not p.b.aligned(vw) or p.N % vw:
+        p = with_operands(p, b=pack_operand(device, p.b, p.K, p.N, p.batch, p.dtype,
+                                            ld_multiple=vw))
+    local = (tsn // vw, tsm // wm, 1)
+    gs = (-(-p.N // tsn) * local[0], -(-p.M // tsm) * local[1], p.batch)
+    return launch_standard(device, p, CATALOGUE["vec"], params, gs, local)
+
+
+def _vec_rank(p: GemmProblem, info: DeviceInfo) -> float:
+    return 0.5 if _tiny(p) else (15.0 if info.is_gpu else 4.0)
+
+
+CATALOGUE.add(Variant(
+    name="vec", source="gemm_vec.cl", entry="gemm_vec",
+    summary="float4/float8 (VW) vectors along N, WPTM rows per work-item, local tiles",
+    defaults={"VW": 4, "TSM": 64, "TSN": 64, "TSK": 16, "WPTM": 8},
+    fits=_vec_fits, rank=_vec_rank, launch=_vec_launch,
+    tunable={"VW": (4, 8), "TSM": (32, 64, 128), "TSN": (32, 64, 128), "TSK": (8, 16, 32),
+             "WPTM": (4, 8, 16)},
+))
+
+
+# -- image (Adreno) ----------------------------------------------------------------------------
+def _image_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    if np.dtype(p.dtype) != np.float32:
+        return "float32 only (B is read with read_imagef)"
+    if not info.image_support:
+        return "the device has no image support"
+    width, height = -(-p.N // 4), p.batch * _round_up(p.K, 4)
+    if width > info.image2d_max_width or height > info.image2d_max_height:
+        return (f"B needs a {width} x {height} image, the device allows "
+                f"{info.image2d_max_width} x {info.image2d_max_height}")
+    return _work_group(info, params["WG_X"] * params["WG_Y"])
+
+
+def _b_image(device: Device, p: GemmProblem) -> cl.Image:
+    """B as an RGBA float image (N/4 texels wide, batch*K4 high), copied on the device from a
+    zero-padded packed buffer (or straight from B when it is already laid out that way)."""
+    k4, n4 = _round_up(p.K, 4), _round_up(p.N, 4)
+    b = p.b
+    direct = (not b.trans and b.ld == p.N == n4 and p.K == k4
+              and (p.batch == 1 or b.batch_stride == p.K * p.N))
+    if not direct:
+        b = pack_operand(device, b, p.K, p.N, p.batch, p.dtype, ld_multiple=4, row_multiple=4)
+    shape = (n4 // 4, p.batch * k4)
+    fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT)
+    image = cl.Image(device.context, cl.mem_flags.READ_ONLY, fmt, shape=shape)
+    cl.enqueue_copy(device.queue, image, b.buffer, offset=b.offset * 4, origin=(0, 0),
+                    region=shape)
+    return image
+
+
+def _image_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    wx, wy = params["WG_X"], params["WG_Y"]
+    a = p.a
+    if a.trans or not a.aligned(4) or p.M % 8 or p.K % 4:
+        a = pack_operand(device, a, p.M, p.K, p.batch, p.dtype, ld_multiple=4, row_multiple=8)
+    image = _b_image(device, p)
+    kernel = get_kernel(device, "gemm_image.cl", "gemm_image", {"WG_X": wx, "WG_Y": wy})
+    gs = (_round_up(-(-p.N // 4), wx), _round_up(-(-p.M // 8), wy), p.batch)
+    c = p.c
+    return kernel(device.queue, gs, (wx, wy, 1), i32(p.M), i32(p.N), i32(_round_up(p.K, 4)),
+                  a.buffer, i64(a.offset), i32(a.ld), i64(a.batch_stride), image,
+                  c.buffer, i64(c.offset), i32(c.ld), i64(c.batch_stride))
+
+
+def _image_rank(p: GemmProblem, info: DeviceInfo) -> float:
+    return 0.5 if _tiny(p) else (20.0 if info.is_gpu and info.image_support else 0.5)
+
+
+CATALOGUE.add(Variant(
+    name="image", source="gemm_image.cl", entry="gemm_image",
+    summary="Adreno style: A from a buffer, B as an RGBA image, 8x4 micro-tile per work-item",
+    defaults={"WG_X": 16, "WG_Y": 4}, fits=_image_fits, rank=_image_rank,
+    launch=_image_launch, tunable={"WG_X": (4, 8, 16, 32), "WG_Y": (1, 2, 4, 8)},
+))
+
+
+# -- const_b -----------------------------------------------------------------------------------
+CONST_B_MAX = 64
+"""``const_b`` is ranked for K and N up to this (seed 002: a 32 x 32 matrix)."""
+
+
+def _const_b_count(p: GemmProblem) -> int:
+    """How many B matrices the kernel needs (one when B is broadcast over the batch)."""
+    return 1 if p.b.batch_stride == 0 else p.batch
+
+
+def _const_b_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    nbytes = _const_b_count(p) * p.K * p.N * p.itemsize
+    if nbytes > info.constant_mem_bytes:
+        return f"B needs {nbytes} bytes of constant memory, the device has {info.constant_mem_bytes}"
+    if params["NB"] < 1:
+        return "NB must be positive"
+    return _first(dtype_supported(p, info), _work_group(info, params["WG"]))
+
+
+def _const_b_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    nb, wg = params["NB"], params["WG"]
+    count = _const_b_count(p)
+    # Always a fresh buffer of exactly B: drivers size-check __constant arguments by buffer.
+    b = pack_operand(device, p.b, p.K, p.N, count, p.dtype)
+    defines = base_defines(p)
+    defines.update(params)
+    kernel = get_kernel(device, "gemm_const_b.cl", "gemm_const_b", defines)
+    gs = (_round_up(p.M, wg), -(-p.N // nb), p.batch)
+    a, c = p.a, p.c
+    return kernel(device.queue, gs, (wg, 1, 1), i32(p.M), i32(p.N), i32(p.K),
+                  a.buffer, i64(a.offset), i32(a.ld), i64(a.batch_stride),
+                  b.buffer, i64(b.batch_stride if count > 1 else 0),
+                  c.buffer, i64(c.offset), i32(c.ld), i64(c.batch_stride))
+
+
+def _const_b_rank(p: GemmProblem, info: DeviceInfo) -> float:
+    small_b = p.K <= CONST_B_MAX and p.N <= CONST_B_MAX and p.M >= 16 * max(p.K, p.N)
+    if _tiny(p) or not small_b:
+        return 0.5
+    return 40.0 if info.is_gpu else 0.5
+
+
+CATALOGUE.add(Variant(
+    name="const_b", source="gemm_const_b.cl", entry="gemm_const_b",
+    summary="small B in __constant memory, one row of A per work-item (many vectors x matrix)",
+    defaults={"NB": 8, "WG": 64}, fits=_const_b_fits, rank=_const_b_rank,
+    launch=_const_b_launch, tunable={"NB": (4, 8, 16, 32), "WG": (32, 64, 128, 256)},
+))
+
+
+# -- gemv --------------------------------------------------------------------------------------
+def _gemv_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    if not _is_gemv(p):
+        return "neither M nor N is 1"
+    wg = params["WG"]
+    if wg < 1 or wg & (wg - 1):
+        return "WG must be a power of two"
+    return _first(dtype_supported(p, info), _work_group(info, wg))
+
+
+def _gemv_geometry(p: GemmProblem):
+    """(R, X(offset, r-stride, k-stride, batch), v(offset, stride, batch), y(offset, stride,
+    batch)) for y(r) = sum_k X(r, k) v(k)."""
+    a, b, c = p.a, p.b, p.c
+    if p.N == 1:
+        x = (a.buffer, a.offset) + ((1, a.ld) if a.trans else (a.ld, 1)) + (a.batch_stride,)
+        v = (b.buffer, b.offset, 1 if b.trans else b.ld, b.batch_stride)
+        y = (c.buffer, c.offset, c.ld, c.batch_stride)
+        return p.M, x, v, y
+    x = (b.buffer, b.offset) + ((b.ld, 1) if b.trans else (1, b.ld)) + (b.batch_stride,)
+    v = (a.buffer, a.offset, a.ld if a.trans else 1, a.batch_stride)
+    y = (c.buffer, c.offset, 1, c.batch_stride)
+    return p.N, x, v, y
+
+
+def _gemv_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    wg = params["WG"]
+    rows, x, v, y = _gemv_geometry(p)
+    sweep = x[2] == 1 and rows >= wg   # columns of X contiguous: one work-item per row
+    defines = dtype_defines(p.dtype)
+    defines["WG"] = wg
+    kernel = get_kernel(device, "gemv.cl", "gemv_sweep" if sweep else "gemv_reduce", defines)
+    gs = (_round_up(rows, wg), 1, p.batch) if sweep else (wg, rows, p.batch)
+    return kernel(device.queue, gs, (wg, 1, 1), i32(rows), i32(p.K),
+                  x[0], i64(x[1]), i64(x[2]), i64(x[3]), i64(x[4]),
+                  v[0], i64(v[1]), i64(v[2]), i64(v[3]),
+                  y[0], i64(y[1]), i64(y[2]), i64(y[3]))
+
+
+CATALOGUE.add(Variant(
+    name="gemv", source="gemv.cl", entry="gemv_reduce",
+    summary="matrix-vector (M == 1 or N == 1): row reductions or a column sweep",
+    defaults={"WG": 64}, fits=_gemv_fits,
+    rank=lambda p, info: 50.0 if _is_gemv(p) and not _tiny(p) else 0.5,
+    launch=_gemv_launch, tunable={"WG": (16, 32, 64, 128, 256)},
+))
+
+
+# -- cpu ---------------------------------------------------------------------------------------
+def cpu_vector_width(info: DeviceInfo, dtype: np.dtype) -> int:
+    """The device's preferred vector width (elements) for ``dtype``, as ``VW=0`` resolves it."""
+    dt = np.dtype(dtype)
+    if dt.itemsize == 8:
+        width = info.preferred_vector_width_double
+    elif dt.kind == "f":
+        width = info.preferred_vector_width_float
+    else:
+        width = info.preferred_vector_width_int
+    fitting = [w for w in _VECTOR_WIDTHS if w <= max(width, 4)]
+    return fitting[-1]
+
+
+def _cpu_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    if params["VW"] not in (0,) + _VECTOR_WIDTHS:
+        return f"VW must be 0 (the device's width) or one of {_VECTOR_WIDTHS}"
+    if min(params["MR"], params["NV"], params["WG"]) < 1:
+        return "MR, NV and WG must be positive"
+    return _first(dtype_supported(p, info), _work_group(info, params["WG"]))
+
+
+def _pack_panels(device: Device, op: GemmOperand, outer: int, K: int, width: int, batch: int,
+                 so: int, sk: int, dtype: np.dtype) -> tuple[cl.Buffer, int, int]:
+    """Zero-padded k-major panels of ``width`` along ``outer``; returns (buffer, panels, batch
+    stride of the packed operand in elements)."""
+    panels = -(-outer // width)
+    count = 1 if op.batch_stride == 0 else batch
+    per_batch = panels * K * width
+    buf = new_buffer(device, count * per_batch * np.dtype(dtype).itemsize)
+    kernel = get_kernel(device, "gemm_cpu.cl", "pack_panels", dtype_defines(dtype))
+    kernel(device.queue, (K, count * panels), None, i32(outer), i32(K), i32(width), i32(panels),
+           op.buffer, i64(op.offset), i64(so), i64(sk), i64(op.batch_stride), buf)
+    return buf, panels, (per_batch if count > 1 else 0)
+
+
+def _cpu_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    mr, nv, wg = params["MR"], params["NV"], params["WG"]
+    vw = params["VW"] or cpu_vector_width(device.info, p.dtype)
+    nr = vw * nv
+    a, b = p.a, p.b
+    a_so, a_sk = (1, a.ld) if a.trans else (a.ld, 1)
+    b_so, b_sk = (b.ld, 1) if b.trans else (1, b.ld)
+    ap, a_panels, a_pb = _pack_panels(device, a, p.M, p.K, mr, p.batch, a_so, a_sk, p.dtype)
+    bp, b_panels, b_pb = _pack_panels(device, b, p.N, p.K, nr, p.batch, b_so, b_sk, p.dtype)
+    defines = dtype_defines(p.dtype)
+    defines.update(MR=mr, VW=vw, NV=nv)
+    kernel = get_kernel(device, "gemm_cpu.cl", "gemm_cpu", defines)
+    c = p.c
+    return kernel(device.queue, (_round_up(a_panels, wg), b_panels, p.batch), (wg, 1, 1),
+                  i32(p.M), i32(p.N), i32(p.K), ap, i32(a_panels), i64(a_pb),
+                  bp, i32(b_panels), i64(b_pb),
+                  c.buffer, i64(c.offset), i32(c.ld), i64(c.batch_stride))
+
+
+def _cpu_rank(p: GemmProblem, info: DeviceInfo) -> float:
+    if _tiny(p):
+        return 0.5
+    return 30.0 if info.is_cpu else 0.8
+
+
+CATALOGUE.add(Variant(
+    name="cpu", source="gemm_cpu.cl", entry="gemm_cpu",
+    summary="CPU: packed panels, MR x (VW*NV) register block per work-item, no barriers",
+    defaults={"MR": 6, "VW": 0, "NV": 2, "WG": 1}, fits=_cpu_fits, rank=_cpu_rank,
+    launch=_cpu_launch,
+    tunable={"MR": (4, 6, 8), "VW": (0, 8, 16), "NV": (1, 2, 3, 4), "WG": (1, 2, 4, 8)},
+))

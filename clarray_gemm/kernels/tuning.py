@@ -1,0 +1,529 @@
+"""Auto-tuning: search each variant's tunable ``-D`` parameters (work-group sizes included) per
+device, dtype and size class, and keep a result only when it beat the defaults in the same run.
+
+Results live in one JSON file per device in the user cache directory
+(``platformdirs.user_cache_dir("clarray_gemm")``, or ``$CLARRAY_GEMM_CACHE_DIR``). Importing this
+module installs :func:`tuned_params_hook` as the ``tuned_params`` of the GEMM and convolution
+catalogues, so dispatch uses the stored parameters (``Choice.tuned`` is then True and
+``explain_matmul`` / ``explain_convolve`` say "(tuned)").
+
+Every candidate is built, run once and checked against NumPy before it is timed; candidates that
+fail to build, exceed the device's resources or compute a wrong result are skipped.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import random
+import re
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import platformdirs
+import pyopencl as cl
+
+from ..bench.progress import Progress
+from ..bench.timing import device_seconds
+from ..device import Device, get_device
+from ..memory import new_buffer
+from . import gemm
+from .gemm import GemmOperand, GemmProblem
+from .variant import Catalogue, Variant
+
+__all__ = ["CACHE_ENV", "cache_dir", "store_path", "size_class", "conv_size_class",
+           "SIZE_CLASSES", "TuningStore", "store_for", "reset", "tuned_params_hook", "install",
+           "families", "candidates", "tune", "Outcome", "Trial", "default_sizes",
+           "bench_problem", "conv_bench_problem", "BenchProblem", "WrongResult"]
+
+CACHE_ENV = "CLARRAY_GEMM_CACHE_DIR"
+_FORMAT = 1
+
+# (name, smallest geometric-mean size of M, N, K, the size tuned for it)
+SIZE_CLASSES: tuple[tuple[str, int, int], ...] = (
+    ("small", 0, 128), ("medium", 192, 512), ("large", 768, 2048), ("huge", 3072, 4096))
+
+
+def cache_dir() -> Path:
+    """Where tuning results are stored: ``$CLARRAY_GEMM_CACHE_DIR``, else the user cache dir."""
+    env = os.environ.get(CACHE_ENV)
+    return Path(env) if env else Path(platformdirs.user_cache_dir("clarray_gemm"))
+
+
+def device_identity(device: Device) -> str:
+    """Platform, device name and driver version: a new driver gets a fresh tuning."""
+    try:
+        driver = device.cl_device.driver_version.strip()
+    except cl.Error:
+        driver = "?"
+    return f"{device.info.platform} | {device.info.name} | {driver}"
+
+
+def store_path(device: Device) -> Path:
+    """The JSON file holding ``device``'s tuning results."""
+    ident = device_identity(device)
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", device.info.name).strip("-")[:40]
+    digest = hashlib.sha1(ident.encode()).hexdigest()[:10]
+    return cache_dir() / f"tuning-{slug}-{digest}.json"
+
+
+def size_class(M: int, N: int, K: int) -> str:
+    """The size class of a product, by the geometric mean of M, N and K."""
+    mean = (max(M, 1) * max(N, 1) * max(K, 1)) ** (1.0 / 3.0)
+    name = SIZE_CLASSES[0][0]
+    for cls, lower, _ in SIZE_CLASSES:
+        if mean >= lower:
+            name = cls
+    return name
+
+
+def entry_key(family: str, variant: str, dtype: Any, cls: str) -> str:
+    return f"{family}/{variant}/{np.dtype(dtype).name}/{cls}"
+
+
+class TuningStore:
+    """One device's tuning results: ``entries`` (parameters dispatch uses) and ``searched``
+    (every search, kept or not, with its timings)."""
+
+    def __init__(self, path: Path, device: str = ""):
+        self.path = path
+        self.device = device
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.searched: dict[str, dict[str, Any]] = {}
+
+    @classmethod
+    def load(cls, path: Path) -> "TuningStore":
+        store = cls(path)
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return store
+        if data.get("format") == _FORMAT:
+            store.device = data.get("device", "")
+            store.entries = dict(data.get("entries", {}))
+            store.searched = dict(data.get("searched", {}))
+        return store
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"format": _FORMAT, "device": self.device,
+                                   "entries": self.entries, "searched": self.searched},
+                                  indent=1, sort_keys=True))
+        tmp.replace(self.path)
+
+    def params(self, key: str) -> dict[str, int] | None:
+        entry = self.entries.get(key)
+        return dict(entry["params"]) if entry else None
+
+
+_loaded: dict[Path, tuple[float, TuningStore]] = {}
+
+
+def store_for(device: Device) -> TuningStore:
+    """``device``'s store, re-read when the file changed (another process may have tuned)."""
+    path = store_path(device)
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        mtime = -1.0
+    cached = _loaded.get(path)
+    if cached is None or cached[0] != mtime:
+        store = TuningStore.load(path) if mtime >= 0 else TuningStore(path)
+        store.device = store.device or device_identity(device)
+        cached = _loaded[path] = (mtime, store)
+    return cached[1]
+
+
+def reset(device: Device | None = None) -> list[Path]:
+    """Delete the stored tuning of ``device`` (all devices when None); returns the files removed."""
+    paths = [store_path(device)] if device is not None else sorted(cache_dir().glob("tuning-*.json"))
+    removed = []
+    for p in paths:
+        try:
+            p.unlink()
+            removed.append(p)
+        except FileNotFoundError:
+            pass
+        _loaded.pop(p, None)
+    return removed
+
+
+def tuned_params_hook(catalogue: Catalogue, classify: Callable[[Any], str]
+                      ) -> Callable[[Device, Variant, Any], dict | None]:
+    """The ``Catalogue.tuned_params`` function of a catalogue: the stored parameters for
+    (device, variant, dtype, ``classify(problem)``), or None when none are stored or they do
+    not fit this problem."""
+    family = catalogue.family
+
+    def lookup(device: Device, variant: Variant, problem: Any) -> dict | None:
+        if not variant.tunable:
+            return None
+        key = entry_key(family, variant.name, problem.dtype, classify(problem))
+        params = store_for(device).params(key)
+        if not params:
+            return None
+        if variant.fits(problem, device.info, {**variant.defaults, **params}):
+            return None
+        return params
+    return lookup
+
+
+# -- the problems tuned for ---------------------------------------------------------------------
+class WrongResult(RuntimeError):
+    """A candidate computed a result that differs from NumPy's."""
+
+
+def _random(shape: tuple[int, ...], dt: np.dtype, rng: np.random.Generator) -> np.ndarray:
+    if dt.kind in "iu":
+        return rng.integers(0, 8, shape).astype(dt)
+    return rng.standard_normal(shape).astype(dt)
+
+
+def _to_device(device: Device, host: np.ndarray) -> cl.Buffer:
+    buf = new_buffer(device, host.nbytes)
+    cl.enqueue_copy(device.queue, buf, host, is_blocking=True)
+    return buf
+
+
+def _compare(got: np.ndarray, ref: np.ndarray, dt: np.dtype) -> None:
+    if dt.kind in "iu":
+        if not np.array_equal(got, ref.astype(dt)):
+            raise WrongResult("wrong result (differs from NumPy)")
+        return
+    rel = float(np.linalg.norm(got - ref) / max(float(np.linalg.norm(ref)), 1e-300))
+    if not (np.isfinite(rel) and rel < (1e-4 if dt == np.float32 else 1e-10)):
+        raise WrongResult(f"wrong result (relative error {rel:.2e})")
+
+
+@dataclass
+class BenchProblem:
+    """A problem in fresh device buffers with its host operands: ``poison`` fills the output
+    with NaN bytes, so a kernel that skips elements fails ``check`` against NumPy."""
+
+    problem: Any
+    device: Device
+    operands: tuple[np.ndarray, ...]
+    out: cl.Buffer
+    out_shape: tuple[int, ...]
+    reference: Callable[[], np.ndarray]
+    label: str
+
+    @property
+    def a(self) -> np.ndarray:
+        return self.operands[0]
+
+    @property
+    def b(self) -> np.ndarray:
+        return self.operands[1]
+
+    def poison(self) -> None:
+        nbytes = int(np.prod(self.out_shape)) * self.problem.itemsize
+        cl.enqueue_fill_buffer(self.device.queue, self.out, np.uint8(0xFF), 0, nbytes)
+
+    def result(self) -> np.ndarray:
+        out = np.empty(self.out_shape, self.problem.dtype)
+        cl.enqueue_copy(self.device.queue, out, self.out, is_blocking=True)
+        return out
+
+    def check(self) -> None:
+        """Raise :class:`WrongResult` unless the output matches NumPy."""
+        _compare(self.result(), self.reference(), np.dtype(self.problem.dtype))
+
+
+def bench_problem(device: Device, M: int, N: int, K: int, dtype: Any = np.float32,
+                  seed: int = 0) -> BenchProblem:
+    """Random operands of a contiguous ``(M, K) @ (K, N)`` product in fresh device buffers."""
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(seed)
+    a, b = _random((M, K), dt, rng), _random((K, N), dt, rng)
+    c = new_buffer(device, M * N * dt.itemsize)
+    problem = GemmProblem(1, M, N, K, dt, GemmOperand(_to_device(device, a), 0, K, M * K),
+                          GemmOperand(_to_device(device, b), 0, N, K * N),
+                          GemmOperand(c, 0, N, M * N))
+    ref = (lambda: a @ b) if dt.kind in "iu" else (lambda: a.astype(np.float64) @ b)
+    return BenchProblem(problem, device, (a, b), c, (M, N), ref, f"{M}x{K} @ {K}x{N}")
+
+
+def conv_bench_problem(device: Device, n: int, m: int, dtype: Any = np.float32,
+                       seed: int = 0) -> BenchProblem:
+    """Random signal (``n``) and mask (``m``) of a full 1-D correlation in fresh device buffers
+    (the kernels correlate; ``np.convolve`` flips the mask before it calls them)."""
+    from . import conv
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(seed)
+    x, w = _random((n,), dt, rng), _random((m,), dt, rng)
+    length = n + m - 1
+    out = new_buffer(device, length * dt.itemsize)
+    problem = conv.ConvProblem(n, m, m - 1, length, dt, _to_device(device, x), 0,
+                               _to_device(device, w), out)
+    ref = ((lambda: np.correlate(x.astype(np.int64), w.astype(np.int64), "full"))
+           if dt.kind in "iu" else
+           (lambda: np.correlate(x.astype(np.float64), w.astype(np.float64), "full")))
+    return BenchProblem(problem, device, (x, w), out, (length,), ref, f"n={n}, m={m}")
+
+
+# -- the families --------------------------------------------------------------------------------
+CONV_MASK = 31  # the mask width tuned for when only signal lengths are given
+
+
+def conv_size_class(n: int, m: int) -> str:
+    """The size class of a 1-D convolution: signal length and mask width."""
+    length = "short" if n < 2**15 else "mid" if n < 2**19 else "long"
+    width = "narrow" if m < 64 else "wide" if m < 1024 else "huge"
+    return f"{length}-{width}"
+
+
+@dataclass(frozen=True)
+class Family:
+    """What the tuner needs to know about an operation family."""
+
+    name: str
+    catalogue: Catalogue
+    classify: Callable[[Any], str]
+    make: Callable[[Device, Any, np.dtype], BenchProblem]
+    sizes: Callable[[Device, bool], tuple]
+
+
+def _gemm_sizes(device: Device, quick: bool) -> tuple[int, ...]:
+    if device.info.is_simulator:
+        return (32,)
+    if quick:
+        return (128,)
+    if device.info.is_gpu:
+        return tuple(size for _, _, size in SIZE_CLASSES)
+    return (128, 512)
+
+
+def _conv_sizes(device: Device, quick: bool) -> tuple[tuple[int, int], ...]:
+    if device.info.is_simulator:
+        return ((1024, 15),)
+    if quick:
+        return ((2**14, CONV_MASK),)
+    return ((2**16, CONV_MASK), (2**20, CONV_MASK), (2**20, 255), (2**18, 2047))
+
+
+def _conv_make(device: Device, size: Any, dt: np.dtype) -> BenchProblem:
+    n, m = size if isinstance(size, (tuple, list)) else (size, CONV_MASK)
+    return conv_bench_problem(device, int(n), int(m), dt)
+
+
+def families() -> dict[str, Family]:
+    """The tunable families present in this installation."""
+    found = {"matmul": Family("matmul", gemm.CATALOGUE,
+                              lambda p: size_class(p.M, p.N, p.K),
+                              lambda d, n, dt: bench_problem(d, n, n, n, dt), _gemm_sizes)}
+    try:
+        from . import conv
+    except ImportError:  # the convolution catalogue is optional
+        return found
+    found["convolve"] = Family("convolve", conv.CATALOGUE, lambda p: conv_size_class(p.n, p.m),
+                               _conv_make, _conv_sizes)
+    return found
+
+
+def install() -> None:
+    """Make dispatch use stored tuning results (done when this module is imported)."""
+    for fam in families().values():
+        fam.catalogue.tuned_params = tuned_params_hook(fam.catalogue, fam.classify)
+
+
+install()
+
+
+def default_sizes(device: Device, quick: bool = False, family: str = "matmul") -> tuple:
+    """One representative size per size class worth tuning on this kind of device."""
+    return families()[family].sizes(device, quick)
+
+
+# -- search ------------------------------------------------------------------------------------
+def candidates(variant: Variant, limit: int | None = None, seed: int = 0) -> list[dict[str, int]]:
+    """Parameter sets to try: the defaults first, then the grid of ``variant.tunable`` (sampled
+    down to ``limit`` sets in all when it is larger)."""
+    names = sorted(variant.tunable)
+    defaults = dict(variant.defaults)
+    grid = []
+    for values in itertools.product(*(variant.tunable[n] for n in names)):
+        params = {**defaults, **dict(zip(names, values))}
+        if params != defaults:
+            grid.append(params)
+    if limit is not None and len(grid) > limit - 1:
+        grid = random.Random(seed).sample(grid, max(limit - 1, 0))
+    return [defaults] + grid
+
+
+@dataclass
+class Trial:
+    """One parameter set: its device time (median seconds) or why it was skipped."""
+
+    params: dict[str, int]
+    seconds: float | None = None
+    error: str | None = None
+
+
+@dataclass
+class Outcome:
+    """The search of one (variant, dtype, size): the defaults' time, the best, and whether the
+    best was stored (it must beat the defaults by ``margin`` in the same run)."""
+
+    key: str
+    size: str
+    default_s: float | None
+    best_params: dict[str, int] | None
+    best_s: float | None
+    stored: bool
+    note: str
+    trials: list[Trial] = field(default_factory=list)
+
+    @property
+    def speedup(self) -> float | None:
+        if self.default_s and self.best_s:
+            return self.default_s / self.best_s
+        return None
+
+
+Measure = Callable[[Device, Any, Variant, Mapping[str, int]], float]
+
+
+def measure_on_device(bench: BenchProblem, budget_s: float) -> Measure:
+    """The real measurement: build and run once, check against NumPy, then time on the device."""
+    def measure(device: Device, problem: Any, variant: Variant,
+                params: Mapping[str, int]) -> float:
+        bench.poison()
+        variant.launch(device, problem, dict(params))
+        bench.check()
+        return device_seconds(device, lambda: variant.launch(device, problem, dict(params)),
+                              budget_s=budget_s, warmup=0).seconds
+    return measure
+
+
+def _try(measure: Measure, device: Device, problem: Any, variant: Variant,
+         params: dict[str, int]) -> Trial:
+    why = variant.fits(problem, device.info, params)
+    if why:
+        return Trial(params, error=f"does not fit: {why}")
+    try:
+        return Trial(params, seconds=float(measure(device, problem, variant, params)))
+    except WrongResult as exc:
+        return Trial(params, error=str(exc))
+    except (cl.Error, RuntimeError, ValueError) as exc:  # build failure, out of resources
+        first = str(exc).strip().splitlines()
+        return Trial(params, error=f"{type(exc).__name__}: {first[0] if first else ''}"[:200])
+
+
+def _variants_to_tune(catalogue: Catalogue, problem: Any, device: Device,
+                      kernels: Sequence[str] | None) -> list[Variant]:
+    """``kernels`` by name; ``["all"]``: every variant dispatch may rank for this problem;
+    None: the one dispatch chooses (the highest-ranked that fits with its defaults)."""
+    if kernels is not None and list(kernels) != ["all"]:
+        return [catalogue[name] for name in kernels]
+    ranked = [v for v in sorted(catalogue, key=lambda v: -v.rank(problem, device.info))
+              if v.rank(problem, device.info) > 0]
+    if kernels is not None:
+        return ranked
+    fitting = [v for v in ranked if not v.fits(problem, device.info, dict(v.defaults))]
+    return fitting[:1]
+
+
+def tune(device: Device | str | int | None = None, *, family: str = "matmul",
+         dtypes: Sequence[Any] = ("float32",), sizes: Iterable[Any] | None = None,
+         kernels: Sequence[str] | None = None, quick: bool = False, limit: int | None = None,
+         margin: float = 0.03, confirm: int = 3, budget_s: float | None = None,
+         measure: Measure | None = None, progress: bool = True, save: bool = True
+         ) -> list[Outcome]:
+    """Search the tunable parameters of ``family``'s variants on ``device``; store the winners.
+
+    For every dtype, size (one per size class, see :func:`default_sizes`; for ``"convolve"`` an
+    ``n`` or an ``(n, m)`` pair) and variant (the one dispatch chooses there; ``kernels`` names
+    others, ``["all"]`` every variant that ranks for the problem),
+    the defaults and up to ``limit - 1`` other parameter sets are checked and timed; the fastest
+    is then re-measured against the defaults ``confirm`` more times, interleaved, and stored only
+    if its median is ``margin`` faster. A stored entry the new search does not confirm is
+    removed. ``measure`` replaces the device measurement (tests use it); ``quick`` searches one
+    small size and 4 sets per variant.
+    """
+    device = get_device(device)
+    fam = families()[family]
+    sizes = tuple(sizes) if sizes else fam.sizes(device, quick)
+    limit = limit if limit is not None else (4 if quick else 24)
+    budget = budget_s if budget_s is not None else (0.1 if quick else 0.3)
+    store = store_for(device)
+    plan = []
+    for dt in (np.dtype(d) for d in dtypes):
+        for size in sizes:
+            bench = fam.make(device, size, dt)
+            for variant in _variants_to_tune(fam.catalogue, bench.problem, device, kernels):
+                if not variant.tunable or variant.fits(bench.problem, device.info,
+                                                       dict(variant.defaults)):
+                    continue  # nothing to tune, or no defaults to beat at this size
+                plan.append((bench, variant, candidates(variant, limit)))
+    bar = Progress(sum(len(c) + confirm * 2 for _, _, c in plan), f"tune {family}", progress,
+                   unit="cfg")
+    outcomes = []
+    try:
+        for bench, variant, cands in plan:
+            p = bench.problem
+            key = entry_key(family, variant.name, p.dtype, fam.classify(p))
+            bar.note(f"{variant.name} {np.dtype(p.dtype).name} {bench.label}")
+            run = measure or measure_on_device(bench, budget)
+            trials = []
+            for params in cands:
+                trials.append(_try(run, device, p, variant, params))
+                bar.update()
+            outcome = _decide(key, bench.label, trials, run, device, p, variant, margin,
+                              confirm, bar)
+            outcomes.append(outcome)
+            store.searched[key] = {
+                "size": outcome.size, "default_s": outcome.default_s,
+                "best_params": outcome.best_params, "best_s": outcome.best_s,
+                "stored": outcome.stored, "note": outcome.note,
+                "tried": len(trials), "skipped": sum(t.error is not None for t in trials),
+                "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+            if outcome.stored:
+                store.entries[key] = {"params": outcome.best_params, "seconds": outcome.best_s,
+                                      "default_seconds": outcome.default_s,
+                                      "size": outcome.size}
+            else:
+                store.entries.pop(key, None)
+            if save:
+                store.save()
+    finally:
+        bar.close()
+    if save:
+        _loaded.pop(store.path, None)
+    return outcomes
+
+
+def _decide(key: str, size: str, trials: list[Trial], run: Measure, device: Device,
+            problem: Any, variant: Variant, margin: float, confirm: int, bar: Progress
+            ) -> Outcome:
+    default, *others = trials
+    timed = [t for t in others if t.seconds is not None]
+    best = min(timed, key=lambda t: t.seconds, default=None)
+    if default.seconds is None or best is None or best.seconds >= default.seconds:
+        bar.update(confirm * 2)
+        if default.seconds is None:
+            note = f"defaults failed ({default.error}); nothing stored"
+        else:
+            note = "defaults are the fastest"
+        return Outcome(key, size, default.seconds, dict(default.params), default.seconds,
+                       False, note, trials)
+    d_times, b_times = [default.seconds], [best.seconds]
+    for _ in range(confirm):  # interleaved, so drifting clocks hit both alike
+        for times, params in ((d_times, default.params), (b_times, best.params)):
+            t = _try(run, device, problem, variant, params)
+            if t.seconds is not None:
+                times.append(t.seconds)
+            bar.update()
+    d_med, b_med = statistics.median(d_times), statistics.median(b_times)
+    if b_med < d_med * (1.0 - margin):
+        return Outcome(key, size, d_med, dict(best.params), b_med, True,
+                       f"{d_med / b_med:.2f}x faster than the defaults", trials)
+    return Outcome(key, size, d_med, dict(best.params), b_med, False,
+                   f"not {margin:.0%} faster than the defaults when re-measured; nothing stored",
+                   trials)

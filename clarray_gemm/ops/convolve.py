@@ -1,0 +1,223 @@
+"""``np.convolve`` / ``np.correlate`` with NumPy's semantics, run by the convolution catalogue.
+
+NumPy's rules, in NumPy's order: ``convolve`` refuses empty operands, swaps them when ``v`` is
+the longer one and correlates ``a`` with ``v`` reversed; ``correlate`` conjugates ``v`` and, when ``v`` is the
+longer one, correlates ``v`` with ``a`` and reverses the result. Modes, their parsing and every
+error message are NumPy's. The result dtype is ``np.result_type`` of the operands; bool and
+small integers are computed exactly in 64 bits (overflow wraps modulo 2**64, so the low bits are
+NumPy's) and float16 in float32, then cast back on the device. Complex dtypes, and float64 on a
+device without fp64, run NumPy's own function on host views; the result comes back as a device
+array either way. Inputs are never written: the mask is packed into a fresh buffer, and the
+signal is used in place when it is contiguous (else packed on the device).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Mapping
+
+import numpy as np
+
+from .._dispatch import implements
+from ..array import DeviceArray, asarray, empty
+from ..device import Device, get_device
+from ..kernels import conv
+from ..kernels.conv import ConvProblem
+
+__all__ = ["convolve", "correlate", "explain_convolve"]
+
+_WIDEN = {np.dtype(np.bool_): np.dtype(np.uint64), np.dtype(np.int8): np.dtype(np.int64),
+          np.dtype(np.int16): np.dtype(np.int64), np.dtype(np.uint8): np.dtype(np.uint64),
+          np.dtype(np.uint16): np.dtype(np.uint64), np.dtype(np.float16): np.dtype(np.float32)}
+_KERNEL_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64, np.uint32,
+                                        np.uint64)}
+_MODES = {"valid": 0, "same": 1, "full": 2}
+
+
+def _parse_mode(mode: Any) -> int:
+    """NumPy's ``PyArray_CorrelatemodeConverter``: the same accepted values and errors."""
+    if isinstance(mode, str):
+        if mode in _MODES:
+            return _MODES[mode]
+        if mode[:1].lower() in ("v", "s", "f"):
+            raise ValueError("Use one of 'valid', 'same', or 'full' for convolve/correlate mode")
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    if isinstance(mode, (bool, np.bool_)):
+        raise TypeError("convolve/correlate mode not understood")
+    try:
+        number = operator.index(mode)
+    except TypeError:
+        raise TypeError("convolve/correlate mode not understood") from None
+    if number not in (0, 1, 2):
+        raise ValueError("integer convolve/correlate mode must be 0, 1, or 2")
+    return number
+
+
+def _device_of(*objs: Any) -> Device:
+    devs = {o.device for o in objs if isinstance(o, DeviceArray)}
+    if len(devs) > 1:
+        raise ValueError("operands are on different OpenCL devices: "
+                         + ", ".join(str(d) for d in devs))
+    return devs.pop() if devs else get_device(None)
+
+
+def _as_operand(x: Any) -> DeviceArray | np.ndarray:
+    """A device array as is; anything else as NumPy sees it (``np.asarray``)."""
+    return x if isinstance(x, DeviceArray) else np.asarray(x)
+
+
+def _ndmin1(x: DeviceArray | np.ndarray) -> DeviceArray | np.ndarray:
+    return x.reshape(1) if x.ndim == 0 else x
+
+
+def _check_1d(*xs: DeviceArray | np.ndarray) -> None:
+    for x in xs:
+        if x.ndim > 1:
+            raise ValueError("object too deep for desired array")
+        if x.ndim < 1:
+            raise ValueError("object of too small depth for desired array")
+
+
+def _compute_dtype(result: np.dtype, device: Device) -> np.dtype | None:
+    compute = _WIDEN.get(result, result)
+    if compute not in _KERNEL_DTYPES or (compute == np.float64 and not device.info.fp64):
+        return None
+    return compute
+
+
+def _core_shape(n: int, m: int, mode: int) -> tuple[int, int]:
+    """(pad, length) of NumPy's ``_pyarray_correlate`` for a signal of n >= m elements."""
+    if mode == 0:
+        return 0, n - m + 1
+    if mode == 1:
+        return m // 2, n
+    return m - 1, n + m - 1
+
+
+class _Plan:
+    """What one call computes: correlate ``signal`` with ``mask`` (reversed if ``flip_mask``)
+    in NumPy's ``mode``, reversing the output if ``flip_out``; or run ``host`` on the host."""
+
+    def __init__(self, op: str, a: Any, v: Any, mode: Any):
+        a, v = _as_operand(a), _as_operand(v)
+        self.device = _device_of(a, v)
+        self.a, self.v = a, v
+        if op == "convolve":
+            a, v = _ndmin1(a), _ndmin1(v)
+            if len(a) == 0:
+                raise ValueError("a cannot be empty")
+            if len(v) == 0:
+                raise ValueError("v cannot be empty")
+            if len(v) > len(a):
+                a, v = v, a
+            self.mode = _parse_mode(mode)
+            _check_1d(a, v)
+            self.signal, self.mask, self.flip_mask, self.flip_out = a, v, True, False
+        else:
+            self.mode = _parse_mode(mode)
+            _check_1d(a, v)
+            if len(a) == 0:
+                raise ValueError("first array argument cannot be empty")
+            if len(v) == 0:
+                raise ValueError("second array argument cannot be empty")
+            inverted = len(a) < len(v)
+            self.signal, self.mask = (v, a) if inverted else (a, v)
+            self.flip_mask, self.flip_out = False, inverted
+        self.op = op
+        self.result_dtype = np.result_type(a.dtype, v.dtype)
+        self.compute = _compute_dtype(self.result_dtype, self.device)
+        self.n, self.m = len(self.signal), len(self.mask)
+        self.pad, self.length = _core_shape(self.n, self.m, self.mode)
+
+    def describe(self) -> str:
+        mode = ("valid", "same", "full")[self.mode]
+        return (f"{self.op} mode={mode}: signal of {self.n}, mask of {self.m} -> "
+                f"{self.length} x {self.result_dtype} on {self.device.name}"
+                f" ({'computed in ' + str(self.compute) + ', ' if self.compute else ''}"
+                f"pad={self.pad}"
+                f"{', mask reversed' if self.flip_mask else ''}"
+                f"{', output reversed' if self.flip_out else ''})")
+
+
+def _host_operand(x: DeviceArray | np.ndarray) -> np.ndarray:
+    return x.__array__() if isinstance(x, DeviceArray) else x
+
+
+def _signal_on_device(x: DeviceArray | np.ndarray, compute: np.dtype, device: Device
+                      ) -> DeviceArray:
+    if isinstance(x, DeviceArray):
+        if x.dtype == compute and (x.strides == (x.itemsize,) or x.size <= 1):
+            return x
+        return x.astype(compute)
+    return asarray(x, dtype=compute, device=device)
+
+
+def _mask_on_device(x: DeviceArray | np.ndarray, compute: np.dtype, flip: bool,
+                    device: Device) -> DeviceArray:
+    """A fresh contiguous copy of the mask in the compute dtype, reversed if ``flip``."""
+    if isinstance(x, DeviceArray):
+        return (x[::-1] if flip else x).astype(compute)
+    return asarray(np.ascontiguousarray(x[::-1] if flip else x), dtype=compute, device=device)
+
+
+def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> DeviceArray:
+    device = plan.device
+    if kernel is not None:
+        conv.CATALOGUE[kernel]  # ValueError for an unknown name
+    if plan.compute is None:
+        if kernel is not None:
+            raise ValueError(f"convolve kernel {kernel!r} does not fit this call: no "
+                             f"{plan.result_dtype} kernel on {device.name}")
+        func = np.convolve if plan.op == "convolve" else np.correlate
+        host = func(_host_operand(plan.a), _host_operand(plan.v), plan.mode)
+        return host if host.dtype.hasobject else asarray(host, device=device)
+    x = _signal_on_device(plan.signal, plan.compute, device)
+    w = _mask_on_device(plan.mask, plan.compute, plan.flip_mask, device)
+    out = empty(plan.length, plan.compute, device=device)
+    for arr in (x, w):
+        arr.storage.check_kernel_access()
+    problem = ConvProblem(plan.n, plan.m, plan.pad, plan.length, plan.compute,
+                          x.storage.buffer, x.element_offset, w.storage.buffer,
+                          out.storage.buffer)
+    conv.run(device, problem, kernel, params)
+    if plan.flip_out:
+        out = out[::-1]
+    if out.dtype != plan.result_dtype:
+        if plan.result_dtype == np.float16:
+            return asarray(np.asarray(out).astype(np.float16), device=device)
+        return out.astype(plan.result_dtype)
+    return out.copy() if plan.flip_out else out
+
+
+@implements(np.convolve)
+def convolve(a: Any, v: Any, mode: Any = "full", *, kernel: str | None = None,
+             params: Mapping[str, int] | None = None) -> DeviceArray:
+    """``np.convolve`` on the device: NumPy's semantics and errors, the result a device array.
+
+    ``kernel=`` forces a variant of :func:`clarray_gemm.kernels("convolve")` (ValueError when it
+    does not fit the call) and ``params=`` its ``-D`` parameters."""
+    return _run(_Plan("convolve", a, v, mode), kernel, params)
+
+
+@implements(np.correlate)
+def correlate(a: Any, v: Any, mode: Any = "valid", *, kernel: str | None = None,
+              params: Mapping[str, int] | None = None) -> DeviceArray:
+    """``np.correlate`` on the device: NumPy's semantics and errors, the result a device array.
+
+    ``kernel=`` and ``params=`` as in :func:`convolve`."""
+    return _run(_Plan("correlate", a, v, mode), kernel, params)
+
+
+def explain_convolve(a: Any, v: Any, mode: Any = "full", kernel: str | None = None,
+                     op: str = "convolve") -> str:
+    """Which kernel ``np.convolve(a, v, mode)`` (or ``np.correlate`` with ``op="correlate"``)
+    runs, with which parameters, and why."""
+    if op not in ("convolve", "correlate"):
+        raise ValueError(f"op must be 'convolve' or 'correlate', not {op!r}")
+    plan = _Plan(op, a, v, mode)
+    if plan.compute is None:
+        return (plan.describe() + f"\nhost: NumPy's {op} through mapped views (no "
+                f"{plan.result_dtype} kernel on {plan.device.name})")
+    dummy = empty(1, plan.compute, device=plan.device).storage.buffer
+    problem = ConvProblem(plan.n, plan.m, plan.pad, plan.length, plan.compute,
+                          dummy, 0, dummy, dummy)
+    return plan.describe() + "\n" + conv.choose(plan.device, problem, kernel).describe()

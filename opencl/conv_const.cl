@@ -1,0 +1,36 @@
+// 1-D correlation with the mask in __constant memory (seed 004, kernel 2): every work-item of a
+// group reads the same w[j] at the same time, which constant caches broadcast.
+//
+//   out[k] = sum_{j=0}^{m-1} x[k + j - pad] * w[j]     for k in [0, L), x = 0 outside [0, n)
+//
+// Layout as in conv_basic.cl. Instead of a test per tap, each work-item clamps its tap range
+// to the part of x that exists. Constraint (host): m * sizeof(T) <= the device's
+// CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE.
+//
+// Parameters: T element type, ACC accumulator type (unsigned for integers), WG work-group size
+// (the host's; not used in the code).
+#ifndef T
+#define T float
+#endif
+#ifndef ACC
+#define ACC T
+#endif
+#ifndef WG
+#define WG 64
+#endif
+
+__kernel void conv_const(__global const T* restrict x, const long x_off, const int n,
+                         __constant T* w, const int m, const int pad,
+                         __global T* restrict out, const int L)
+{
+    const int k = get_global_id(0);
+    if (k >= L) return;
+    x += x_off;
+    const int start = k - pad;
+    const int j0 = max(0, -start);
+    const int j1 = min(m, n - start);
+    ACC acc = (ACC)0;
+    for (int j = j0; j < j1; ++j)
+        acc += (ACC)x[start + j] * (ACC)w[j];
+    out[k] = (T)acc;
+}

@@ -1,0 +1,420 @@
+// High-performance GPU GEMM: 2-D register blocking, operands staged in local memory with double
+// buffering (one barrier per K step), optional split-K. Written for NVIDIA-class GPUs (SIMT FFMA,
+// fp32 and fp64), portable OpenCL C 1.2.
+//
+//   C[z](m, n) = sum_{k in slice s} A[b](m, k) * B[b](k, n),   z = get_global_id(2) = b*KSPLIT + s
+//
+// Layout: the shared convention of gemm_naive.cl (element offsets, leading dimensions, batch
+// strides; TRANS_A / TRANS_B select the stored orientation of A and B). With KSPLIT > 1 each
+// slice s of K writes its partial product to C[z] (the caller passes a workspace of
+// batch*KSPLIT matrices as C) and gemm_gpu_splitk_reduce sums them into the real C.
+//
+// Blocking: a work-group of NT = (BM/TM)*(BN/TN) work-items computes a BM x BN macro-tile of C;
+// each work-item holds a TM x TN micro-tile in registers, as TM/4 x TN/4 blocks of 4x4 strided by
+// 4*(BM/TM) rows and 4*(BN/TN) columns (so that, for every k, a work-item reads its A and B
+// values as whole T4 vectors from local memory, and neighbouring work-items read neighbouring
+// vectors). Each K step of BK columns of A / rows of B is loaded from global memory into
+// registers while the previous step is being multiplied, then stored into the other half of the
+// local double buffer. A is stored transposed (k-major) in local memory.
+//
+// Launch: local size (NT, 1, 1); global size (NT * ceil(N/BN), ceil(M/BM), batch*KSPLIT).
+//
+// Parameters (-D):
+//   T              float or double (the accumulator is T)
+//   TRANS_A/B      operand orientation (see gemm_naive.cl)
+//   BM, BN, BK     macro-tile; BM % TM == 0, BN % TN == 0, BK % 4 == 0
+//   TM, TN         micro-tile, multiples of 4
+//   WARP_X         work-items of one 32-wide warp along N: (BN/TN) % WARP_X == 0 and
+//                  (BM/TM) % (32/WARP_X) == 0 (only a layout hint: correct on any SIMD width)
+//   VEC_A, VEC_B   1: T4 global loads; needs the operand's offset, leading dimension and batch
+//                  stride to be multiples of 4, and its contiguous extent (K, or M for TRANS_A;
+//                  N, or K for TRANS_B) too. 0: scalar loads, any layout.
+//   VEC_C          1: T4 stores of C; needs c_off, ldc, c_batch and N multiples of 4
+//   PAD_A, PAD_B   extra T4-aligned elements per local-memory row (bank spreading)
+//   GROUP_M        work-groups are walked GROUP_M tile-rows at a time (L2 reuse); 1 disables
+//   KSPLIT         number of K slices (1: no split)
+//   FRAG_PF        1: double-buffered operand registers (local reads one row ahead, the
+//                  step's barrier moved before its last row of multiplications)
+//   BM*BK and BN*BK must be multiples of 4*NT (each work-item loads whole T4 vectors).
+#ifndef T
+#define T float
+#endif
+#ifndef TRANS_A
+#define TRANS_A 0
+#endif
+#ifndef TRANS_B
+#define TRANS_B 0
+#endif
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef BK
+#define BK 8
+#endif
+#ifndef TM
+#define TM 8
+#endif
+#ifndef TN
+#define TN 8
+#endif
+#ifndef WARP_X
+#define WARP_X 8
+#endif
+#ifndef VEC_A
+#define VEC_A 1
+#endif
+#ifndef VEC_B
+#define VEC_B 1
+#endif
+#ifndef VEC_C
+#define VEC_C 1
+#endif
+#ifndef PAD_A
+#define PAD_A 4
+#endif
+#ifndef PAD_B
+#define PAD_B 0
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+#ifndef KSPLIT
+#define KSPLIT 1
+#endif
+#ifndef FRAG_PF
+#define FRAG_PF 0
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define T4 CAT(T, 4)
+
+#define NTX (BN / TN)          // work-items along N
+#define NTY (BM / TM)          // work-items along M
+#define NT (NTX * NTY)
+#define WARP_Y (32 / WARP_X)
+#define LDA_L ((BM + PAD_A) / 4) // local row lengths in T4
+#define LDB_L ((BN + PAD_B) / 4)
+#define A_LOADS (BM * BK / NT)   // scalars each work-item loads per K step
+#define B_LOADS (BN * BK / NT)
+
+#if (BM % TM) || (BN % TN) || (TM % 4) || (TN % 4) || (BK % 4) || (PAD_A % 4) || (PAD_B % 4)
+#error "gemm_gpu.cl: tile parameters violate the constraints in the header"
+#endif
+#if (A_LOADS % 4) || (B_LOADS % 4) || (A_LOADS == 0) || (B_LOADS == 0)
+#error "gemm_gpu.cl: BM*BK and BN*BK must be multiples of 4*NT"
+#endif
+
+// One K step of A (BM x BK at rows m0.., columns kb..) into ra; zeros outside M x [.., k1).
+// The addresses are clamped into the matrix and the zeros selected after the load, so the
+// loads are unconditional: with a branch around them ptxas issues them only just before their
+// use (after the step's arithmetic), exposing the whole global-memory latency every step.
+inline void load_a(__global const T* A, const int lda, const int M, const int m0,
+                   const int kb, const int k1, const int lid, T* ra)
+{
+#if VEC_A
+    #pragma unroll
+    for (int v = 0; v < A_LOADS / 4; ++v) {
+        const int e = lid + v * NT;
+#if TRANS_A
+        const int kk = e / (BM / 4), m = m0 + (e % (BM / 4)) * 4;   // T4 along m
+        const bool ok = m < M && kb + kk < k1;
+        T4 x = *(__global const T4*)(A + (long)min(kb + kk, k1 - 1) * lda + min(m, M - 4));
+#else
+        const int r = e / (BK / 4), k = kb + (e % (BK / 4)) * 4;    // T4 along k
+        const bool ok = m0 + r < M && k < k1;
+        T4 x = *(__global const T4*)(A + (long)min(m0 + r, M - 1) * lda + min(k, k1 - 4));
+#endif
+        x = ok ? x : (T4)0;
+        ra[4 * v] = x.s0; ra[4 * v + 1] = x.s1; ra[4 * v + 2] = x.s2; ra[4 * v + 3] = x.s3;
+    }
+#else
+    #pragma unroll
+    for (int v = 0; v < A_LOADS; ++v) {
+        const int e = lid + v * NT;
+#if TRANS_A
+        const int kk = e / BM, m = m0 + e % BM;
+        const T x = A[(long)min(kb + kk, k1 - 1) * lda + min(m, M - 1)];
+        ra[v] = (m < M && kb + kk < k1) ? x : (T)0;
+#else
+        const int r = e / BK, k = kb + e % BK;
+        const T x = A[(long)min(m0 + r, M - 1) * lda + min(k, k1 - 1)];
+        ra[v] = (m0 + r < M && k < k1) ? x : (T)0;
+#endif
+    }
+#endif
+}
+
+// The registers of load_a into local memory, transposed to As[k][m].
+inline void store_a(__local T4* As, const int lid, const T* ra)
+{
+    __local T* s = (__local T*)As;
+#if VEC_A
+    #pragma unroll
+    for (int v = 0; v < A_LOADS / 4; ++v) {
+        const int e = lid + v * NT;
+#if TRANS_A
+        As[(e / (BM / 4)) * LDA_L + e % (BM / 4)] = (T4)(ra[4 * v], ra[4 * v + 1], ra[4 * v + 2], ra[4 * v + 3]);
+#else
+        const int r = e / (BK / 4), k = (e % (BK / 4)) * 4;
+        #pragma unroll
+        for (int j = 0; j < 4; ++j)
+            s[(k + j) * (4 * LDA_L) + r] = ra[4 * v + j];
+#endif
+    }
+#else
+    #pragma unroll
+    for (int v = 0; v < A_LOADS; ++v) {
+        const int e = lid + v * NT;
+#if TRANS_A
+        s[(e / BM) * (4 * LDA_L) + e % BM] = ra[v];
+#else
+        s[(e % BK) * (4 * LDA_L) + e / BK] = ra[v];
+#endif
+    }
+#endif
+}
+
+// One K step of B (BK x BN at rows kb.., columns n0..) into rb; zeros outside [.., k1) x N
+// (unconditional clamped loads, as in load_a).
+inline void load_b(__global const T* B, const int ldb, const int N, const int n0,
+                   const int kb, const int k1, const int lid, T* rb)
+{
+#if VEC_B
+    #pragma unroll
+    for (int v = 0; v < B_LOADS / 4; ++v) {
+        const int e = lid + v * NT;
+#if TRANS_B
+        const int c = e / (BK / 4), k = kb + (e % (BK / 4)) * 4;    // T4 along k
+        const bool ok = n0 + c < N && k < k1;
+        T4 x = *(__global const T4*)(B + (long)min(n0 + c, N - 1) * ldb + min(k, k1 - 4));
+#else
+        const int kk = e / (BN / 4), n = n0 + (e % (BN / 4)) * 4;   // T4 along n
+        const bool ok = n < N && kb + kk < k1;
+        T4 x = *(__global const T4*)(B + (long)min(kb + kk, k1 - 1) * ldb + min(n, N - 4));
+#endif
+        x = ok ? x : (T4)0;
+        rb[4 * v] = x.s0; rb[4 * v + 1] = x.s1; rb[4 * v + 2] = x.s2; rb[4 * v + 3] = x.s3;
+    }
+#else
+    #pragma unroll
+    for (int v = 0; v < B_LOADS; ++v) {
+        const int e = lid + v * NT;
+#if TRANS_B
+        const int c = e / BK, k = kb + e % BK;
+        const T x = B[(long)min(n0 + c, N - 1) * ldb + min(k, k1 - 1)];
+        rb[v] = (n0 + c < N && k < k1) ? x : (T)0;
+#else
+        const int kk = e / BN, n = n0 + e % BN;
+        const T x = B[(long)min(kb + kk, k1 - 1) * ldb + min(n, N - 1)];
+        rb[v] = (n < N && kb + kk < k1) ? x : (T)0;
+#endif
+    }
+#endif
+}
+
+// The registers of load_b into local memory as Bs[k][n].
+inline void store_b(__local T4* Bs, const int lid, const T* rb)
+{
+    __local T* s = (__local T*)Bs;
+#if VEC_B
+    #pragma unroll
+    for (int v = 0; v < B_LOADS / 4; ++v) {
+        const int e = lid + v * NT;
+#if TRANS_B
+        const int c = e / (BK / 4), k = (e % (BK / 4)) * 4;
+        #pragma unroll
+        for (int j = 0; j < 4; ++j)
+            s[(k + j) * (4 * LDB_L) + c] = rb[4 * v + j];
+#else
+        Bs[(e / (BN / 4)) * LDB_L + e % (BN / 4)] = (T4)(rb[4 * v], rb[4 * v + 1], rb[4 * v + 2], rb[4 * v + 3]);
+#endif
+    }
+#else
+    #pragma unroll
+    for (int v = 0; v < B_LOADS; ++v) {
+        const int e = lid + v * NT;
+#if TRANS_B
+        s[(e % BK) * (4 * LDB_L) + e / BK] = rb[v];
+#else
+        s[(e / BN) * (4 * LDB_L) + e % BN] = rb[v];
+#endif
+    }
+#endif
+}
+
+// The A and B values of row kk of a local K step that this work-item multiplies.
+inline void load_frag(__local const T4* as, __local const T4* bs, const int kk, const int tx,
+                      const int ty, T* a, T* bv)
+{
+    #pragma unroll
+    for (int q = 0; q < TM / 4; ++q) {
+        const T4 x = as[kk * LDA_L + q * NTY + ty];
+        a[4 * q] = x.s0; a[4 * q + 1] = x.s1; a[4 * q + 2] = x.s2; a[4 * q + 3] = x.s3;
+    }
+    #pragma unroll
+    for (int p = 0; p < TN / 4; ++p) {
+        const T4 x = bs[kk * LDB_L + p * NTX + tx];
+        bv[4 * p] = x.s0; bv[4 * p + 1] = x.s1; bv[4 * p + 2] = x.s2; bv[4 * p + 3] = x.s3;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(NT, 1, 1)))
+void gemm_gpu(const int M, const int N, const int K,
+              __global const T* restrict A, const long a_off, const int lda, const long a_batch,
+              __global const T* restrict B, const long b_off, const int ldb, const long b_batch,
+              __global T* restrict C, const long c_off, const int ldc, const long c_batch)
+{
+    __local T4 As[2 * BK * LDA_L];
+    __local T4 Bs[2 * BK * LDB_L];
+
+    const int lid = get_local_id(0);
+    // Work-group -> tile, GROUP_M tile-rows at a time so that concurrently running groups share
+    // rows of A and columns of B in L2.
+    const int ntn = get_num_groups(0), ntm = get_num_groups(1);
+    const int gid = get_group_id(1) * ntn + get_group_id(0);
+    const int per_group = GROUP_M * ntn;
+    const int first_m = (gid / per_group) * GROUP_M;
+    const int rows_here = min(ntm - first_m, GROUP_M);
+    const int tile_m = first_m + (gid % per_group) % rows_here;
+    const int tile_n = (gid % per_group) / rows_here;
+    const int m0 = tile_m * BM, n0 = tile_n * BN;
+
+    const int z = get_global_id(2);
+    const long b = z / KSPLIT;
+    A += a_off + b * a_batch;
+    B += b_off + b * b_batch;
+    // This slice's K range, a whole number of K steps long.
+    const int kchunk = ((K + KSPLIT - 1) / KSPLIT + BK - 1) / BK * BK;
+    const int k0 = (z % KSPLIT) * kchunk;
+    const int k1 = min(K, k0 + kchunk);
+    const int nk = k1 > k0 ? (k1 - k0 + BK - 1) / BK : 0;
+
+    // Work-item layout: a warp covers WARP_Y x WARP_X work-items, so its local-memory reads touch
+    // WARP_Y distinct A vectors and WARP_X distinct B vectors.
+    const int lane = lid % 32, warp = lid / 32;
+    const int tx = (warp % (NTX / WARP_X)) * WARP_X + lane % WARP_X;
+    const int ty = (warp / (NTX / WARP_X)) * WARP_Y + lane / WARP_X;
+
+    T acc[TM][TN];
+    #pragma unroll
+    for (int i = 0; i < TM; ++i)
+        #pragma unroll
+        for (int j = 0; j < TN; ++j)
+            acc[i][j] = (T)0;
+
+    T ra[A_LOADS], rb[B_LOADS];
+    if (nk > 0) {
+        load_a(A, lda, M, m0, k0, k1, lid, ra);
+        load_b(B, ldb, N, n0, k0, k1, lid, rb);
+        store_a(As, lid, ra);
+        store_b(Bs, lid, rb);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if FRAG_PF
+    // Two sets of operand registers: row kk+1 is read from local memory while row kk is
+    // multiplied, and the next step's row 0 right after the step's barrier, which therefore
+    // sits before the last row's multiplications instead of after them.
+    T fa[2][TM], fb[2][TN];
+    if (nk > 0)
+        load_frag(As, Bs, 0, tx, ty, fa[0], fb[0]);
+#endif
+
+    for (int t = 0; t < nk; ++t) {
+        const int cur = t & 1;
+        const bool more = t + 1 < nk;
+        // Next step's global loads (after the last step they read a clamped, valid tile that
+        // is never stored).
+        load_a(A, lda, M, m0, k0 + (t + 1) * BK, k1, lid, ra);
+        load_b(B, ldb, N, n0, k0 + (t + 1) * BK, k1, lid, rb);
+        __local const T4* as = As + cur * (BK * LDA_L);
+        __local const T4* bs = Bs + cur * (BK * LDB_L);
+#if FRAG_PF
+        #pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            if (kk < BK - 1) {
+                load_frag(as, bs, kk + 1, tx, ty, fa[(kk + 1) & 1], fb[(kk + 1) & 1]);
+            } else {
+                // The other buffer's last reads (step t-1) all happened before the previous
+                // barrier; this barrier publishes the stores and ends this step's reads.
+                if (more) {
+                    store_a(As + (cur ^ 1) * (BK * LDA_L), lid, ra);
+                    store_b(Bs + (cur ^ 1) * (BK * LDB_L), lid, rb);
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+                if (more)
+                    load_frag(As + (cur ^ 1) * (BK * LDA_L), Bs + (cur ^ 1) * (BK * LDB_L), 0,
+                              tx, ty, fa[0], fb[0]);
+            }
+            #pragma unroll
+            for (int i = 0; i < TM; ++i)
+                #pragma unroll
+                for (int j = 0; j < TN; ++j)
+                    acc[i][j] = fma(fa[kk & 1][i], fb[kk & 1][j], acc[i][j]);
+        }
+#else
+        #pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            T a[TM], bv[TN];
+            load_frag(as, bs, kk, tx, ty, a, bv);
+            #pragma unroll
+            for (int i = 0; i < TM; ++i)
+                #pragma unroll
+                for (int j = 0; j < TN; ++j)
+                    acc[i][j] = fma(a[i], bv[j], acc[i][j]);
+        }
+        if (more) {
+            // The other buffer was last read in step t-1, which every work-item finished
+            // before the barrier that ended it: one barrier per step suffices.
+            store_a(As + (cur ^ 1) * (BK * LDA_L), lid, ra);
+            store_b(Bs + (cur ^ 1) * (BK * LDB_L), lid, rb);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    }
+
+    C += c_off + (long)z * c_batch;
+    #pragma unroll
+    for (int q = 0; q < TM / 4; ++q) {
+        #pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int m = m0 + q * 4 * NTY + ty * 4 + i;
+            if (m >= M) continue;
+            __global T* crow = C + (long)m * ldc;
+            #pragma unroll
+            for (int p = 0; p < TN / 4; ++p) {
+                const int n = n0 + p * 4 * NTX + tx * 4;
+                const int r = 4 * q + i, c = 4 * p;
+#if VEC_C
+                if (n < N)
+                    *(__global T4*)(crow + n) = (T4)(acc[r][c], acc[r][c + 1], acc[r][c + 2], acc[r][c + 3]);
+#else
+                #pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    if (n + j < N) crow[n + j] = acc[r][c + j];
+#endif
+            }
+        }
+    }
+}
+
+// Split-K epilogue: C[b](m, n) = sum_s W[(b*KSPLIT + s)*M*N + m*N + n]. One work-item per
+// element; global size (ceil(N), M, batch).
+__kernel void gemm_gpu_splitk_reduce(const int M, const int N, __global const T* restrict W,
+                                     __global T* restrict C, const long c_off, const int ldc,
+                                     const long c_batch)
+{
+    const int n = get_global_id(0), m = get_global_id(1);
+    const long b = get_global_id(2);
+    if (n >= N || m >= M) return;
+    const long mn = (long)M * N;
+    __global const T* w = W + b * KSPLIT * mn + (long)m * N + n;
+    T s = (T)0;
+    #pragma unroll
+    for (int i = 0; i < KSPLIT; ++i)
+        s += w[i * mn];
+    C[c_off + b * c_batch + (long)m * ldc + n] = s;
+}

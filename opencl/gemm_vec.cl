@@ -1,0 +1,129 @@
+// Vectorized GEMM (seed 000 version 4): float4 / float8 (VW) loads, local tiles and
+// accumulators along N. A work-group computes a TSM x TSN tile of C; each work-item WPTM rows
+// times one VW-wide vector of columns, so a B vector read from local memory feeds WPTM vector
+// multiply-adds.
+//
+//   C[b](m, n) = sum_k A[b](m, k) * B[b](k, n)
+//
+// Layout: the shared convention of gemm_naive.cl with these constraints on B (the host packs B
+// when they do not hold): not transposed, b_off, ldb, b_batch multiples of VW and N padded to
+// a multiple of VW (columns past N read from the padding, whose results are never stored).
+// A may be transposed (TRANS_A) and unaligned; C is written with vstore at any element offset.
+// Work-group (TSN/VW, TSM/WPTM, 1); global size (ceil(N/TSN)*TSN/VW, ceil(M/TSM)*TSM/WPTM,
+// batch). Any M, N, K: tiles are zero-filled past M and K, stores are bounds-checked.
+//
+// Parameters: T, ACC (unsigned for integers), IS_INT, TRANS_A, VW vector width (2, 4, 8, 16),
+// TSM, TSN, TSK tile sizes, WPTM rows per work-item (TSN % VW == 0, TSM % WPTM == 0).
+#ifndef T
+#define T float
+#endif
+#ifndef ACC
+#define ACC T
+#endif
+#ifndef IS_INT
+#define IS_INT 0
+#endif
+#ifndef TRANS_A
+#define TRANS_A 0
+#endif
+#ifndef VW
+#define VW 4
+#endif
+#ifndef TSM
+#define TSM 64
+#endif
+#ifndef TSN
+#define TSN 64
+#endif
+#ifndef TSK
+#define TSK 16
+#endif
+#ifndef WPTM
+#define WPTM 8
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define VT CAT(T, VW)
+#define VACC CAT(ACC, VW)
+#define VLOAD CAT(vload, VW)
+#define VSTORE CAT(vstore, VW)
+#define TO_VACC CAT(convert_, VACC)
+#define TO_VT CAT(convert_, VT)
+#if IS_INT
+#define MULADD(a, b, c) ((a) * (b) + (c))
+#else
+#define MULADD(a, b, c) mad((a), (b), (c))
+#endif
+
+#define RTSM (TSM / WPTM)
+#define RTSN (TSN / VW)
+#define THREADS (RTSM * RTSN)
+
+#if TRANS_A
+#define A_AT(m, k) A[(k) * (long)lda + (m)]
+#else
+#define A_AT(m, k) A[(m) * (long)lda + (k)]
+#endif
+
+__kernel __attribute__((reqd_work_group_size(RTSN, RTSM, 1)))
+void gemm_vec(const int M, const int N, const int K,
+              __global const T* restrict A, const long a_off, const int lda, const long a_batch,
+              __global const T* restrict B, const long b_off, const int ldb, const long b_batch,
+              __global T* restrict C, const long c_off, const int ldc, const long c_batch)
+{
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const int tid = ty * RTSN + tx;
+    const int m0 = get_group_id(1) * TSM, n0 = get_group_id(0) * TSN;
+    const int nvec = (N + VW - 1) / VW;          // vectors per row of B, padding included
+    const long b = get_global_id(2);
+    A += a_off + b * a_batch;
+    B += b_off + b * b_batch;
+    __local T As[TSK][TSM];
+    __local VT Bs[TSK][RTSN];
+
+    VACC acc[WPTM];
+    for (int i = 0; i < WPTM; ++i)
+        acc[i] = (VACC)0;
+
+    for (int k0 = 0; k0 < K; k0 += TSK) {
+        for (int l = tid; l < TSM * TSK; l += THREADS) {
+#if TRANS_A
+            const int kk = l / TSM, r = l - kk * TSM;
+#else
+            const int r = l / TSK, kk = l - r * TSK;
+#endif
+            const int gm = m0 + r, gk = k0 + kk;
+            As[kk][r] = (gm < M && gk < K) ? A_AT(gm, gk) : (T)0;
+        }
+        for (int l = tid; l < TSK * RTSN; l += THREADS) {
+            const int kk = l / RTSN, v = l - kk * RTSN;
+            const int gv = n0 / VW + v, gk = k0 + kk;
+            Bs[kk][v] = (gv < nvec && gk < K) ? VLOAD(0, B + (long)gk * ldb + gv * VW) : (VT)0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int kk = 0; kk < TSK; ++kk) {
+            const VACC bv = TO_VACC(Bs[kk][tx]);
+            for (int i = 0; i < WPTM; ++i)
+                acc[i] = MULADD((VACC)((ACC)As[kk][ty + i * RTSM]), bv, acc[i]);
+        }
+        // The next step overwrites the tiles: everyone must have finished reading them.
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    __global T* c = C + c_off + b * c_batch;
+    const int n = n0 + tx * VW;
+    for (int i = 0; i < WPTM; ++i) {
+        const int m = m0 + ty + i * RTSM;
+        if (m >= M || n >= N) break;
+        const VT v = TO_VT(acc[i]);
+        __global T* dst = c + (long)m * ldc + n;
+        if (n + VW <= N) {
+            VSTORE(v, 0, dst);
+        } else {
+            T part[VW];
+            VSTORE(v, 0, part);
+            for (int e = 0; n + e < N; ++e)
+                dst[e] = part[e];
+        }
+    }
+}

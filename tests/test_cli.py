@@ -1,0 +1,99 @@
+"""The command line: info, demo, bench (matmul, convolve, seed000, --plot) and tune/--reset."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from clarray_gemm.cli import main
+from clarray_gemm.kernels import tuning
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(tuning.CACHE_ENV, str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _table(text: str) -> list[dict[str, str]]:
+    """The first Markdown table in ``text`` as dicts keyed by its header."""
+    lines = [ln for ln in text.splitlines() if ln.startswith("|")]
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    return [dict(zip(head, (c.strip() for c in ln.strip("|").split("|")))) for ln in lines[2:]]
+
+
+def test_info_lists_what_dispatch_depends_on(capsys, device):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert f"{device}  [default]" in out
+    for field in ("type", "compute units", "max work-group size", "local memory",
+                  "constant memory", "unified host memory", "images", "fp64 / fp16",
+                  "preferred vector width", "compiler"):
+        assert re.search(rf"^  {re.escape(field)}\s", out, re.M), field
+    assert "compiler                works" in out
+
+
+def test_demo_checks_against_numpy(capsys, device):
+    assert main(["demo", "--size", "64", "--device", str(device.index)]) == 0
+    out = capsys.readouterr().out
+    assert "matmul 64x64 @ 64x64" in out
+    assert re.search(r"kernel: \w+", out)
+    assert re.search(r"check:  relative error \S+ against NumPy in float64: OK", out)
+    assert re.search(r"GFLOP/s; NumPy .* ratio \d+\.\d+x NumPy", out)
+    assert "all checks passed" in out
+
+
+def test_bench_matmul_prints_a_table_with_numpy_ratios(capsys, device, tmp_path):
+    pytest.importorskip("matplotlib")
+    chart = tmp_path / "chart.png"
+    assert main(["bench", "matmul", "--sizes", "32", "--kernels", "naive", "--budget", "0.01",
+                 "--quiet", "--plot", str(chart)]) == 0
+    out = capsys.readouterr().out
+    rows = _table(out)
+    naive = next(r for r in rows if r["kernel"] == "naive")
+    assert naive["size"] == "32^3"
+    assert float(naive["x NumPy"]) > 0 and float(naive["GFLOP/s"]) > 0
+    assert float(naive["e2e ms"]) > 0 and naive["copied"] != "-"
+    assert any(r["kernel"] == "numpy" and float(r["e2e ms"]) > 0 for r in rows)
+    assert "device-only" in out
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_convolve(capsys):
+    from clarray_gemm.bench import convolve
+    if not convolve.available():
+        pytest.skip("no device convolution in this installation")
+    assert main(["bench", "convolve", "--sizes", "4096", "--kernels", "basic", "--mask", "7",
+                 "--budget", "0.01", "--quiet"]) == 0
+    rows = _table(capsys.readouterr().out)
+    basic = next(r for r in rows if r["kernel"] == "basic")
+    assert float(basic["GB/s"]) > 0 and float(basic["x NumPy"]) > 0
+
+
+def test_bench_seed000_reproduces_the_table(capsys):
+    assert main(["bench", "seed000", "--sizes", "64", "--budget", "0.01", "--quiet"]) == 0
+    rows = _table(capsys.readouterr().out)
+    names = [r["kernel"] for r in rows]
+    assert names[:5] == ["seed 1 naive", "seed 2 local-memory tiling",
+                         "seed 3 work per thread (WPT=8)", "seed 4 float4", "seed 4b float8"]
+    assert [r["GTX 1080 (seed, 4096^3)"] for r in rows[:5]] == ["44", "197", "544", "801", "1067"]
+    for r in rows[:5]:  # every seed kernel ran and matched NumPy
+        assert float(r["GFLOP/s here (64^3)"]) > 0, r
+    assert "ours: naive" in names
+
+
+def test_tune_quick_writes_json_then_reset_removes_it(capsys, cache, device):
+    assert main(["tune", "--quick", "--sizes", "32", "--kernels", "naive", "--limit", "2",
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "| naive (float32, small) | 32x32 @ 32x32 |" in out
+    files = list(cache.glob("tuning-*.json"))
+    assert files == [tuning.store_path(device)]
+    data = json.loads(files[0].read_text())
+    assert "matmul/naive/float32/small" in data["searched"]
+    for entry in data["entries"].values():
+        assert entry["seconds"] < entry["default_seconds"]
+    assert main(["tune", "--reset"]) == 0
+    assert "removed 1 tuning file" in capsys.readouterr().out
+    assert not list(cache.glob("tuning-*.json"))
