@@ -11,7 +11,7 @@ from . import ops  # noqa: F401  (fills the dispatch table)
 from .array import (DeviceArray, asarray, empty, empty_like, full, full_like, is_device_array,
                     ones, ones_like, zeros, zeros_like)
 from .device import Device, DeviceInfo, current_device, default_device, devices, get_device, use_device
-from .memory import TransferStats, reset_transfer_stats, transfer_stats
+from .memory import TransferStats, free_cached_memory, reset_transfer_stats, transfer_stats
 from .ops.matmul import dot, explain_matmul, matmul
 from .kernels import gemm as _gemm
 from .ops.convolve import convolve, correlate, explain_convolve
@@ -32,6 +32,6 @@ def kernels(family: str = "matmul") -> list[str]:
 __all__ = ["DeviceArray", "asarray", "empty", "empty_like", "full", "full_like", "ones",
            "ones_like", "zeros", "zeros_like", "is_device_array", "Device", "DeviceInfo",
            "devices", "default_device", "current_device", "get_device", "use_device",
-           "TransferStats", "transfer_stats", "reset_transfer_stats", "matmul", "dot",
+           "TransferStats", "transfer_stats", "reset_transfer_stats", "free_cached_memory", "matmul", "dot",
            "explain_matmul", "kernels", "__version__",
            "convolve", "correlate", "explain_convolve"]

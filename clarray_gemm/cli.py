@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -93,10 +94,17 @@ def _rel_error(got: Any, ref: np.ndarray) -> float:
     return float(np.linalg.norm(got - ref) / max(float(np.linalg.norm(ref)), 1e-300))
 
 
+def _explained(explain: str, field: str) -> str:
+    """One field ("kernel", "parameters") of an ``explain_*`` text, or its last line."""
+    lines = explain.splitlines()
+    return next((ln.split(": ", 1)[1] for ln in lines if ln.startswith(field + ": ")), lines[-1])
+
+
 def _speed_line(ours_s: float, numpy_s: float, flops: float) -> str:
-    return (f"  speed:  {ours_s * 1e3:.2f} ms = {flops / ours_s * 1e-9:.1f} GFLOP/s; NumPy "
-            f"{numpy_s * 1e3:.2f} ms = {flops / numpy_s * 1e-9:.1f} GFLOP/s; "
-            f"ratio {numpy_s / ours_s:.2f}x NumPy")
+    def rate(s: float) -> str:
+        return f"{flops / s * 1e-9:.3g} GFLOP/s"
+    return (f"  speed:  {ours_s * 1e3:.2f} ms = {rate(ours_s)}; NumPy {numpy_s * 1e3:.2f} ms = "
+            f"{rate(numpy_s)}; ratio {numpy_s / ours_s:.3g}x NumPy")
 
 
 def _demo_matmul(device: Device, n: int, budget: float) -> bool:
@@ -107,10 +115,8 @@ def _demo_matmul(device: Device, n: int, budget: float) -> bool:
     b = rng.standard_normal((n, n)).astype(np.float32)
     x, y = asarray(a, device=device), asarray(b, device=device)
     explain = explain_matmul(x, y)
-    kernel = explain.splitlines()[1].removeprefix("kernel: ")
-    params = explain.splitlines()[3].removeprefix("parameters: ")
     print(f"matmul {n}x{n} @ {n}x{n} float32")
-    print(f"  kernel: {kernel}; {params}")
+    print(f"  kernel: {_explained(explain, 'kernel')}; {_explained(explain, 'parameters')}")
     err = _rel_error(x @ y, a.astype(np.float64) @ b.astype(np.float64))
     ok = err < 1e-4
     print(f"  check:  relative error {err:.2e} against NumPy in float64: "
@@ -135,11 +141,8 @@ def _demo_convolve(device: Device, n: int, m: int, budget: float) -> bool | None
     w = rng.standard_normal(m).astype(np.float32)
     xs, xw = asarray(s, device=device), asarray(w, device=device)
     explain = explain_convolve(xs, xw)
-    lines = explain.splitlines()
-    kernel = next((ln.removeprefix("kernel: ") for ln in lines if ln.startswith("kernel: ")),
-                  lines[-1])
     print(f"convolve signal {n} with mask {m} float32 (mode 'full')")
-    print(f"  kernel: {kernel}")
+    print(f"  kernel: {_explained(explain, 'kernel')}; {_explained(explain, 'parameters')}")
     err = _rel_error(np.convolve(xs, xw), np.convolve(s.astype(np.float64), w.astype(np.float64)))
     ok = err < 1e-4
     print(f"  check:  relative error {err:.2e} against NumPy in float64: "
@@ -223,7 +226,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
           f"copied; ratios: peer time / our time in this run (>1: ours is faster)")
     print(report.format_table(rows))
     if args.plot:
-        report.plot(rows, args.plot, f"{what} on {device.name} ({dtype})")
+        xlabel = "N (N x N @ N x N)" if what == "matmul" else f"signal length ({args.mask}-tap mask)"
+        report.plot(rows, args.plot, f"{what} on {device.name} ({dtype})", xlabel)
         print(f"chart saved to {args.plot}")
     return 0
 
@@ -325,7 +329,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if getattr(args, "device", None) is not None:
         args.device = _device_arg(args.device)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:  # output piped into `head`: stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

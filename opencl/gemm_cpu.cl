@@ -15,14 +15,19 @@
 //                AVX-512 registers, leaving room for the B vectors and the broadcast, the
 //                classic BLIS micro-kernel shape). Both panels are read contiguously, so the
 //                4 KiB strides of a row-major 1024-wide matrix cannot thrash cache sets.
+//                One launch covers k in [k0, k0+kc) (cache blocking: the kc x NR block of
+//                the B panel stays in L2 while the A blocks stream past it); launches after the
+//                first add to C (accumulate = 1), which for integers wraps exactly as the
+//                unsigned accumulator would.
 //                Global size (M panels, N panels, batch); dimension 0 walks down M so
-//                consecutive work-items reuse the same B panel from cache.
+//                consecutive work-items reuse the same B block from cache.
 //                Panels of batch b start at Ap + b*a_pbatch and Bp + b*b_pbatch (0: one packed
 //                operand broadcast over the batch).
 //                C(m,n) = C[c_off + b*c_batch + m*ldc + n]; stores are bounds-checked.
 //
 // Parameters: T element type, ACC accumulator (unsigned for integers: wraps like NumPy),
-// IS_INT, MR rows per work-item, VW vector width (2, 4, 8, 16), NV vectors per row.
+// IS_INT, MR rows per work-item, VW vector width (2, 4, 8, 16), NV vectors per row (KC, the
+// K block, is chosen by the host: one launch per block).
 #ifndef T
 #define T float
 #endif
@@ -77,7 +82,8 @@ __kernel void pack_panels(const int outer, const int K, const int W, const int p
     }
 }
 
-__kernel void gemm_cpu(const int M, const int N, const int K,
+__kernel void gemm_cpu(const int M, const int N, const int K, const int k0, const int kc,
+                       const int accumulate,
                        __global const T* restrict Ap, const int a_panels, const long a_pbatch,
                        __global const T* restrict Bp, const int b_panels, const long b_pbatch,
                        __global T* restrict C, const long c_off, const int ldc, const long c_batch)
@@ -86,8 +92,8 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
     const int np = get_global_id(1);
     const long b = get_global_id(2);
     if (mp >= a_panels || np >= b_panels) return;
-    const __global T* a = Ap + b * a_pbatch + mp * (long)K * MR;
-    const __global T* bq = Bp + b * b_pbatch + np * (long)K * NR;
+    const __global T* a = Ap + b * a_pbatch + (mp * (long)K + k0) * MR;
+    const __global T* bq = Bp + b * b_pbatch + (np * (long)K + k0) * NR;
 
     VACC acc[MR][NV];
     #pragma unroll
@@ -96,7 +102,7 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
         for (int j = 0; j < NV; ++j)
             acc[i][j] = (VACC)0;
 
-    for (int k = 0; k < K; ++k) {
+    for (int k = 0; k < kc; ++k) {
         VACC bv[NV];
         #pragma unroll
         for (int j = 0; j < NV; ++j)
@@ -122,14 +128,16 @@ __kernel void gemm_cpu(const int M, const int N, const int K,
         #pragma unroll
         for (int j = 0; j < NV; ++j) {
             const int n = n0 + j * VW;
-            const VT v = TO_VT(acc[i][j]);
+            VT v = TO_VT(acc[i][j]);
             if (n + VW <= N) {
+                if (accumulate)
+                    v += VLOAD(0, row + n);
                 VSTORE(v, 0, row + n);
             } else {
                 T part[VW];
                 VSTORE(v, 0, part);
                 for (int e = 0; n + e < N; ++e)
-                    row[n + e] = part[e];
+                    row[n + e] = accumulate ? row[n + e] + part[e] : part[e];
             }
         }
     }

@@ -14,8 +14,9 @@
 // 4*(BM/TM) rows and 4*(BN/TN) columns (so that, for every k, a work-item reads its A and B
 // values as whole T4 vectors from local memory, and neighbouring work-items read neighbouring
 // vectors). Each K step of BK columns of A / rows of B is loaded from global memory into
-// registers while the previous step is being multiplied, then stored into the other half of the
-// local double buffer. A is stored transposed (k-major) in local memory.
+// registers while the previous step is being multiplied (as written: ptxas may still schedule
+// the loads late, see benches/gpu-notes.md), then stored into the other half of the local
+// double buffer. A is stored transposed (k-major) in local memory.
 //
 // Launch: local size (NT, 1, 1); global size (NT * ceil(N/BN), ceil(M/BM), batch*KSPLIT).
 //
@@ -33,8 +34,8 @@
 //   PAD_A, PAD_B   extra T4-aligned elements per local-memory row (bank spreading)
 //   GROUP_M        work-groups are walked GROUP_M tile-rows at a time (L2 reuse); 1 disables
 //   KSPLIT         number of K slices (1: no split)
-//   FRAG_PF        1: double-buffered operand registers (local reads one row ahead, the
-//                  step's barrier moved before its last row of multiplications)
+//   EDGE_ONLY_CLAMP 1: steps wholly inside the matrices load without bounds clamping (a
+//                  uniform branch per step); 0: every step clamps
 //   BM*BK and BN*BK must be multiples of 4*NT (each work-item loads whole T4 vectors).
 #ifndef T
 #define T float
@@ -84,8 +85,8 @@
 #ifndef KSPLIT
 #define KSPLIT 1
 #endif
-#ifndef FRAG_PF
-#define FRAG_PF 0
+#ifndef EDGE_ONLY_CLAMP
+#define EDGE_ONLY_CLAMP 1
 #endif
 
 #define CAT_(a, b) a##b
@@ -109,11 +110,12 @@
 #endif
 
 // One K step of A (BM x BK at rows m0.., columns kb..) into ra; zeros outside M x [.., k1).
-// The addresses are clamped into the matrix and the zeros selected after the load, so the
-// loads are unconditional: with a branch around them ptxas issues them only just before their
-// use (after the step's arithmetic), exposing the whole global-memory latency every step.
+// With `clamp` the addresses are clamped into the matrix and the zeros selected after the
+// load; without it (inlined with a literal false, for steps wholly inside) neither is done.
+// Either way the loads are unconditional: with a branch around them ptxas issued them only
+// just before their use.
 inline void load_a(__global const T* A, const int lda, const int M, const int m0,
-                   const int kb, const int k1, const int lid, T* ra)
+                   const int kb, const int k1, const int lid, T* ra, const bool clamp)
 {
 #if VEC_A
     #pragma unroll
@@ -122,13 +124,16 @@ inline void load_a(__global const T* A, const int lda, const int M, const int m0
 #if TRANS_A
         const int kk = e / (BM / 4), m = m0 + (e % (BM / 4)) * 4;   // T4 along m
         const bool ok = m < M && kb + kk < k1;
-        T4 x = *(__global const T4*)(A + (long)min(kb + kk, k1 - 1) * lda + min(m, M - 4));
+        T4 x = *(__global const T4*)(A + (long)(clamp ? min(kb + kk, k1 - 1) : kb + kk) * lda
+                                     + (clamp ? min(m, M - 4) : m));
 #else
         const int r = e / (BK / 4), k = kb + (e % (BK / 4)) * 4;    // T4 along k
         const bool ok = m0 + r < M && k < k1;
-        T4 x = *(__global const T4*)(A + (long)min(m0 + r, M - 1) * lda + min(k, k1 - 4));
+        T4 x = *(__global const T4*)(A + (long)(clamp ? min(m0 + r, M - 1) : m0 + r) * lda
+                                     + (clamp ? min(k, k1 - 4) : k));
 #endif
-        x = ok ? x : (T4)0;
+        if (clamp)
+            x = ok ? x : (T4)0;
         ra[4 * v] = x.s0; ra[4 * v + 1] = x.s1; ra[4 * v + 2] = x.s2; ra[4 * v + 3] = x.s3;
     }
 #else
@@ -136,13 +141,13 @@ inline void load_a(__global const T* A, const int lda, const int M, const int m0
     for (int v = 0; v < A_LOADS; ++v) {
         const int e = lid + v * NT;
 #if TRANS_A
-        const int kk = e / BM, m = m0 + e % BM;
-        const T x = A[(long)min(kb + kk, k1 - 1) * lda + min(m, M - 1)];
-        ra[v] = (m < M && kb + kk < k1) ? x : (T)0;
+        const int kk = e / BM, m = m0 + e % BM, k = kb + kk;
+        const T x = A[(long)(clamp ? min(k, k1 - 1) : k) * lda + (clamp ? min(m, M - 1) : m)];
+        ra[v] = (!clamp || (m < M && k < k1)) ? x : (T)0;
 #else
-        const int r = e / BK, k = kb + e % BK;
-        const T x = A[(long)min(m0 + r, M - 1) * lda + min(k, k1 - 1)];
-        ra[v] = (m0 + r < M && k < k1) ? x : (T)0;
+        const int m = m0 + e / BK, k = kb + e % BK;
+        const T x = A[(long)(clamp ? min(m, M - 1) : m) * lda + (clamp ? min(k, k1 - 1) : k)];
+        ra[v] = (!clamp || (m < M && k < k1)) ? x : (T)0;
 #endif
     }
 #endif
@@ -179,9 +184,9 @@ inline void store_a(__local T4* As, const int lid, const T* ra)
 }
 
 // One K step of B (BK x BN at rows kb.., columns n0..) into rb; zeros outside [.., k1) x N
-// (unconditional clamped loads, as in load_a).
+// (unconditional loads, clamped when `clamp`, as in load_a).
 inline void load_b(__global const T* B, const int ldb, const int N, const int n0,
-                   const int kb, const int k1, const int lid, T* rb)
+                   const int kb, const int k1, const int lid, T* rb, const bool clamp)
 {
 #if VEC_B
     #pragma unroll
@@ -190,13 +195,16 @@ inline void load_b(__global const T* B, const int ldb, const int N, const int n0
 #if TRANS_B
         const int c = e / (BK / 4), k = kb + (e % (BK / 4)) * 4;    // T4 along k
         const bool ok = n0 + c < N && k < k1;
-        T4 x = *(__global const T4*)(B + (long)min(n0 + c, N - 1) * ldb + min(k, k1 - 4));
+        T4 x = *(__global const T4*)(B + (long)(clamp ? min(n0 + c, N - 1) : n0 + c) * ldb
+                                     + (clamp ? min(k, k1 - 4) : k));
 #else
         const int kk = e / (BN / 4), n = n0 + (e % (BN / 4)) * 4;   // T4 along n
         const bool ok = n < N && kb + kk < k1;
-        T4 x = *(__global const T4*)(B + (long)min(kb + kk, k1 - 1) * ldb + min(n, N - 4));
+        T4 x = *(__global const T4*)(B + (long)(clamp ? min(kb + kk, k1 - 1) : kb + kk) * ldb
+                                     + (clamp ? min(n, N - 4) : n));
 #endif
-        x = ok ? x : (T4)0;
+        if (clamp)
+            x = ok ? x : (T4)0;
         rb[4 * v] = x.s0; rb[4 * v + 1] = x.s1; rb[4 * v + 2] = x.s2; rb[4 * v + 3] = x.s3;
     }
 #else
@@ -204,14 +212,13 @@ inline void load_b(__global const T* B, const int ldb, const int N, const int n0
     for (int v = 0; v < B_LOADS; ++v) {
         const int e = lid + v * NT;
 #if TRANS_B
-        const int c = e / BK, k = kb + e % BK;
-        const T x = B[(long)min(n0 + c, N - 1) * ldb + min(k, k1 - 1)];
-        rb[v] = (n0 + c < N && k < k1) ? x : (T)0;
+        const int n = n0 + e / BK, k = kb + e % BK;
+        const T x = B[(long)(clamp ? min(n, N - 1) : n) * ldb + (clamp ? min(k, k1 - 1) : k)];
 #else
-        const int kk = e / BN, n = n0 + e % BN;
-        const T x = B[(long)min(kb + kk, k1 - 1) * ldb + min(n, N - 1)];
-        rb[v] = (n < N && kb + kk < k1) ? x : (T)0;
+        const int k = kb + e / BN, n = n0 + e % BN;
+        const T x = B[(long)(clamp ? min(k, k1 - 1) : k) * ldb + (clamp ? min(n, N - 1) : n)];
 #endif
+        rb[v] = (!clamp || (n < N && k < k1)) ? x : (T)0;
     }
 #endif
 }
@@ -306,56 +313,31 @@ void gemm_gpu(const int M, const int N, const int K,
         for (int j = 0; j < TN; ++j)
             acc[i][j] = (T)0;
 
+    // Steps whose tiles lie wholly inside A and B skip the bounds clamping.
+    const bool inside = EDGE_ONLY_CLAMP && m0 + BM <= M && n0 + BN <= N;
     T ra[A_LOADS], rb[B_LOADS];
     if (nk > 0) {
-        load_a(A, lda, M, m0, k0, k1, lid, ra);
-        load_b(B, ldb, N, n0, k0, k1, lid, rb);
+        load_a(A, lda, M, m0, k0, k1, lid, ra, true);
+        load_b(B, ldb, N, n0, k0, k1, lid, rb, true);
         store_a(As, lid, ra);
         store_b(Bs, lid, rb);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-#if FRAG_PF
-    // Two sets of operand registers: row kk+1 is read from local memory while row kk is
-    // multiplied, and the next step's row 0 right after the step's barrier, which therefore
-    // sits before the last row's multiplications instead of after them.
-    T fa[2][TM], fb[2][TN];
-    if (nk > 0)
-        load_frag(As, Bs, 0, tx, ty, fa[0], fb[0]);
-#endif
-
     for (int t = 0; t < nk; ++t) {
         const int cur = t & 1;
         const bool more = t + 1 < nk;
         // Next step's global loads (after the last step they read a clamped, valid tile that
         // is never stored).
-        load_a(A, lda, M, m0, k0 + (t + 1) * BK, k1, lid, ra);
-        load_b(B, ldb, N, n0, k0 + (t + 1) * BK, k1, lid, rb);
+        const int kn = k0 + (t + 1) * BK;
+        if (inside && kn + BK <= k1) {
+            load_a(A, lda, M, m0, kn, k1, lid, ra, false);
+            load_b(B, ldb, N, n0, kn, k1, lid, rb, false);
+        } else {
+            load_a(A, lda, M, m0, kn, k1, lid, ra, true);
+            load_b(B, ldb, N, n0, kn, k1, lid, rb, true);
+        }
         __local const T4* as = As + cur * (BK * LDA_L);
         __local const T4* bs = Bs + cur * (BK * LDB_L);
-#if FRAG_PF
-        #pragma unroll
-        for (int kk = 0; kk < BK; ++kk) {
-            if (kk < BK - 1) {
-                load_frag(as, bs, kk + 1, tx, ty, fa[(kk + 1) & 1], fb[(kk + 1) & 1]);
-            } else {
-                // The other buffer's last reads (step t-1) all happened before the previous
-                // barrier; this barrier publishes the stores and ends this step's reads.
-                if (more) {
-                    store_a(As + (cur ^ 1) * (BK * LDA_L), lid, ra);
-                    store_b(Bs + (cur ^ 1) * (BK * LDB_L), lid, rb);
-                }
-                barrier(CLK_LOCAL_MEM_FENCE);
-                if (more)
-                    load_frag(As + (cur ^ 1) * (BK * LDA_L), Bs + (cur ^ 1) * (BK * LDB_L), 0,
-                              tx, ty, fa[0], fb[0]);
-            }
-            #pragma unroll
-            for (int i = 0; i < TM; ++i)
-                #pragma unroll
-                for (int j = 0; j < TN; ++j)
-                    acc[i][j] = fma(fa[kk & 1][i], fb[kk & 1][j], acc[i][j]);
-        }
-#else
         #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
             T a[TM], bv[TN];
@@ -373,7 +355,6 @@ void gemm_gpu(const int M, const int N, const int K,
             store_b(Bs + (cur ^ 1) * (BK * LDB_L), lid, rb);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-#endif
     }
 
     C += c_off + (long)z * c_batch;

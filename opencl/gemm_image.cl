@@ -9,17 +9,27 @@
 //      padded with zeros to a multiple of 8 and columns to K4 = roundup(K, 4) (so every vload4
 //      is inside the buffer and the padding adds zeros).
 //   Bi texel (x, b*K4 + k) = B[b](k, 4x .. 4x+3): width ceil(N/4), height batch*K4, zero past N
-//      and K (the host copies a zero-padded packed buffer into the image on the device).
+//      and K, written on the device by pack_b_image from B in the shared convention (TRANS_B):
+//      one pass that packs, pads and fills the image.
 //   C  the shared convention: C(m, n) = C[c_off + b*c_batch + m*ldc + n]; stores bounds-checked.
 // Global size (ceil(N/4) rounded up to WG_X, ceil(M/8) rounded up to WG_Y, batch), local size
 // (WG_X, WG_Y, 1).
 //
-// Parameters: WG_X, WG_Y work-group shape.
+// Parameters: WG_X, WG_Y work-group shape; TRANS_B (pack_b_image only).
 #ifndef WG_X
 #define WG_X 16
 #endif
 #ifndef WG_Y
 #define WG_Y 4
+#endif
+
+#ifndef TRANS_B
+#define TRANS_B 0
+#endif
+#if TRANS_B
+#define B_AT(k, n) B[(n) * (long)ldb + (k)]
+#else
+#define B_AT(k, n) B[(k) * (long)ldb + (n)]
 #endif
 
 __constant sampler_t smp = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;
@@ -67,4 +77,21 @@ void gemm_image(const int M, const int N, const int K4,
                 dst[e] = v[e];
         }
     }
+}
+
+// Global size (ceil(N/4), K4, batch): one texel per work-item.
+__kernel void pack_b_image(const int N, const int K, const int K4,
+                           __global const float* restrict B, const long b_off, const int ldb,
+                           const long b_batch, __write_only image2d_t Bi)
+{
+    const int x = get_global_id(0);
+    const int k = get_global_id(1);
+    const int b = get_global_id(2);
+    B += b_off + b * b_batch;
+    float v[4];
+    for (int e = 0; e < 4; ++e) {
+        const int n = 4 * x + e;
+        v[e] = (n < N && k < K) ? B_AT(k, n) : 0.0f;
+    }
+    write_imagef(Bi, (int2)(x, b * K4 + k), (float4)(v[0], v[1], v[2], v[3]));
 }

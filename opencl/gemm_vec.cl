@@ -5,10 +5,10 @@
 //
 //   C[b](m, n) = sum_k A[b](m, k) * B[b](k, n)
 //
-// Layout: the shared convention of gemm_naive.cl with these constraints on B (the host packs B
-// when they do not hold): not transposed, b_off, ldb, b_batch multiples of VW and N padded to
-// a multiple of VW (columns past N read from the padding, whose results are never stored).
-// A may be transposed (TRANS_A) and unaligned; C is written with vstore at any element offset.
+// Layout: the shared convention of gemm_naive.cl, with B not transposed (the host packs a
+// transposed B, and one whose rows do not start on multiples of VW, so vector loads are
+// aligned). A may be transposed (TRANS_A) and unaligned; C is written with vstore at any
+// element offset. The last, partial vector of a row of B is read element by element.
 // Work-group (TSN/VW, TSM/WPTM, 1); global size (ceil(N/TSN)*TSN/VW, ceil(M/TSM)*TSM/WPTM,
 // batch). Any M, N, K: tiles are zero-filled past M and K, stores are bounds-checked.
 //
@@ -75,7 +75,7 @@ void gemm_vec(const int M, const int N, const int K,
     const int tx = get_local_id(0), ty = get_local_id(1);
     const int tid = ty * RTSN + tx;
     const int m0 = get_group_id(1) * TSM, n0 = get_group_id(0) * TSN;
-    const int nvec = (N + VW - 1) / VW;          // vectors per row of B, padding included
+    const int nvec = (N + VW - 1) / VW;          // vectors per row of B, the last partial
     const long b = get_global_id(2);
     A += a_off + b * a_batch;
     B += b_off + b * b_batch;
@@ -99,7 +99,19 @@ void gemm_vec(const int M, const int N, const int K,
         for (int l = tid; l < TSK * RTSN; l += THREADS) {
             const int kk = l / RTSN, v = l - kk * RTSN;
             const int gv = n0 / VW + v, gk = k0 + kk;
-            Bs[kk][v] = (gv < nvec && gk < K) ? VLOAD(0, B + (long)gk * ldb + gv * VW) : (VT)0;
+            VT x = (VT)0;
+            if (gk < K) {
+                __global const T* src = B + (long)gk * ldb + gv * VW;
+                if (gv * VW + VW <= N) {
+                    x = VLOAD(0, src);
+                } else if (gv < nvec) {          // the last, partial vector: zeros past N
+                    T part[VW];
+                    for (int e = 0; e < VW; ++e)
+                        part[e] = gv * VW + e < N ? src[e] : (T)0;
+                    x = VLOAD(0, part);
+                }
+            }
+            Bs[kk][v] = x;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int kk = 0; kk < TSK; ++kk) {

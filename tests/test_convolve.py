@@ -164,6 +164,33 @@ def test_vec_parameters(params):
 
 
 # -- dtypes ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("params", [{"WG": 16, "R": 4, "JU": 4, "MC": 8, "GPC": 1},
+                                    {"WG": 32, "R": 8, "JU": 8, "MC": 16, "GPC": 2},
+                                    {"R": 24, "JU": 8}, {"WG": 128, "R": 16, "MC": 1024}])
+def test_gpu_parameters(params):
+    # Tiles walked by few groups (GPC), several mask chunks per tile (MC < m), partial tiles.
+    for n, m in ((1, 1), (300, 7), (1000, 63), (5001, 200)):
+        a, v = random_array(n, np.float32, n), random_array(m, np.float32, m)
+        for mode in MODES:
+            assert_matches(cg.convolve(a, v, mode, kernel="gpu", params=params),
+                           np.convolve(a.astype(np.float64), v.astype(np.float64), mode))
+
+
+def test_gpu_refuses_bad_parameters():
+    with pytest.raises(ValueError, match="multiples of 4"):
+        cg.convolve(np.ones(10, np.float32), np.ones(3, np.float32), kernel="gpu",
+                    params={"R": 6})
+
+
+def test_gpu_ranks_first_only_on_gpus(device):
+    text = cg.explain_convolve(np.zeros(2**20, np.float32), np.zeros(63, np.float32))
+    on_gpu = device.info.is_gpu and not device.info.is_simulator
+    assert ("kernel: gpu" in text) == on_gpu
+    # On GPUs the FFT takes over only for masks far longer than on CPUs (GPU_FFT_MAC_RATIO).
+    text = cg.explain_convolve(np.zeros(2**24, np.float32), np.zeros(8191, np.float32))
+    assert ("kernel: gpu" if on_gpu else "kernel: fft") in text
+
+
 @pytest.mark.parametrize("dt_a,dt_v", [(np.int32, np.int32), (np.int64, np.int64),
                                        (np.uint32, np.uint32), (np.uint64, np.int8),
                                        (np.int8, np.int8), (np.uint8, np.uint16),
@@ -313,6 +340,13 @@ def test_strided_and_reversed_device_inputs():
                 assert_matches(getattr(np, op)(a, v, mode), expected)
 
 
+def _direct_choice() -> str:
+    """The direct kernel the catalogue picks for long signals on the default device."""
+    info = cg.default_device().info
+    return "gpu" if info.is_gpu and not info.is_simulator and not info.local_mem_is_global \
+        else "vec"
+
+
 def test_numpy_call_runs_on_the_device():
     x = cg.asarray(random_array(5000, np.float32, 24))
     v = random_array(63, np.float32, 25)
@@ -323,12 +357,12 @@ def test_numpy_call_runs_on_the_device():
     before = conv_kernels.launch_counts.copy()
     np.correlate(v, x, "same")
     assert sum((conv_kernels.launch_counts - before).values()) == 1
-    assert "kernel: vec" in cg.explain_convolve(x, v)
+    assert f"kernel: {_direct_choice()}" in cg.explain_convolve(x, v)
 
 
 def test_explain_names_the_choice():
     text = cg.explain_convolve(np.zeros(2**20, np.float32), np.zeros(63, np.float32))
-    assert "kernel: vec" in text and "why:" in text and "parameters:" in text
+    assert f"kernel: {_direct_choice()}" in text and "why:" in text and "parameters:" in text
     text = cg.explain_convolve(np.zeros(2**20, np.float32), np.zeros(2**14, np.float32))
     assert "kernel: fft" in text
     text = cg.explain_convolve(np.zeros(2**20, np.int32), np.zeros(2**14, np.int32))
@@ -338,7 +372,8 @@ def test_explain_names_the_choice():
 
 
 def test_kernels_lists_the_catalogue():
-    assert set(cg.kernels("convolve")) == {"basic", "const", "tiled", "cached", "vec", "fft"}
+    assert set(cg.kernels("convolve")) == {"basic", "const", "tiled", "cached", "vec", "gpu",
+                                           "fft"}
 
 
 def test_programs_are_built_once_per_defines():

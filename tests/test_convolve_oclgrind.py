@@ -30,6 +30,7 @@ PYOPENCL_QUERY = re.compile(r"Oclgrind - OpenCL runtime error detected\n\tFuncti
                             r"For argument 'param_name'\n")
 
 SCRIPT = textwrap.dedent("""
+    import json
     import sys
     import numpy as np
     import clarray_gemm as cg
@@ -38,6 +39,7 @@ SCRIPT = textwrap.dedent("""
 
     kernel = sys.argv[1]
     shapes = [tuple(map(int, c.split(":"))) for c in sys.argv[2].split(",")]
+    params = json.loads(sys.argv[3]) if len(sys.argv) > 3 else None
     dev = next(d for d in cg.devices() if d.info.is_simulator)
     rng = np.random.default_rng(0)
     checked = 0
@@ -51,7 +53,7 @@ SCRIPT = textwrap.dedent("""
                 out = cg.empty(length, dtype, device=dev)
                 problem = ConvProblem(n, m, pad, length, np.dtype(dtype), x.storage.buffer,
                                       off, w.storage.buffer, out.storage.buffer)
-                conv.run(dev, problem, kernel)
+                conv.run(dev, problem, kernel, params)
                 xs = np.asarray(x)[off:].astype(np.float64)
                 padded = np.concatenate([np.zeros(pad), xs, np.zeros(length + m)])
                 want = np.array([padded[k:k + m] @ np.asarray(w) for k in range(length)])
@@ -79,9 +81,9 @@ def oclgrind_env(oclgrind):
 SHAPES = ((1, 1), (7, 1), (7, 4), (7, 7), (37, 9), (37, 36), (150, 20), (300, 140))
 
 
-def _run_clean(kernel: str, shapes, env) -> None:
+def _run_clean(kernel: str, shapes, env, params: str = "null") -> None:
     cases = ",".join(f"{n}:{m}" for n, m in shapes)
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, kernel, cases], env=env,
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, kernel, cases, params], env=env,
                           capture_output=True, text=True, timeout=170, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     stderr = PYOPENCL_QUERY.sub("", proc.stderr)
@@ -103,3 +105,9 @@ def test_fft_is_clean_under_oclgrind(shape, oclgrind_env):
     # (reproduced with two four-line pyopencl kernels, nothing of ours). The FFT reallocates
     # its scratch buffers when the length changes, so each length gets a fresh simulator.
     _run_clean("fft", [shape], oclgrind_env)
+
+
+def test_gpu_tile_walk_and_chunks_are_clean_under_oclgrind(oclgrind_env):
+    # Small tiles walked by one group per compute unit (the next tile prefetched while one
+    # computes) and masks longer than a chunk (several chunks per tile).
+    _run_clean("gpu", SHAPES, oclgrind_env, '{"WG": 16, "R": 4, "JU": 4, "MC": 8, "GPC": 1}')

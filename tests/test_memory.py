@@ -75,3 +75,26 @@ def test_zero_size_arrays():
     assert (x @ np.ones((3, 2), np.float32)).shape == (0, 2)
     assert_zero = np.asarray(cg.asarray(np.ones((2, 0), np.float32)) @ np.ones((0, 3), np.float32))
     np.testing.assert_array_equal(assert_zero, np.zeros((2, 3)))
+
+
+def test_pooled_buffer_not_reused_while_a_host_view_lives():
+    import gc
+
+    x = cg.asarray(np.arange(1024, dtype=np.float32))
+    view = np.asarray(x)
+    del x
+    gc.collect()
+    others = [cg.full(1024, -7.0, np.float32) for _ in range(4)]  # same size: pool candidates
+    np.testing.assert_array_equal(view, np.arange(1024))
+    assert all((np.asarray(o) == -7).all() for o in others)
+
+
+def test_freed_buffers_are_reused():
+    from clarray_gemm.memory import free_cached_memory
+
+    a = cg.empty(4096, np.float32)
+    ptr = a.storage.buffer.int_ptr
+    del a
+    b = cg.empty(4096, np.float32)
+    assert b.storage.buffer.int_ptr == ptr
+    free_cached_memory()

@@ -9,7 +9,7 @@ import pytest
 
 import clarray_gemm as cg
 from clarray_gemm.bench.timing import device_seconds
-from clarray_gemm.kernels import gemm, tuning
+from clarray_gemm.kernels import gemm, samples, tuning
 from clarray_gemm.kernels.variant import Variant
 
 from conftest import assert_matches, random_array
@@ -77,12 +77,12 @@ def test_faster_parameters_are_stored_and_dispatch_uses_them(device, cache):
     x = cg.asarray(a, device=device)
     text = cg.explain_matmul(x, b, kernel="naive")
     assert "WG_X=8, WG_Y=4 (tuned)" in text
-    bench = tuning.bench_problem(device, 40, 36, 24)
+    bench = samples.bench_problem(device, 40, 36, 24)
     choice = gemm.choose(device, bench.problem, "naive")
     assert choice.tuned and choice.params["WG_X"] == 8
     assert_matches(cg.matmul(x, b, kernel="naive"), a.astype(np.float64) @ b)
     # another size class has no tuning
-    big = tuning.bench_problem(device, 256, 256, 256)
+    big = samples.bench_problem(device, 256, 256, 256)
     assert not gemm.choose(device, big.problem, "naive").tuned
 
 
@@ -95,7 +95,7 @@ def test_slower_parameters_are_not_stored(device):
     store = tuning.store_for(device)
     assert store.entries == {}
     assert store.searched["matmul/naive/float32/small"]["stored"] is False
-    bench = tuning.bench_problem(device, 32, 32, 32)
+    bench = samples.bench_problem(device, 32, 32, 32)
     assert not gemm.choose(device, bench.problem, "naive").tuned
 
 
@@ -134,9 +134,9 @@ def test_a_kernel_with_a_wrong_result_is_caught(device):
     noop = Variant("noop", "gemm_naive.cl", "gemm_naive", "writes nothing", {"WG_X": 8},
                    fits=lambda p, info, params: None, rank=lambda p, info: 1.0,
                    launch=lambda device, problem, params: None)
-    bench = tuning.bench_problem(device, 16, 16, 16)
+    bench = samples.bench_problem(device, 16, 16, 16)
     measure = tuning.measure_on_device(bench, 0.01)
-    with pytest.raises(tuning.WrongResult):
+    with pytest.raises(samples.WrongResult):
         measure(device, bench.problem, noop, {"WG_X": 8})
     real = measure(device, bench.problem, gemm.CATALOGUE["naive"],
                    dict(gemm.CATALOGUE["naive"].defaults))
@@ -158,7 +158,7 @@ def test_reset_removes_the_file_and_dispatch_returns_to_defaults(device):
     assert path.exists()
     assert tuning.reset(device) == [path]
     assert not path.exists()
-    bench = tuning.bench_problem(device, 32, 32, 32)
+    bench = samples.bench_problem(device, 32, 32, 32)
     assert not gemm.choose(device, bench.problem, "naive").tuned
 
 
@@ -178,7 +178,7 @@ def test_convolution_tuning_reaches_dispatch(device):
 
 
 def test_device_time_excludes_the_first_run(device):
-    bench = tuning.bench_problem(device, 64, 64, 64)
+    bench = samples.bench_problem(device, 64, 64, 64)
     calls = []
 
     def op():
@@ -190,7 +190,7 @@ def test_device_time_excludes_the_first_run(device):
 
 
 def test_by_default_the_kernel_dispatch_chooses_is_tuned(device):
-    bench = tuning.bench_problem(device, 32, 32, 32)
+    bench = samples.bench_problem(device, 32, 32, 32)
     chosen = gemm.choose(device, bench.problem).variant
     out = tuning.tune(device, sizes=[32], measure=_fake({}), progress=False)
     assert [o.key.split("/")[1] for o in out] == ([chosen.name] if chosen.tunable else [])

@@ -12,9 +12,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..device import Device
-from ..kernels.tuning import WrongResult, conv_bench_problem
+from ..kernels.samples import WrongResult, conv_bench_problem
 from . import peers
-from .report import Row
+from .report import Row, skip_note
 from .timing import device_seconds, host_seconds
 
 __all__ = ["available", "default_sizes", "run", "DEFAULT_MASK"]
@@ -50,7 +50,7 @@ def _kernel_row(device: Device, bench: Any, name: str, params: dict | None, labe
         conv.run(device, p, name, params)
         bench.check()
     except (ValueError, RuntimeError, WrongResult) as exc:
-        row.note = f"skipped: {str(exc).splitlines()[0][:80]}"
+        row.note = skip_note(exc)
         return row
     row.device = device_seconds(device, lambda: conv.run(device, p, name, params),
                                 budget_s=budget_s, warmup=0)

@@ -10,10 +10,10 @@ import numpy as np
 
 from ..device import Device
 from ..kernels import gemm
-from ..kernels.tuning import WrongResult, bench_problem
+from ..kernels.samples import WrongResult, bench_problem
 from ..ops.matmul import matmul
 from . import peers
-from .report import Row
+from .report import Row, skip_note
 from .timing import device_seconds, host_seconds
 
 __all__ = ["default_sizes", "run"]
@@ -38,7 +38,7 @@ def _kernel_row(device: Device, bench: Any, name: str, params: dict | None, labe
         gemm.run(device, p, name, params)
         bench.check()
     except (ValueError, RuntimeError, WrongResult) as exc:
-        row.note = f"skipped: {str(exc).splitlines()[0][:80]}"
+        row.note = skip_note(exc)
         return row
     row.device = device_seconds(device, lambda: gemm.run(device, p, name, params),
                                 budget_s=budget_s, warmup=0)

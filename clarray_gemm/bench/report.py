@@ -10,12 +10,13 @@ with NumPy's host time (and ``e2e x NumPy`` our end-to-end time with it), ``x CL
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
 from .timing import Timing
 
-__all__ = ["Row", "format_table", "plot"]
+__all__ = ["Row", "format_table", "plot", "skip_note"]
 
 
 @dataclass
@@ -38,6 +39,13 @@ class Row:
 
     def best_seconds(self) -> float | None:
         return (self.device or self.e2e).seconds if (self.device or self.e2e) else None
+
+
+def skip_note(exc: BaseException) -> str:
+    """A table note for a kernel that could not run: the reason, without the caller's prefix."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = re.sub(r"^.*? does not fit this call: ", "", text)
+    return "skipped: " + (text if len(text) <= 100 else text[:97] + "...")
 
 
 PEER_COLUMNS = ("x NumPy", "x CLBlast", "x cuBLAS")
@@ -75,14 +83,15 @@ def format_table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def plot(rows: Sequence[Row], path: str, title: str) -> None:
-    """Save a chart of rate against size, one line per kernel or peer (device time where
-    measured, else end-to-end; the legend says which)."""
+def plot(rows: Sequence[Row], path: str, title: str, xlabel: str = "size") -> None:
+    """Save a chart of rate against size, one line per kernel or peer (peers dashed; device
+    time where measured, else end-to-end, and the legend says which)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     series: dict[str, list[tuple[int, float]]] = {}
+    peers = {r.name for r in rows if r.note.startswith("peer")}
     for r in rows:
         which = "device" if r.device else "e2e"
         rate = r.rate(which)
@@ -90,16 +99,19 @@ def plot(rows: Sequence[Row], path: str, title: str) -> None:
             continue
         label = r.name + ("" if which == "device" else " (end-to-end)")
         series.setdefault(label, []).append((r.n, rate))
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for label, points in sorted(series.items()):
+    fig, ax = plt.subplots(figsize=(9, 5))
+    colors = plt.get_cmap("tab20").colors
+    for i, (label, points) in enumerate(sorted(series.items())):
         points.sort()
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+        peer = label.split(" (end-to-end)")[0] in peers
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label,
+                color=colors[i % len(colors)], linestyle="--" if peer else "-")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("size")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(rows[0].unit if rows else "GFLOP/s")
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

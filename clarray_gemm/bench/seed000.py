@@ -12,7 +12,8 @@ import numpy as np
 from ..device import Device
 from ..kernels import gemm
 from ..kernels.programs import get_kernel
-from ..kernels.tuning import WrongResult, bench_problem
+from ..kernels.samples import WrongResult, bench_problem
+from .report import skip_note
 from .timing import device_seconds
 
 __all__ = ["SEED_GTX1080", "SeedRow", "run", "format_table", "default_size"]
@@ -84,7 +85,7 @@ def run(device: Device, n: int, budget_s: float = 1.0, progress: Any = None) -> 
             rows.append(SeedRow(f"seed {name}", rate, seed))
         except (RuntimeError, ValueError, WrongResult) as exc:  # cl.Error is a RuntimeError
             rows.append(SeedRow(f"seed {name}", None, seed,
-                                f"skipped: {str(exc).splitlines()[0][:80]}"))
+                                skip_note(exc)))
         if progress is not None:
             progress.update()
     for name in gemm.CATALOGUE.names():
@@ -99,7 +100,7 @@ def run(device: Device, n: int, budget_s: float = 1.0, progress: Any = None) -> 
                                 params + (" (tuned)" if choice.tuned else "")))
         except (RuntimeError, ValueError, WrongResult) as exc:
             rows.append(SeedRow(f"ours: {name}", None, None,
-                                f"skipped: {str(exc).splitlines()[0][:80]}"))
+                                skip_note(exc)))
         if progress is not None:
             progress.update()
     return rows

@@ -2,10 +2,11 @@
 
 Two kinds of time, never mixed:
 
-* **device time** (:func:`device_seconds`): the span on the device's queue from the first command
-  an operation enqueues to the end of its last one, read from OpenCL profiling events. The queue
-  is held by a user event while the operation enqueues, so host-side Python between its commands
-  does not count; packing or padding kernels a variant enqueues before its GEMM kernel do.
+* **device time** (:func:`device_seconds`): the span on the device's clock between two tiny
+  fence kernels enqueued just before and just after an operation's commands, read from OpenCL
+  profiling events. The queue is held by a user event while the operation enqueues, so host-side
+  Python between its commands does not count; packing, padding or split-K reduction kernels a
+  variant enqueues around its main kernel do.
 * **end-to-end time** (:func:`host_seconds`): wall-clock time of a host call (NumPy arrays in,
   NumPy arrays out), with the bytes it copied between host and device (``transfer_stats``).
 
@@ -20,6 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
 import pyopencl as cl
 
 from ..device import Device
@@ -55,12 +57,40 @@ def repetitions(first: float, budget_s: float, lo: int = 3, hi: int = 20) -> int
     return max(lo, min(hi, int(budget_s / first)))
 
 
+# A one-work-item kernel that marks a point on the device's clock. Kernel events carry the
+# device's own timestamps; marker events do not on every driver (NVIDIA's are on another clock
+# and held user-event waits show up in them as ~4 ms steps).
+_FENCE_SOURCE = """
+__kernel void clarray_fence(__global float* x) { if (get_global_id(0) == 0) x[1] = x[0]; }
+"""
+_fences: dict[int, tuple[cl.Kernel, cl.Buffer]] = {}
+
+
+def _fence_kernel(device: Device) -> tuple[cl.Kernel, cl.Buffer]:
+    key = device.cl_device.int_ptr
+    if key not in _fences:
+        prog = cl.Program(device.context, _FENCE_SOURCE).build()
+        scratch = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 64)
+        cl.enqueue_fill_buffer(device.queue, scratch, np.float32(0), 0, 64)
+        _fences[key] = (prog.clarray_fence, scratch)
+    return _fences[key]
+
+
+def _fence(device: Device, wait_for: list[cl.Event] | None = None) -> cl.Event:
+    fence, scratch = _fence_kernel(device)
+    return fence(device.queue, (1,), (1,), scratch, wait_for=wait_for)
+
+
+def _span(start: cl.Event, end: cl.Event) -> float:
+    return max(end.profile.start - start.profile.end, 0) * 1e-9
+
+
 def _held_span(device: Device, op: Callable[[], Any]) -> float | None:
-    """Device seconds of ``op``'s commands enqueued behind a held queue, or None if ``op``
-    blocked on the queue (then the watchdog had to release it)."""
-    queue = device.queue
+    """Device seconds between two fence kernels around ``op``'s commands, all enqueued behind
+    a user event that holds the queue (so host time between them does not count), or None if
+    ``op`` blocked on the queue (then the watchdog had to release it)."""
     gate = cl.UserEvent(device.context)
-    start = cl.enqueue_marker(queue, wait_for=[gate])
+    start = _fence(device, wait_for=[gate])
     released = threading.Event()
 
     def release() -> None:
@@ -73,23 +103,20 @@ def _held_span(device: Device, op: Callable[[], Any]) -> float | None:
     try:
         op()
         blocked = released.is_set()
-        end = cl.enqueue_marker(queue)
+        end = _fence(device)
     finally:
         watchdog.cancel()
         release()
     end.wait()
-    if blocked:
-        return None
-    return (end.profile.end - start.profile.end) * 1e-9
+    return None if blocked else _span(start, end)
 
 
 def _open_span(device: Device, op: Callable[[], Any]) -> float:
-    queue = device.queue
-    start = cl.enqueue_marker(queue)
+    start = _fence(device)
     op()
-    end = cl.enqueue_marker(queue)
+    end = _fence(device)
     end.wait()
-    return (end.profile.end - start.profile.end) * 1e-9
+    return _span(start, end)
 
 
 def device_seconds(device: Device, op: Callable[[], Any], reps: int | None = None,

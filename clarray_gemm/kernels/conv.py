@@ -26,6 +26,7 @@ from .programs import dtype_defines, get_kernel
 from .variant import Catalogue, Choice, Variant
 
 __all__ = ["ConvProblem", "CATALOGUE", "choose", "run", "launch_counts", "fft_length",
+           "GPU_FFT_MAC_RATIO", "GPU_CHUNKS",
            "fft_preferred", "FFT_MAC_RATIO", "FFT_MIN_MASK", "VEC_MIN_OUTPUTS"]
 
 # When the FFT path replaces the direct kernels: the direct cost is about min(L, n) * m
@@ -230,6 +231,80 @@ CATALOGUE.add(Variant(
 ))
 
 
+# -- gpu ---------------------------------------------------------------------------------------
+GPU_FFT_MAC_RATIO = 200
+"""FFT_MAC_RATIO for ``gpu`` on GPUs, where the direct kernel runs near the FMA peak."""
+GPU_CHUNKS = (64, 256, 512)
+"""The mask chunks (taps staged in local memory at once) that ``gpu`` picks from when MC=0: the
+smallest that holds the mask, else the largest. Fewer taps per chunk leave room in local memory
+for more work-groups per compute unit (H100: see benches/gpu-notes.md, "Convolution")."""
+
+
+def _gpu_resolve(p: ConvProblem, params: Mapping[str, int]) -> dict[str, int]:
+    """The parameters with MC=0 replaced by the chunk that GPU_CHUNKS gives for this mask."""
+    out = dict(params)
+    if not out.get("MC"):
+        ju = out["JU"]
+        mc = next((c for c in GPU_CHUNKS if c >= p.m), GPU_CHUNKS[-1])
+        out["MC"] = max(ju, _round_up(mc, ju)) if ju > 0 else mc
+    return out
+
+
+def _gpu_local_elements(params: Mapping[str, int]) -> int:
+    """Local-memory elements of conv_gpu.cl: padded tile plus halo, and one mask chunk."""
+    vectors = (params["WG"] * params["R"] + params["MC"]) // 4
+    return (vectors + vectors // 8 + 1) * 4 + params["MC"]
+
+
+def _gpu_fits(p: ConvProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    params = _gpu_resolve(p, params)
+    r, ju, mc = params["R"], params["JU"], params["MC"]
+    if r % 4 or ju % 4 or r <= 0 or ju <= 0 or mc <= 0 or mc % ju:
+        return f"R={r} and JU={ju} must be multiples of 4 and MC={mc} a multiple of JU"
+    if params["GPC"] < 0:
+        return f"GPC={params['GPC']} is negative"
+    if p.length + params["WG"] * r > _INT_MAX:
+        return "lengths beyond 2**31 (the kernels index with int)"
+    return _local_fits(p, info, params, _gpu_local_elements(params))
+
+
+def _gpu_kernel_rank(p: ConvProblem, info: DeviceInfo) -> float:
+    # Measured on an H100 (benches/gpu_conv.py, benches/gpu-notes.md "Convolution"). On CPU
+    # drivers the staging through local memory is pure overhead: vec stays their choice.
+    if info.is_gpu and not info.is_simulator and not info.local_mem_is_global:
+        return 8.5 if fft_preferred(p, GPU_FFT_MAC_RATIO) else 9.5
+    return 1.5
+
+
+def _gpu_launch(device: Device, problem: ConvProblem, params: Mapping[str, int]) -> cl.Event:
+    params = _gpu_resolve(problem, params)
+    defines = dtype_defines(problem.dtype)
+    defines.update(params)
+    defines.pop("GPC")
+    kernel = get_kernel(device, "conv_gpu.cl", "conv_gpu", defines)
+    wg = params["WG"]
+    groups = -(-problem.length // (wg * params["R"]))
+    if params["GPC"] > 0:
+        groups = min(groups, params["GPC"] * device.info.compute_units)
+    launch_counts["gpu"] += 1
+    return kernel(device.queue, (groups * wg,), (wg,), *_args(problem))
+
+
+CATALOGUE.add(Variant(
+    name="gpu",
+    source="conv_gpu.cl",
+    entry="conv_gpu",
+    summary="tile plus halo in local memory, R outputs per work-item in a sliding register "
+            "window (MC=0: mask chunk chosen from the mask length; GPC>0: GPC groups per "
+            "compute unit walk all tiles)",
+    defaults={"WG": 64, "R": 32, "JU": 16, "MC": 0, "GPC": 0},
+    fits=_gpu_fits,
+    rank=_gpu_kernel_rank,
+    launch=_gpu_launch,
+    tunable={"WG": (64, 128, 256), "R": (8, 16, 32), "JU": (8, 16), "GPC": (0, 4, 8)},
+))
+
+
 # -- fft ---------------------------------------------------------------------------------------
 def fft_length(problem: ConvProblem) -> int:
     """The power-of-two transform length: at least n + m - 1, so no wrap-around."""
@@ -247,12 +322,13 @@ def _fft_fits(p: ConvProblem, info: DeviceInfo, params: Mapping[str, int]) -> st
     return dtype_supported(p, info) or _wg_fits(params, info)
 
 
-def fft_preferred(p: ConvProblem) -> bool:
-    """True when the FFT path is expected to beat the direct kernels (see FFT_MAC_RATIO)."""
+def fft_preferred(p: ConvProblem, ratio: float = FFT_MAC_RATIO) -> bool:
+    """True when the FFT path is expected to beat the direct kernels: when the direct kernels'
+    multiply-adds exceed ``ratio`` times P log2 P (FFT_MAC_RATIO: measured on a CPU)."""
     if np.dtype(p.dtype).kind != "f" or p.m < FFT_MIN_MASK:
         return False
     P = fft_length(p)
-    return p.macs > FFT_MAC_RATIO * P * (P.bit_length() - 1)
+    return p.macs > ratio * P * (P.bit_length() - 1)
 
 
 def _fft_rank(p: ConvProblem, info: DeviceInfo) -> float:

@@ -94,6 +94,21 @@ def dtype_supported(problem: GemmProblem, info: DeviceInfo) -> str | None:
     return None
 
 
+_zero_scalars: dict[tuple[Device, np.dtype], cl.Buffer] = {}
+
+
+def _zero_fill(device: Device, buf: cl.Buffer, count: int, dtype: np.dtype) -> None:
+    """Zero ``count`` elements with a kernel (a stride-0 copy of one zero) rather than
+    clEnqueueFillBuffer, whose writes Oclgrind's uninitialized-value checker does not see."""
+    dtype = np.dtype(dtype)
+    zero = _zero_scalars.get((device, dtype))
+    if zero is None:
+        zero = _zero_scalars[(device, dtype)] = cl.Buffer(
+            device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+            hostbuf=np.zeros(1, dtype))
+    strided_copy(device, (count,), zero, dtype, 0, (0,), buf, dtype, 0, (1,))
+
+
 def pack_operand(device: Device, operand: GemmOperand, rows: int, cols: int, batch: int,
                  dtype: np.dtype, ld_multiple: int = 1, row_multiple: int = 1
                  ) -> GemmOperand:
@@ -104,7 +119,7 @@ def pack_operand(device: Device, operand: GemmOperand, rows: int, cols: int, bat
     nbytes = max(batch * prow * ld * itemsize, 16)
     buf = new_buffer(device, nbytes)
     if prow != rows or ld != cols:
-        cl.enqueue_fill_buffer(device.queue, buf, np.zeros(1, np.uint8), 0, nbytes)
+        _zero_fill(device, buf, batch * prow * ld, dtype)
     src_r, src_c = (1, operand.ld) if operand.trans else (operand.ld, 1)
     strided_copy(device, (batch, rows, cols),
                  operand.buffer, dtype, operand.offset, (operand.batch_stride, src_r, src_c),

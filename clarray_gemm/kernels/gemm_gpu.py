@@ -25,20 +25,21 @@ __all__ = ["PRESETS", "resolve", "VARIANT"]
 
 SOURCE = "gemm_gpu.cl"
 
-# Tile presets (BM, BN, TM, TN, BK). 1-4 have 256 work-items: the 8 x 8 micro-tile does 64 FMAs
-# per four 16-byte local reads; 2-4 trade that for more work-groups on small shapes (their BK is
-# 16 so that every work-item still loads whole 4-vectors). 5-8 hold 128 values per work-item
-# (16 x 8 or 8 x 16): 128 FMAs per six local reads, for large shapes where local-memory
-# bandwidth, not occupancy, is the limit.
-PRESETS: dict[int, tuple[int, int, int, int, int]] = {
-    1: (128, 128, 8, 8, 8),
-    2: (64, 128, 4, 8, 16),
-    3: (128, 64, 8, 4, 16),
-    4: (64, 64, 4, 4, 16),
-    5: (128, 256, 8, 16, 8),
-    6: (256, 128, 16, 8, 8),
-    7: (128, 128, 16, 8, 8),
-    8: (128, 128, 8, 16, 8),
+# Tile presets (BM, BN, TM, TN, BK, EDGE_ONLY_CLAMP). 1-4 have 256 work-items: the 8 x 8
+# micro-tile does 64 FMAs per four 16-byte local reads; 2-4 trade that for more work-groups on
+# small shapes (their BK is 16 so that every work-item still loads whole 4-vectors). 5-8 hold
+# 128 values per work-item (16 x 8 or 8 x 16): 128 FMAs per six local reads. The last field is
+# the measured better setting of EDGE_ONLY_CLAMP: the unclamped interior loads let ptxas issue
+# them early, which speeds up the smaller presets but costs preset 7 sixteen registers and 2-4%.
+PRESETS: dict[int, tuple[int, int, int, int, int, int]] = {
+    1: (128, 128, 8, 8, 8, 1),
+    2: (64, 128, 4, 8, 16, 1),
+    3: (128, 64, 8, 4, 16, 1),
+    4: (64, 64, 4, 4, 16, 1),
+    5: (128, 256, 8, 16, 8, 1),
+    6: (256, 128, 16, 8, 8, 1),
+    7: (128, 128, 16, 8, 8, 0),
+    8: (128, 128, 8, 16, 8, 0),
 }
 # Modelled throughput of a compute unit running each preset, relative to preset 7 (which
 # matches the geometry of cuBLAS's own FP32 kernel: 128 x 128 tiles, 128 work-items, 16 x 8
@@ -53,8 +54,8 @@ _SPLIT_COST = 4e6
 # Presets the shape heuristic considers (the others only when forced).
 _AUTO = (7, 2, 3, 4)
 
-DEFAULTS = {"PRESET": 0, "BK": 0, "KSPLIT": 0, "GROUP_M": 8, "WARP_X": 8, "PAD_A": 4, "PAD_B": 0,
-            "FRAG_PF": 0}
+DEFAULTS = {"PRESET": 0, "BK": 0, "KSPLIT": 0, "GROUP_M": 16, "WARP_X": 8, "PAD_A": 4, "PAD_B": 0,
+            "EDGE_ONLY_CLAMP": -1}
 
 # Split-K partial sums: one scratch buffer per device, grown on demand (the queue is in order,
 # so consecutive launches can share it).
@@ -76,7 +77,7 @@ def _cost(problem: GemmProblem, info: DeviceInfo, preset: int, ksplit: int) -> f
     """Modelled device time in units of one multiply-add per compute unit: work-groups are
     spread evenly over the compute units, each runs ceil(groups/units) of them at the rate its
     residency allows; split-K adds its partial sums' traffic (about 8 bytes per FMA-unit)."""
-    bm, bn, tm, tn, _ = PRESETS[preset]
+    bm, bn, tm, tn = PRESETS[preset][:4]
     p = problem
     units = max(info.compute_units, 1)
     groups = math.ceil(p.M / bm) * math.ceil(p.N / bn) * p.batch * ksplit
@@ -90,8 +91,8 @@ def _cost(problem: GemmProblem, info: DeviceInfo, preset: int, ksplit: int) -> f
 
 def resolve(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict[str, int]:
     """The full ``-D`` parameter set for ``problem``: PRESET 0 and KSPLIT 0 mean "chosen by the
-    shape" (the fewest modelled waves of work), BK 0 the preset's, VEC_* follow the operands'
-    alignment."""
+    shape" (the fewest modelled waves of work), BK 0 and EDGE_ONLY_CLAMP -1 the preset's, VEC_*
+    follow the operands' alignment."""
     out = dict(DEFAULTS)
     out.update(params)
     preset, ksplit = int(out["PRESET"]), int(out["KSPLIT"])
@@ -108,8 +109,10 @@ def resolve(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -
         best = min(((pr, s) for pr in presets for s in splits if s == 1 or not fills(pr)),
                    key=lambda ps: _cost(problem, info, *ps))
         preset, ksplit = best
-    bm, bn, tm, tn, bk = PRESETS[preset]
+    bm, bn, tm, tn, bk, edge = PRESETS[preset]
     out.update(PRESET=preset, KSPLIT=ksplit, BM=bm, BN=bn, TM=tm, TN=tn, BK=out["BK"] or bk)
+    if out["EDGE_ONLY_CLAMP"] < 0:
+        out["EDGE_ONLY_CLAMP"] = edge
     p = problem
     out["VEC_A"] = int(_vec_ok(p.a, p.M if p.a.trans else p.K))
     out["VEC_B"] = int(_vec_ok(p.b, p.K if p.b.trans else p.N))
@@ -161,7 +164,7 @@ def _launch(device: Device, problem: GemmProblem, params: Mapping[str, int]) -> 
     d = resolve(p, device.info, params)
     defines = base_defines(p)
     for key in ("BM", "BN", "BK", "TM", "TN", "WARP_X", "VEC_A", "VEC_B", "VEC_C", "PAD_A",
-                "PAD_B", "GROUP_M", "KSPLIT", "FRAG_PF"):
+                "PAD_B", "GROUP_M", "KSPLIT", "EDGE_ONLY_CLAMP"):
         defines[key] = d[key]
     nt = (d["BM"] // d["TM"]) * (d["BN"] // d["TN"])
     ks = d["KSPLIT"]
@@ -190,6 +193,6 @@ VARIANT = CATALOGUE.add(Variant(
     fits=_fits,
     rank=_rank,
     launch=_launch,
-    tunable={"PRESET": tuple(PRESETS), "BK": (8, 16, 32), "GROUP_M": (1, 4, 8, 16),
-             "KSPLIT": (1, 2, 4, 8)},
+    tunable={"PRESET": tuple(PRESETS), "BK": (8, 16), "GROUP_M": (1, 8, 16, 32),
+             "KSPLIT": (1, 2, 4, 8), "EDGE_ONLY_CLAMP": (0, 1)},
 ))

@@ -31,15 +31,14 @@ import pyopencl as cl
 from ..bench.progress import Progress
 from ..bench.timing import device_seconds
 from ..device import Device, get_device
-from ..memory import new_buffer
 from . import gemm
-from .gemm import GemmOperand, GemmProblem
+from .samples import BenchProblem, WrongResult, bench_problem, conv_bench_problem
 from .variant import Catalogue, Variant
 
 __all__ = ["CACHE_ENV", "cache_dir", "store_path", "size_class", "conv_size_class",
            "SIZE_CLASSES", "TuningStore", "store_for", "reset", "tuned_params_hook", "install",
            "families", "candidates", "tune", "Outcome", "Trial", "default_sizes",
-           "bench_problem", "conv_bench_problem", "BenchProblem", "WrongResult"]
+           "measure_on_device"]
 
 CACHE_ENV = "CLARRAY_GEMM_CACHE_DIR"
 _FORMAT = 1
@@ -172,100 +171,6 @@ def tuned_params_hook(catalogue: Catalogue, classify: Callable[[Any], str]
             return None
         return params
     return lookup
-
-
-# -- the problems tuned for ---------------------------------------------------------------------
-class WrongResult(RuntimeError):
-    """A candidate computed a result that differs from NumPy's."""
-
-
-def _random(shape: tuple[int, ...], dt: np.dtype, rng: np.random.Generator) -> np.ndarray:
-    if dt.kind in "iu":
-        return rng.integers(0, 8, shape).astype(dt)
-    return rng.standard_normal(shape).astype(dt)
-
-
-def _to_device(device: Device, host: np.ndarray) -> cl.Buffer:
-    buf = new_buffer(device, host.nbytes)
-    cl.enqueue_copy(device.queue, buf, host, is_blocking=True)
-    return buf
-
-
-def _compare(got: np.ndarray, ref: np.ndarray, dt: np.dtype) -> None:
-    if dt.kind in "iu":
-        if not np.array_equal(got, ref.astype(dt)):
-            raise WrongResult("wrong result (differs from NumPy)")
-        return
-    rel = float(np.linalg.norm(got - ref) / max(float(np.linalg.norm(ref)), 1e-300))
-    if not (np.isfinite(rel) and rel < (1e-4 if dt == np.float32 else 1e-10)):
-        raise WrongResult(f"wrong result (relative error {rel:.2e})")
-
-
-@dataclass
-class BenchProblem:
-    """A problem in fresh device buffers with its host operands: ``poison`` fills the output
-    with NaN bytes, so a kernel that skips elements fails ``check`` against NumPy."""
-
-    problem: Any
-    device: Device
-    operands: tuple[np.ndarray, ...]
-    out: cl.Buffer
-    out_shape: tuple[int, ...]
-    reference: Callable[[], np.ndarray]
-    label: str
-
-    @property
-    def a(self) -> np.ndarray:
-        return self.operands[0]
-
-    @property
-    def b(self) -> np.ndarray:
-        return self.operands[1]
-
-    def poison(self) -> None:
-        nbytes = int(np.prod(self.out_shape)) * self.problem.itemsize
-        cl.enqueue_fill_buffer(self.device.queue, self.out, np.uint8(0xFF), 0, nbytes)
-
-    def result(self) -> np.ndarray:
-        out = np.empty(self.out_shape, self.problem.dtype)
-        cl.enqueue_copy(self.device.queue, out, self.out, is_blocking=True)
-        return out
-
-    def check(self) -> None:
-        """Raise :class:`WrongResult` unless the output matches NumPy."""
-        _compare(self.result(), self.reference(), np.dtype(self.problem.dtype))
-
-
-def bench_problem(device: Device, M: int, N: int, K: int, dtype: Any = np.float32,
-                  seed: int = 0) -> BenchProblem:
-    """Random operands of a contiguous ``(M, K) @ (K, N)`` product in fresh device buffers."""
-    dt = np.dtype(dtype)
-    rng = np.random.default_rng(seed)
-    a, b = _random((M, K), dt, rng), _random((K, N), dt, rng)
-    c = new_buffer(device, M * N * dt.itemsize)
-    problem = GemmProblem(1, M, N, K, dt, GemmOperand(_to_device(device, a), 0, K, M * K),
-                          GemmOperand(_to_device(device, b), 0, N, K * N),
-                          GemmOperand(c, 0, N, M * N))
-    ref = (lambda: a @ b) if dt.kind in "iu" else (lambda: a.astype(np.float64) @ b)
-    return BenchProblem(problem, device, (a, b), c, (M, N), ref, f"{M}x{K} @ {K}x{N}")
-
-
-def conv_bench_problem(device: Device, n: int, m: int, dtype: Any = np.float32,
-                       seed: int = 0) -> BenchProblem:
-    """Random signal (``n``) and mask (``m``) of a full 1-D correlation in fresh device buffers
-    (the kernels correlate; ``np.convolve`` flips the mask before it calls them)."""
-    from . import conv
-    dt = np.dtype(dtype)
-    rng = np.random.default_rng(seed)
-    x, w = _random((n,), dt, rng), _random((m,), dt, rng)
-    length = n + m - 1
-    out = new_buffer(device, length * dt.itemsize)
-    problem = conv.ConvProblem(n, m, m - 1, length, dt, _to_device(device, x), 0,
-                               _to_device(device, w), out)
-    ref = ((lambda: np.correlate(x.astype(np.int64), w.astype(np.int64), "full"))
-           if dt.kind in "iu" else
-           (lambda: np.correlate(x.astype(np.float64), w.astype(np.float64), "full")))
-    return BenchProblem(problem, device, (x, w), out, (length,), ref, f"n={n}, m={m}")
 
 
 # -- the families --------------------------------------------------------------------------------
@@ -443,7 +348,7 @@ def tune(device: Device | str | int | None = None, *, family: str = "matmul",
     others, ``["all"]`` every variant that ranks for the problem),
     the defaults and up to ``limit - 1`` other parameter sets are checked and timed; the fastest
     is then re-measured against the defaults ``confirm`` more times, interleaved, and stored only
-    if its median is ``margin`` faster. A stored entry the new search does not confirm is
+    if the median of those fresh measurements is ``margin`` faster. A stored entry the new search does not confirm is
     removed. ``measure`` replaces the device measurement (tests use it); ``quick`` searches one
     small size and 4 sets per variant.
     """
@@ -513,13 +418,18 @@ def _decide(key: str, size: str, trials: list[Trial], run: Measure, device: Devi
             note = "defaults are the fastest"
         return Outcome(key, size, default.seconds, dict(default.params), default.seconds,
                        False, note, trials)
-    d_times, b_times = [default.seconds], [best.seconds]
-    for _ in range(confirm):  # interleaved, so drifting clocks hit both alike
+    # The best of many noisy samples is biased low, so the decision rests on fresh,
+    # interleaved samples of both (drifting clocks or load then hit both alike).
+    d_times, b_times = ([], []) if confirm else ([default.seconds], [best.seconds])
+    for _ in range(confirm):
         for times, params in ((d_times, default.params), (b_times, best.params)):
             t = _try(run, device, problem, variant, params)
             if t.seconds is not None:
                 times.append(t.seconds)
             bar.update()
+    if not d_times or not b_times:
+        return Outcome(key, size, default.seconds, dict(best.params), best.seconds, False,
+                       "re-measurement failed; nothing stored", trials)
     d_med, b_med = statistics.median(d_times), statistics.median(b_times)
     if b_med < d_med * (1.0 - margin):
         return Outcome(key, size, d_med, dict(best.params), b_med, True,

@@ -1,0 +1,154 @@
+// 1-D correlation for GPUs: a work-group stages a tile of the input plus the halo in local
+// memory, each work-item keeps R consecutive outputs in registers and slides a register window
+// over the taps, so that JU taps cost (R + JU) / 4 vector reads of local memory for R * JU
+// multiply-adds. Any mask length: the mask is taken in chunks of MC taps (input halo and mask
+// chunk reloaded per chunk), each chunk rounded up to JU taps with zero mask values.
+//
+//   out[k] = sum_{j=0}^{m-1} x[k + j - pad] * w[j]     for k in [0, L), x = 0 outside [0, n)
+//
+// Layout as in conv_basic.cl; out must be aligned to 4 elements (a buffer from element 0).
+// Tile t holds outputs [t*TILE, (t+1)*TILE), TILE = WG*R; work-item l owns the R outputs from
+// t*TILE + l*R. Work-groups walk the tiles with a stride of the number of groups (the host may
+// launch fewer groups than tiles) and load the next tile's first chunk into registers while
+// they compute the current one. Input loads and output stores are coalesced (element l + i*WG
+// of the tile); the outputs go through local memory to be written as vectors. Local memory is
+// read in vectors of 4 with one vector slot skipped after every 8 (PADV), which spreads the
+// work-items' windows (R/4 vectors apart) over all banks. NDRange: any number of groups of WG.
+// Local memory: (PADV((TILE + MC) / 4) + 1) * 4 + MC elements.
+//
+// Parameters: T element type, ACC accumulator type (unsigned for integers, so that overflow
+// wraps), WG work-group size (must equal the launch's local size), R outputs per work-item and
+// JU taps per unrolled step (multiples of 4), MC taps per local-memory chunk (a multiple of JU).
+#ifndef T
+#define T float
+#endif
+#ifndef ACC
+#define ACC T
+#endif
+#ifndef WG
+#define WG 256
+#endif
+#ifndef R
+#define R 16
+#endif
+#ifndef JU
+#define JU 16
+#endif
+#ifndef MC
+#define MC 1024
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define T4 CAT(T, 4)
+#define TILE (WG * R)
+#define PADV(v) ((v) + ((v) >> 3))
+#define XSV (PADV((TILE + MC) / 4) + 1)
+#define AT(v) (4 * PADV((v) >> 2) + ((v) & 3))
+
+#define HPT ((MC + WG - 1) / WG)
+
+// Work-item lid's share of chunk c0 of the tile at k0: R elements of the tile, HPT of the halo
+// (zeros outside [0, n)); all loads are issued before any is used.
+inline void load_chunk(__global const T* restrict x, const int n, const int g0, const int lid,
+                       T* v, T* h)
+{
+    #pragma unroll
+    for (int i = 0; i < R; ++i) {
+        const int gi = g0 + lid + i * WG;
+        v[i] = (gi >= 0 && gi < n) ? x[gi] : (T)0;
+    }
+    #pragma unroll
+    for (int i = 0; i < HPT; ++i) {
+        const int gi = g0 + TILE + lid + i * WG;
+        h[i] = (gi >= 0 && gi < n) ? x[gi] : (T)0;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void conv_gpu(__global const T* restrict x, const long x_off, const int n,
+              __global const T* restrict w, const int m, const int pad,
+              __global T* restrict out, const int L)
+{
+    __local T4 xs[XSV];
+    __local T4 ws[MC / 4];
+    __local T* const xe = (__local T*)xs;
+    __local T* const we = (__local T*)ws;
+    const int lid = get_local_id(0);
+    const int tiles = (L + TILE - 1) / TILE;
+    const int stride = get_num_groups(0);
+    const bool one_chunk = m <= MC;
+    x += x_off;
+    if (one_chunk)
+        for (int e = lid; e < MC; e += WG)
+            we[e] = e < m ? w[e] : (T)0;
+    T v[R], h[HPT];
+    int tile = get_group_id(0);
+    if (tile < tiles)
+        load_chunk(x, n, tile * TILE - pad, lid, v, h);
+    for (; tile < tiles; tile += stride) {
+        const int k0 = tile * TILE;
+        ACC acc[R];
+        #pragma unroll
+        for (int r = 0; r < R; ++r)
+            acc[r] = (ACC)0;
+        for (int c0 = 0; c0 < m; c0 += MC) {
+            const int taps = min(MC, m - c0);
+            const int steps = (taps + JU - 1) / JU;
+            if (c0 > 0)
+                load_chunk(x, n, k0 - pad + c0, lid, v, h);
+            #pragma unroll
+            for (int i = 0; i < R; ++i)
+                xe[AT(lid + i * WG)] = v[i];
+            #pragma unroll
+            for (int i = 0; i < HPT; ++i)
+                if (lid + i * WG < steps * JU)
+                    xe[AT(TILE + lid + i * WG)] = h[i];
+            if (!one_chunk)
+                for (int e = lid; e < steps * JU; e += WG)
+                    we[e] = e < taps ? w[c0 + e] : (T)0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            // The next tile's first chunk is loaded while this one computes.
+            if (c0 + MC >= m && tile + stride < tiles)
+                load_chunk(x, n, (tile + stride) * TILE - pad, lid, v, h);
+            for (int s = 0; s < steps; ++s) {
+                const int v0 = (lid * R + s * JU) >> 2;
+                T win[R + JU];
+                #pragma unroll
+                for (int q = 0; q < (R + JU) / 4; ++q) {
+                    const T4 t = xs[PADV(v0 + q)];
+                    win[4 * q] = t.s0;
+                    win[4 * q + 1] = t.s1;
+                    win[4 * q + 2] = t.s2;
+                    win[4 * q + 3] = t.s3;
+                }
+                #pragma unroll
+                for (int q = 0; q < JU / 4; ++q) {
+                    const T4 wq = ws[s * (JU / 4) + q];
+                    #pragma unroll
+                    for (int r = 0; r < R; ++r) {
+                        acc[r] += (ACC)win[r + 4 * q] * (ACC)wq.s0;
+                        acc[r] += (ACC)win[r + 4 * q + 1] * (ACC)wq.s1;
+                        acc[r] += (ACC)win[r + 4 * q + 2] * (ACC)wq.s2;
+                        acc[r] += (ACC)win[r + 4 * q + 3] * (ACC)wq.s3;
+                    }
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        #pragma unroll
+        for (int r = 0; r < R; ++r)
+            xe[4 * PADV(lid * (R / 4) + r / 4) + r % 4] = (T)acc[r];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (k0 + TILE <= L) {
+            __global T4* const o = (__global T4*)(out + k0);
+            #pragma unroll
+            for (int i = 0; i < R / 4; ++i)
+                o[lid + i * WG] = xs[PADV(lid + i * WG)];
+        } else {
+            for (int e = lid; e < L - k0; e += WG)
+                out[k0 + e] = xe[AT(e)];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
