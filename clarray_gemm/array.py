@@ -18,7 +18,7 @@ import numpy as np
 from . import _dispatch
 from .device import Device, get_device
 from .kernels.copy import strided_copy
-from .memory import Storage, count_transfer
+from .memory import Storage
 
 __all__ = ["DeviceArray", "asarray", "empty", "zeros", "ones", "full", "empty_like",
            "zeros_like", "ones_like", "full_like", "is_device_array"]
@@ -558,10 +558,7 @@ def asarray(a: Any, dtype=None, device=None, copy: bool | None = None) -> Device
     if not host.dtype.isnative:
         host = host.astype(host.dtype.newbyteorder("="))
     out = _new(host.shape, host.dtype, dev)
-    if host.size:
-        with out.storage.map_for_write(discard=True) as mapped:
-            np.copyto(np.ndarray(host.shape, host.dtype, buffer=mapped), host, casting="no")
-        count_transfer(host_to_device=host.nbytes if dev.info.host_unified_memory else 0)
+    out.storage.write_from(host)
     return out
 
 

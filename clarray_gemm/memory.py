@@ -178,6 +178,14 @@ class Storage:
             self._write_mapped = False
             count_transfer(host_to_device=0 if unified else nbytes)
 
+    def write_from(self, host: np.ndarray) -> None:
+        """Fill the buffer with ``host``'s elements in C order: one copy, into the mapping."""
+        if host.size == 0:
+            return
+        with self.map_for_write(discard=True) as mapped:
+            np.copyto(np.ndarray(host.shape, host.dtype, buffer=mapped), host, casting="no")
+        count_transfer(host_to_device=host.nbytes if self.device.info.host_unified_memory else 0)
+
     # -- device side -------------------------------------------------------------------------
     def check_kernel_access(self) -> None:
         """Called before a kernel touches this buffer (rule 3)."""

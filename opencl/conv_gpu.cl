@@ -26,16 +26,16 @@
 #define ACC T
 #endif
 #ifndef WG
-#define WG 256
+#define WG 64
 #endif
 #ifndef R
-#define R 16
+#define R 32
 #endif
 #ifndef JU
 #define JU 16
 #endif
 #ifndef MC
-#define MC 1024
+#define MC 512
 #endif
 
 #define CAT_(a, b) a##b
@@ -48,8 +48,8 @@
 
 #define HPT ((MC + WG - 1) / WG)
 
-// Work-item lid's share of chunk c0 of the tile at k0: R elements of the tile, HPT of the halo
-// (zeros outside [0, n)); all loads are issued before any is used.
+// Work-item lid's share of the chunk whose element 0 is x[g0]: R elements of the tile and HPT
+// of the halo (zeros outside [0, n)); all loads are issued before any is used.
 inline void load_chunk(__global const T* restrict x, const int n, const int g0, const int lid,
                        T* v, T* h)
 {

@@ -36,8 +36,11 @@ __kernel void strided_copy(const long n,
                         dst_stride.s4, dst_stride.s5, dst_stride.s6, dst_stride.s7};
     // Dimension 7 is the fastest-varying; unused leading dimensions have extent 1.
     for (int d = 7; d >= 0; --d) {
-        const long idx = rem % shp[d];
-        rem /= shp[d];
+        // q and rem - q*n instead of / and %: LLVM fuses the pair into an instruction ("freeze")
+        // that Oclgrind's uninitialized-value checker cannot simulate.
+        const long q = rem / shp[d];
+        const long idx = rem - q * shp[d];
+        rem = q;
         s_off += idx * ss[d];
         d_off += idx * ds[d];
     }

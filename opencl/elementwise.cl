@@ -80,8 +80,9 @@ __kernel void elementwise(const long n, const long8 shape,
                         out_stride.s4, out_stride.s5, out_stride.s6, out_stride.s7};
     long rem = i, ai = a_off, bi = b_off, oi = out_off;
     for (int d = 7; d >= 0; --d) {
-        const long idx = rem % shp[d];
-        rem /= shp[d];
+        const long q = rem / shp[d];  // not % and /: see opencl/copy.cl
+        const long idx = rem - q * shp[d];
+        rem = q;
         ai += idx * as[d];
         bi += idx * bs[d];
         oi += idx * os[d];

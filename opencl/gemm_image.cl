@@ -5,9 +5,9 @@
 //   C[b](m, n) = sum_k A[b](m, k) * B[b](k, n)
 //
 // Layout (float32 only: read_imagef):
-//   A  packed by the host: row-major, lda % 4 == 0, a_off and a_batch multiples of 4, rows
-//      padded with zeros to a multiple of 8 and columns to K4 = roundup(K, 4) (so every vload4
-//      is inside the buffer and the padding adds zeros).
+//   A  row-major, lda % 4 == 0, a_off and a_batch multiples of 4, rows padded with zeros to a
+//      multiple of 8 and columns to K4 = roundup(K, 4), so every vload4 is aligned, inside the
+//      buffer, and the padding adds zeros (the host packs A on the device when it is not so).
 //   Bi texel (x, b*K4 + k) = B[b](k, 4x .. 4x+3): width ceil(N/4), height batch*K4, zero past N
 //      and K, written on the device by pack_b_image from B in the shared convention (TRANS_B):
 //      one pass that packs, pads and fills the image.
@@ -36,11 +36,10 @@ __constant sampler_t smp = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK
 
 __kernel __attribute__((reqd_work_group_size(WG_X, WG_Y, 1)))
 void gemm_image(const int M, const int N, const int K4,
-                         __global const float* restrict A, const long a_off, const int lda,
-                         const long a_batch,
-                         __read_only image2d_t Bi,
-                         __global float* restrict C, const long c_off, const int ldc,
-                         const long c_batch)
+                __global const float* restrict A, const long a_off, const int lda,
+                const long a_batch,
+                __read_only image2d_t Bi,
+                __global float* restrict C, const long c_off, const int ldc, const long c_batch)
 {
     const int gx = get_global_id(0);    // column block: columns 4*gx .. 4*gx+3
     const int gy = get_global_id(1);    // row block: rows 8*gy .. 8*gy+7

@@ -2,10 +2,16 @@
 comparison helpers (float results by relative norm error against a float64 reference)."""
 from __future__ import annotations
 
+import os
+import tempfile
+
 import numpy as np
 import pytest
 
-import clarray_gemm as cg
+# Tuning results a user stored must not change what the tests dispatch: an empty cache per run.
+os.environ.setdefault("CLARRAY_GEMM_CACHE_DIR", tempfile.mkdtemp(prefix="clarray-gemm-tests-"))
+
+import clarray_gemm as cg  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -131,6 +131,21 @@ def test_params_override(kernel, params, device):
     check_every_element(run_into_poison(a, b, kernel, device, params=params), a, b)
 
 
+@pytest.mark.parametrize("params", [{"WG": 64, "VW": 4}, {"WG": 16, "VW": 1}, {"NVEC": 1},
+                                    {"WG": 1, "VW": 8, "NVEC": 3}])
+@pytest.mark.parametrize("M,N,K,trans", [(257, 1, 100, False), (257, 1, 100, True),
+                                         (1, 257, 100, False), (1, 257, 100, True)])
+def test_gemv_params(params, M, N, K, trans, device):
+    a = random_array((2, M, K), np.float32, seed=13)
+    b = random_array((2, K, N), np.float32, seed=14)
+    if trans:
+        x = cg.asarray(np.ascontiguousarray(a.swapaxes(1, 2)), device=device).mT
+        y = cg.asarray(np.ascontiguousarray(b.swapaxes(1, 2)), device=device).mT
+    else:
+        x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    check_every_element(run_into_poison(x, y, "gemv", device, params=params), a, b)
+
+
 @pytest.mark.parametrize("kernel,params,dtype,shape,why", [
     ("image", {}, np.int32, (8, 8, 8), "float32 only"),
     ("gemv", {}, np.float32, (8, 8, 8), "neither M nor N is 1"),
@@ -217,3 +232,38 @@ def test_explain_names_the_choice(device):
     text = cg.explain_matmul(x, cg.zeros((200, 100), np.float32, device=device))
     expected = gemm.choose(device, problem(300, 100, 200)).variant.name
     assert f"kernel: {expected}" in text
+
+
+def test_image_kernel_fills_its_image_from_host_b_through_map_image(monkeypatch):
+    """A NumPy B goes straight into the image (clEnqueueMapImage at the returned row pitch);
+    a device B is packed into it on the device."""
+    from clarray_gemm.kernels import gemm_variants
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 33, 17)).astype(np.float32)
+    b = rng.standard_normal((17, 31)).astype(np.float32)
+    mapped = []
+    real_map = gemm_variants.cl.enqueue_map_image
+
+    def spy(*args, **kwargs):
+        mapped.append(args[1])
+        return real_map(*args, **kwargs)
+    monkeypatch.setattr(gemm_variants.cl, "enqueue_map_image", spy)
+    monkeypatch.setattr(gemm_variants, "_b_image", lambda *a: pytest.fail("packed on the device"))
+    assert_matches(cg.matmul(cg.asarray(a), b, kernel="image"), a.astype(np.float64) @ b)
+    assert len(mapped) == 1
+    monkeypatch.undo()
+    monkeypatch.setattr(gemm_variants, "_b_image_from_host",
+                        lambda *a: pytest.fail("a device B must not go through the host"))
+    assert_matches(cg.matmul(cg.asarray(a), cg.asarray(b), kernel="image"), a.astype(np.float64) @ b)
+
+
+def test_host_b_is_uploaded_once_for_buffer_kernels():
+    rng = np.random.default_rng(4)
+    a = cg.asarray(rng.standard_normal((64, 48)).astype(np.float32))
+    b = rng.standard_normal((48, 40)).astype(np.float32)
+    before = cg.transfer_stats()
+    y = cg.matmul(a, b, kernel="tiled")
+    if cg.default_device().info.host_unified_memory:
+        assert (cg.transfer_stats() - before).host_to_device == b.nbytes
+    assert_matches(y, np.asarray(a).astype(np.float64) @ b)

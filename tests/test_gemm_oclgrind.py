@@ -9,6 +9,7 @@ threads, or after earlier products in the same process, the uninitialized-value 
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -22,12 +23,13 @@ ROOT = Path(__file__).resolve().parents[1]
 MARKERS = ("invalid read", "invalid write", "data race", "uninitialized", "error")
 
 # One product on the Oclgrind device, checked against NumPy; argv: kernel M N K batch
-# transposed(0/1) dtype. Exit status 3 on a wrong result.
+# transposed(0/1) dtype params(JSON). Exit status 3 on a wrong result.
 SCRIPT = r"""
+import json
 import sys
 import numpy as np
 import clarray_gemm as cg
-kernel, M, N, K, batch, trans, dtype = sys.argv[1:]
+kernel, M, N, K, batch, trans, dtype, params = sys.argv[1:]
 M, N, K, batch, trans = int(M), int(N), int(K), int(batch), int(trans)
 dev = next(d for d in cg.devices() if d.info.is_simulator)
 rng = np.random.default_rng(0)
@@ -39,7 +41,7 @@ if trans:   # Fortran-order matrices: TRANS_A / TRANS_B views
     y = cg.asarray(np.ascontiguousarray(b.swapaxes(1, 2)), device=dev).mT
 else:
     x, y = cg.asarray(a, device=dev), cg.asarray(b, device=dev)
-got = np.asarray(cg.matmul(x, y, kernel=kernel))
+got = np.asarray(cg.matmul(x, y, kernel=kernel, params=json.loads(params)))
 exact = np.matmul(a.astype(np.float64), b.astype(np.float64))
 if np.dtype(dtype).kind in "iu":
     ok = np.array_equal(got, np.matmul(a, b))
@@ -67,7 +69,7 @@ NO_UNINITIALIZED_CHECK = {"image"}
 
 
 def run_case(kernel: str, M: int, N: int, K: int, batch: int = 1, trans: bool = False,
-             dtype: str = "float32") -> None:
+             dtype: str = "float32", params: dict | None = None) -> None:
     env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
                OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
     if kernel in NO_UNINITIALIZED_CHECK:
@@ -75,7 +77,7 @@ def run_case(kernel: str, M: int, N: int, K: int, batch: int = 1, trans: bool = 
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     # Device discovery warns about other drivers that cannot compile: not this test's business.
     cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", SCRIPT, kernel, str(M), str(N),
-           str(K), str(batch), str(int(trans)), dtype]
+           str(K), str(batch), str(int(trans)), dtype, json.dumps(params or {})]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
     problems = oclgrind_problems(proc.stderr)
     assert not problems, "\n\n".join(problems[:5])
@@ -105,12 +107,19 @@ def test_kernel_is_clean(kernel, M, N, K, batch, trans, dtype):
 ])
 def test_gemv_is_clean(M, N, K, batch, trans):
     run_case("gemv", M, N, K, batch, trans)
+    # The CPU shape of the kernels: one work-item per row or per 3 vectors of rows.
+    run_case("gemv", M, N, K, batch, trans, params={"WG": 1, "VW": 4, "NVEC": 3})
 
 
 @pytest.mark.parametrize("kernel", ["cpu", "vec", "regtile"])
 def test_integer_and_double_paths_are_clean(kernel):
     run_case(kernel, 7, 9, 5, 2, True, "int64")
     run_case(kernel, 7, 9, 5, 1, False, "float64")
+
+
+def test_cpu_k_blocks_are_clean():
+    """K in blocks of KC, later launches adding to C; small vectors so the edges are partial."""
+    run_case("cpu", 33, 17, 65, 2, True, params={"KC": 16, "VW": 4, "MR": 5})
 
 
 def test_problems_are_detected():

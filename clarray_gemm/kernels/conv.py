@@ -232,8 +232,10 @@ CATALOGUE.add(Variant(
 
 
 # -- gpu ---------------------------------------------------------------------------------------
-GPU_FFT_MAC_RATIO = 200
-"""FFT_MAC_RATIO for ``gpu`` on GPUs, where the direct kernel runs near the FMA peak."""
+GPU_FFT_MAC_RATIO = 230
+"""FFT_MAC_RATIO for ``gpu`` on GPUs. H100, n = 2**24, "same" (ratio = m / 50 there): gpu
+2.79 / 5.56 / 11.1 ms at m = 4095 / 8191 / 16383, fft 7.79 ms at all three; the direct time is
+linear in m and meets the FFT's at m = 11500, ratio 230."""
 GPU_CHUNKS = (64, 256, 512)
 """The mask chunks (taps staged in local memory at once) that ``gpu`` picks from when MC=0: the
 smallest that holds the mask, else the largest. Fewer taps per chunk leave room in local memory
@@ -269,8 +271,9 @@ def _gpu_fits(p: ConvProblem, info: DeviceInfo, params: Mapping[str, int]) -> st
 
 
 def _gpu_kernel_rank(p: ConvProblem, info: DeviceInfo) -> float:
-    # Measured on an H100 (benches/gpu_conv.py, benches/gpu-notes.md "Convolution"). On CPU
-    # drivers the staging through local memory is pure overhead: vec stays their choice.
+    # H100, n = 2**24, "same": gpu 0.053 / 0.065 / 0.71 ms at m = 5 / 63 / 1023, vec 0.49 /
+    # 4.4 / 72 ms (benches/gpu-notes.md, "Convolution"). PoCL 3.1 (2 cores), n = 2**20, m = 63,
+    # "same", end to end: gpu 20-22 ms, vec 3-5.5 ms: on CPU drivers vec stays the choice.
     if info.is_gpu and not info.is_simulator and not info.local_mem_is_global:
         return 8.5 if fft_preferred(p, GPU_FFT_MAC_RATIO) else 9.5
     return 1.5

@@ -14,7 +14,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..device import Device, DeviceInfo
-from ..memory import new_buffer
+from ..memory import Storage, new_buffer
 from .copy import strided_copy
 from .programs import dtype_defines, get_kernel
 from .variant import Catalogue, Choice, Variant
@@ -27,11 +27,12 @@ class GemmOperand:
     """A batch of matrices in a buffer: element (r, c) of matrix b is at
     ``offset + b*batch_stride + (c*ld + r if trans else r*ld + c)`` (in elements)."""
 
-    buffer: cl.Buffer
+    buffer: cl.Buffer | None
     offset: int
     ld: int
     batch_stride: int
     trans: bool = False
+    host: np.ndarray | None = None  # (1 or batch, rows, cols) NumPy data not yet uploaded
 
     def aligned(self, width: int) -> bool:
         """True when every row (or column, if transposed) starts on a multiple of ``width``."""
@@ -167,8 +168,24 @@ def run(device: Device, problem: GemmProblem, kernel: str | None = None,
         params: Mapping[str, int] | None = None) -> tuple[cl.Event, Choice[GemmProblem]]:
     """Choose a variant and enqueue it; returns the kernel's event and the choice."""
     choice = choose(device, problem, kernel, params)
+    if problem.b.host is not None and not choice.variant.takes_host_b:
+        problem = with_operands(problem, b=upload_operand(device, problem.b, problem.batch))
     event = choice.variant.launch(device, problem, choice.params)
     return event, choice
+
+
+def host_operand(host: np.ndarray, batch: int) -> GemmOperand:
+    """Describe NumPy data of shape (1 or batch, rows, cols) as an operand not yet uploaded:
+    the layout it will have once uploaded (contiguous; one matrix broadcast over the batch)."""
+    n, rows, cols = host.shape
+    return GemmOperand(None, 0, cols, 0 if n == 1 and batch > 1 else rows * cols, False, host)
+
+
+def upload_operand(device: Device, operand: GemmOperand, batch: int) -> GemmOperand:
+    """Copy a host operand into a new buffer (one copy, through a write mapping)."""
+    storage = Storage(device, operand.host.nbytes)
+    storage.write_from(np.ascontiguousarray(operand.host))
+    return replace(host_operand(operand.host, batch), buffer=storage.buffer, host=None)
 
 
 def with_operands(problem: GemmProblem, a: GemmOperand | None = None,

@@ -27,13 +27,13 @@ import numpy as np
 import pyopencl as cl
 
 from ..device import Device, DeviceInfo
-from ..memory import new_buffer
+from ..memory import count_transfer, new_buffer
 from .gemm import (CATALOGUE, GemmOperand, GemmProblem, _round_up, base_defines,
                    dtype_supported, launch_standard, pack_operand, with_operands)
 from .programs import dtype_defines, get_kernel
 from .variant import Variant
 
-__all__ = ["TINY_VOLUME", "CONST_B_MAX", "cpu_vector_width", "is_adreno"]
+__all__ = ["TINY_VOLUME", "CONST_B_MAX", "vector_width", "is_adreno"]
 
 TINY_VOLUME = 32 ** 3
 """Products with M*N*K up to this are left to ``naive``: one launch, no packing, no tiles."""
@@ -183,13 +183,37 @@ def _b_image(device: Device, p: GemmProblem, defines: Mapping[str, object]) -> c
     return image
 
 
+def _b_image_from_host(device: Device, p: GemmProblem) -> cl.Image:
+    """B as the same RGBA image, filled from NumPy data through ``clEnqueueMapImage`` as
+    Qualcomm's host code does: one copy, row by row at the returned row pitch."""
+    k4, width = _round_up(p.K, 4), -(-p.N // 4)
+    fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT)
+    image = cl.create_image(device.context, cl.mem_flags.READ_WRITE, fmt,
+                            shape=(width, p.batch * k4))
+    height = p.batch * k4
+    mapped, _, row_pitch, _ = cl.enqueue_map_image(
+        device.queue, image, cl.map_flags.WRITE_INVALIDATE_REGION, (0, 0), (width, height),
+        (height, width * 4), np.float32, is_blocking=True)
+    # The driver may pad rows: address the mapping with its own pitch, not width * 16 bytes.
+    texels = np.lib.stride_tricks.as_strided(mapped, (height, width * 4), (row_pitch, 4))
+    texels[...] = 0
+    host = p.b.host
+    for b in range(p.batch):
+        texels[b * k4: b * k4 + p.K, :p.N] = host[b if host.shape[0] > 1 else 0]
+    del texels
+    mapped.base.release(queue=device.queue)
+    count_transfer(host_to_device=0 if device.info.host_unified_memory else height * row_pitch)
+    return image
+
+
 def _image_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
     wx, wy = params["WG_X"], params["WG_Y"]
     a = p.a
     if a.trans or not a.aligned(4) or p.M % 8 or p.K % 4:
         a = pack_operand(device, a, p.M, p.K, p.batch, p.dtype, ld_multiple=4, row_multiple=8)
     defines = {"WG_X": wx, "WG_Y": wy, "TRANS_B": int(p.b.trans)}
-    image = _b_image(device, p, defines)
+    image = (_b_image_from_host(device, p) if p.b.host is not None
+             else _b_image(device, p, defines))
     kernel = get_kernel(device, "gemm_image.cl", "gemm_image", defines)
     gs = (_round_up(-(-p.N // 4), wx), _round_up(-(-p.M // 8), wy), p.batch)
     c = p.c
@@ -214,6 +238,7 @@ CATALOGUE.add(Variant(
     summary="Adreno style: A from a buffer, B as an RGBA image, 8x4 micro-tile per work-item",
     defaults={"WG_X": 16, "WG_Y": 4}, fits=_image_fits, rank=_image_rank,
     launch=_image_launch, tunable={"WG_X": (4, 8, 16, 32), "WG_Y": (1, 2, 4, 8)},
+    takes_host_b=True,
 ))
 
 
@@ -230,7 +255,8 @@ def _const_b_count(p: GemmProblem) -> int:
 def _const_b_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
     nbytes = _const_b_count(p) * p.K * p.N * p.itemsize
     if nbytes > info.constant_mem_bytes:
-        return f"B needs {nbytes} bytes of constant memory, the device has {info.constant_mem_bytes}"
+        return (f"B needs {nbytes} bytes of constant memory, "
+                f"the device has {info.constant_mem_bytes}")
     if params["NB"] < 1:
         return "NB must be positive"
     return _first(dtype_supported(p, info), _work_group(info, params["WG"]))
@@ -267,19 +293,23 @@ CATALOGUE.add(Variant(
 ))
 
 
-# -- gemv --------------------------------------------------------------------------------------
+# -- gemv ---------------------------------------------------------------------------------------
 def _gemv_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
     if not _is_gemv(p):
         return "neither M nor N is 1"
-    wg = params["WG"]
-    if wg < 1 or wg & (wg - 1):
-        return "WG must be a power of two"
-    return _first(dtype_supported(p, info), _work_group(info, wg))
+    wg, vw = params["WG"], params["VW"]
+    if wg < 0 or wg & (wg - 1):
+        return "WG must be a power of two (or 0: 1 on CPUs, 64 elsewhere)"
+    if vw not in (0, 1) + _VECTOR_WIDTHS:
+        return f"VW must be 0 (the device's width), 1 or one of {_VECTOR_WIDTHS}"
+    if params["NVEC"] < 1:
+        return "NVEC must be positive"
+    return _first(dtype_supported(p, info), _work_group(info, wg or 1))
 
 
 def _gemv_geometry(p: GemmProblem):
-    """(R, X(offset, r-stride, k-stride, batch), v(offset, stride, batch), y(offset, stride,
-    batch)) for y(r) = sum_k X(r, k) v(k)."""
+    """(R, X(buffer, offset, r-stride, k-stride, batch), v(buffer, offset, stride, batch),
+    y(buffer, offset, stride, batch)) for y(r) = sum_k X(r, k) v(k)."""
     a, b, c = p.a, p.b, p.c
     if p.N == 1:
         x = (a.buffer, a.offset) + ((1, a.ld) if a.trans else (a.ld, 1)) + (a.batch_stride,)
@@ -293,13 +323,20 @@ def _gemv_geometry(p: GemmProblem):
 
 
 def _gemv_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
-    wg = params["WG"]
+    info = device.info
+    wg = params["WG"] or (1 if info.is_cpu else 64)
+    vw = params["VW"] or vector_width(info, p.dtype)
     rows, x, v, y = _gemv_geometry(p)
-    sweep = x[2] == 1 and rows >= wg   # columns of X contiguous: one work-item per row
+    # Columns of X contiguous: one work-item per VW rows (unless there are too few rows to
+    # occupy a work-group); otherwise a reduction along each row.
+    sweep = x[2] == 1 and (rows >= wg * vw or x[3] != 1)
+    if not sweep and not (x[3] == 1 and v[2] == 1):
+        vw = 1   # vector loads along k need both X's rows and v contiguous
     defines = dtype_defines(p.dtype)
-    defines["WG"] = wg
+    nvec = params["NVEC"] if sweep and vw > 1 else 1
+    defines.update(WG=wg, VW=vw, NVEC=nvec)
     kernel = get_kernel(device, "gemv.cl", "gemv_sweep" if sweep else "gemv_reduce", defines)
-    gs = (_round_up(rows, wg), 1, p.batch) if sweep else (wg, rows, p.batch)
+    gs = (_round_up(-(-rows // (vw * nvec)), wg), 1, p.batch) if sweep else (wg, rows, p.batch)
     return kernel(device.queue, gs, (wg, 1, 1), i32(rows), i32(p.K),
                   x[0], i64(x[1]), i64(x[2]), i64(x[3]), i64(x[4]),
                   v[0], i64(v[1]), i64(v[2]), i64(v[3]),
@@ -308,16 +345,18 @@ def _gemv_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> c
 
 CATALOGUE.add(Variant(
     name="gemv", source="gemv.cl", entry="gemv_reduce",
-    summary="matrix-vector (M == 1 or N == 1): row reductions or a column sweep",
-    defaults={"WG": 64}, fits=_gemv_fits,
+    summary="matrix-vector (M == 1 or N == 1): vector row reductions or a column sweep",
+    defaults={"WG": 0, "VW": 0, "NVEC": 4}, fits=_gemv_fits,
     rank=lambda p, info: 50.0 if _is_gemv(p) and not _tiny(p) else 0.5,
-    launch=_gemv_launch, tunable={"WG": (16, 32, 64, 128, 256)},
+    launch=_gemv_launch,
+    tunable={"WG": (0, 1, 16, 64, 256), "VW": (0, 1, 4, 8, 16), "NVEC": (1, 2, 4, 8)},
 ))
 
 
 # -- cpu ---------------------------------------------------------------------------------------
-def cpu_vector_width(info: DeviceInfo, dtype: np.dtype) -> int:
-    """The device's preferred vector width (elements) for ``dtype``, as ``VW=0`` resolves it."""
+def vector_width(info: DeviceInfo, dtype: np.dtype) -> int:
+    """The device's preferred vector width (elements) for ``dtype``, at least 4: what
+    ``VW=0`` means for the ``cpu`` and ``gemv`` kernels."""
     dt = np.dtype(dtype)
     if dt.itemsize == 8:
         width = info.preferred_vector_width_double
@@ -353,7 +392,7 @@ def _pack_panels(device: Device, op: GemmOperand, outer: int, K: int, width: int
 
 def _cpu_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
     mr, nv, wg = params["MR"], params["NV"], params["WG"]
-    vw = params["VW"] or cpu_vector_width(device.info, p.dtype)
+    vw = params["VW"] or vector_width(device.info, p.dtype)
     nr = vw * nv
     a, b = p.a, p.b
     a_so, a_sk = (1, a.ld) if a.trans else (a.ld, 1)
@@ -383,7 +422,7 @@ def _cpu_rank(p: GemmProblem, info: DeviceInfo) -> float:
 CATALOGUE.add(Variant(
     name="cpu", source="gemm_cpu.cl", entry="gemm_cpu",
     summary="CPU: packed panels, MR x (VW*NV) register block per work-item, no barriers",
-    defaults={"MR": 6, "VW": 0, "NV": 2, "WG": 1, "KC": 256}, fits=_cpu_fits, rank=_cpu_rank,
+    defaults={"MR": 6, "VW": 0, "NV": 2, "WG": 1, "KC": 512}, fits=_cpu_fits, rank=_cpu_rank,
     launch=_cpu_launch,
     tunable={"MR": (4, 6, 8), "VW": (0, 8, 16), "NV": (1, 2, 3, 4), "WG": (1, 2, 4, 8),
              "KC": (0, 256, 512, 1024)},

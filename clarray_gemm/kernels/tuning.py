@@ -12,6 +12,7 @@ fail to build, exceed the device's resources or compute a wrong result are skipp
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -48,27 +49,53 @@ SIZE_CLASSES: tuple[tuple[str, int, int], ...] = (
     ("small", 0, 128), ("medium", 192, 512), ("large", 768, 2048), ("huge", 3072, 4096))
 
 
+@functools.lru_cache(maxsize=None)
+def _path(text: str) -> Path:
+    return Path(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _user_cache_dir() -> Path:
+    return Path(platformdirs.user_cache_dir("clarray_gemm"))
+
+
 def cache_dir() -> Path:
     """Where tuning results are stored: ``$CLARRAY_GEMM_CACHE_DIR``, else the user cache dir."""
     env = os.environ.get(CACHE_ENV)
-    return Path(env) if env else Path(platformdirs.user_cache_dir("clarray_gemm"))
+    return _path(env) if env else _user_cache_dir()
+
+
+_identities: dict[int, tuple[str, str]] = {}
 
 
 def device_identity(device: Device) -> str:
     """Platform, device name and driver version: a new driver gets a fresh tuning."""
-    try:
-        driver = device.cl_device.driver_version.strip()
-    except cl.Error:
-        driver = "?"
-    return f"{device.info.platform} | {device.info.name} | {driver}"
+    return _identity(device)[0]
+
+
+def _identity(device: Device) -> tuple[str, str]:
+    # dispatch asks for every call, so the driver query and the hash are done once per device
+    key = device.cl_device.int_ptr
+    if key not in _identities:
+        try:
+            driver = device.cl_device.driver_version.strip()
+        except cl.Error:
+            driver = "?"
+        ident = f"{device.info.platform} | {device.info.name} | {driver}"
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", device.info.name).strip("-")[:40]
+        digest = hashlib.sha1(ident.encode()).hexdigest()[:10]
+        _identities[key] = (ident, f"tuning-{slug}-{digest}.json")
+    return _identities[key]
 
 
 def store_path(device: Device) -> Path:
     """The JSON file holding ``device``'s tuning results."""
-    ident = device_identity(device)
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", device.info.name).strip("-")[:40]
-    digest = hashlib.sha1(ident.encode()).hexdigest()[:10]
-    return cache_dir() / f"tuning-{slug}-{digest}.json"
+    return _join(cache_dir(), _identity(device)[1])
+
+
+@functools.lru_cache(maxsize=64)
+def _join(folder: Path, name: str) -> Path:
+    return folder / name
 
 
 def size_class(M: int, N: int, K: int) -> str:

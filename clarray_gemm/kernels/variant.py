@@ -31,6 +31,9 @@ class Variant(Generic[P]):
     rank: Callable[[P, DeviceInfo], float]
     launch: Callable[..., Any]
     tunable: Mapping[str, Sequence[int]] = field(default_factory=dict)
+    # True when ``launch`` takes a host (NumPy) B itself, uploading it its own way (the image
+    # kernel maps the image and fills it); every other variant gets B uploaded to a buffer.
+    takes_host_b: bool = False
 
 
 @dataclass(frozen=True)

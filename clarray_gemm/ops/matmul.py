@@ -151,8 +151,11 @@ def matmul(a: Any, b: Any, /, out: Any = None, *, dtype: Any = None, casting: st
     if compute is None:
         host = np.matmul(np.asarray(a), np.asarray(b), dtype=dtype)
         return _write_out(asarray(host, device=device), out, casting)
-    res = _device_matmul(_to_device(a, compute, device), _to_device(b, compute, device),
-                         a_shape, b_shape, device, kernel, params)
+    # A NumPy B stays on the host until the kernel is chosen: the image kernel maps its image
+    # and fills it straight from B; for the others gemm.run uploads it to a buffer.
+    b_in = _to_device(b, compute, device) if isinstance(b, DeviceArray) else np.asarray(b, compute)
+    res = _device_matmul(_to_device(a, compute, device), b_in, a_shape, b_shape, device,
+                         kernel, params)
     if res.dtype != result_dtype:
         res = res.astype(result_dtype) if result_dtype != np.float16 else asarray(
             np.asarray(res).astype(np.float16), device=device)
@@ -170,8 +173,17 @@ def _shapes(a_shape, b_shape):
     return a2, b2, M, N, K, tuple(batch_shape), out_shape
 
 
-def _device_matmul(a: DeviceArray, b: DeviceArray, a_shape, b_shape, device: Device,
-                   kernel: str | None, params) -> DeviceArray:
+def _host_operand(b: np.ndarray, batch_shape: tuple, rows: int, cols: int) -> GemmOperand:
+    """A NumPy operand as (1 or batch, rows, cols) host data (one matrix stays one)."""
+    batch = int(np.prod(batch_shape, dtype=np.int64))
+    if b.ndim == 2:
+        return gemm.host_operand(b[None], batch)
+    full = np.broadcast_to(b, batch_shape + (rows, cols))
+    return gemm.host_operand(full.reshape(batch, rows, cols), batch)
+
+
+def _device_matmul(a: DeviceArray, b: DeviceArray | np.ndarray, a_shape, b_shape,
+                   device: Device, kernel: str | None, params) -> DeviceArray:
     a2_shape, b2_shape, M, N, K, batch_shape, out_shape = _shapes(a_shape, b_shape)
     a2 = a.reshape(a2_shape)
     b2 = b.reshape(b2_shape)
@@ -182,9 +194,12 @@ def _device_matmul(a: DeviceArray, b: DeviceArray, a_shape, b_shape, device: Dev
         return zeros(out_shape, a.dtype, device=device)
     batch = int(np.prod(batch_shape, dtype=np.int64))
     op_a, a2 = _as_operand(a2, batch_shape, M, K)
-    op_b, b2 = _as_operand(b2, batch_shape, K, N)
-    for x in (a2, b2):
-        x.storage.check_kernel_access()
+    a2.storage.check_kernel_access()
+    if isinstance(b2, DeviceArray):
+        op_b, b2 = _as_operand(b2, batch_shape, K, N)
+        b2.storage.check_kernel_access()
+    else:
+        op_b = _host_operand(b2, batch_shape, K, N)
     problem = GemmProblem(batch, M, N, K, a.dtype, op_a, op_b,
                           GemmOperand(c.storage.buffer, 0, N, M * N, False))
     gemm.run(device, problem, kernel, params)
