@@ -12,26 +12,12 @@
 //
 // Parameters: T, ACC (unsigned for integers), TRANS_A, NB columns per work-item, WG
 // work-group size along M.
-#ifndef T
-#define T float
-#endif
-#ifndef ACC
-#define ACC T
-#endif
-#ifndef TRANS_A
-#define TRANS_A 0
-#endif
+#include "gemm_layout.h"
 #ifndef NB
 #define NB 8
 #endif
 #ifndef WG
 #define WG 64
-#endif
-
-#if TRANS_A
-#define A_AT(m, k) A[(k) * (long)lda + (m)]
-#else
-#define A_AT(m, k) A[(m) * (long)lda + (k)]
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))

@@ -23,14 +23,7 @@
 #define WG_Y 4
 #endif
 
-#ifndef TRANS_B
-#define TRANS_B 0
-#endif
-#if TRANS_B
-#define B_AT(k, n) B[(n) * (long)ldb + (k)]
-#else
-#define B_AT(k, n) B[(k) * (long)ldb + (n)]
-#endif
+#include "gemm_layout.h"
 
 __constant sampler_t smp = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;
 

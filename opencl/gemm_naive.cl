@@ -10,29 +10,7 @@
 //
 // Parameters: T element type, ACC accumulator type (unsigned for integers so overflow wraps
 // like NumPy), TRANS_A, TRANS_B.
-#ifndef T
-#define T float
-#endif
-#ifndef ACC
-#define ACC T
-#endif
-#ifndef TRANS_A
-#define TRANS_A 0
-#endif
-#ifndef TRANS_B
-#define TRANS_B 0
-#endif
-
-#if TRANS_A
-#define A_AT(m, k) A[(k) * (long)lda + (m)]
-#else
-#define A_AT(m, k) A[(m) * (long)lda + (k)]
-#endif
-#if TRANS_B
-#define B_AT(k, n) B[(n) * (long)ldb + (k)]
-#else
-#define B_AT(k, n) B[(k) * (long)ldb + (n)]
-#endif
+#include "gemm_layout.h"
 
 __kernel void gemm_naive(const int M, const int N, const int K,
                          __global const T* restrict A, const long a_off, const int lda, const long a_batch,

@@ -14,18 +14,7 @@
 // Parameters: T, ACC (unsigned for integers), TRANS_A, TRANS_B, TSM, TSN, TSK tile sizes,
 // WPTM, WPTN work per thread (TSM % WPTM == 0, TSN % WPTN == 0,
 // (TSM + TSN) * TSK * sizeof(T) <= local memory).
-#ifndef T
-#define T float
-#endif
-#ifndef ACC
-#define ACC T
-#endif
-#ifndef TRANS_A
-#define TRANS_A 0
-#endif
-#ifndef TRANS_B
-#define TRANS_B 0
-#endif
+#include "gemm_layout.h"
 #ifndef TSM
 #define TSM 64
 #endif
@@ -45,17 +34,6 @@
 #define RTSM (TSM / WPTM)
 #define RTSN (TSN / WPTN)
 #define THREADS (RTSM * RTSN)
-
-#if TRANS_A
-#define A_AT(m, k) A[(k) * (long)lda + (m)]
-#else
-#define A_AT(m, k) A[(m) * (long)lda + (k)]
-#endif
-#if TRANS_B
-#define B_AT(k, n) B[(n) * (long)ldb + (k)]
-#else
-#define B_AT(k, n) B[(k) * (long)ldb + (n)]
-#endif
 
 __kernel __attribute__((reqd_work_group_size(RTSN, RTSM, 1)))
 void gemm_regtile(const int M, const int N, const int K,

@@ -11,31 +11,9 @@
 //
 // Parameters: T, ACC (unsigned for integers), TRANS_A, TRANS_B, TS tile edge
 // (TS*TS <= the device's work-group limit, 2*TS*TS*sizeof(T) <= local memory).
-#ifndef T
-#define T float
-#endif
-#ifndef ACC
-#define ACC T
-#endif
-#ifndef TRANS_A
-#define TRANS_A 0
-#endif
-#ifndef TRANS_B
-#define TRANS_B 0
-#endif
+#include "gemm_layout.h"
 #ifndef TS
 #define TS 16
-#endif
-
-#if TRANS_A
-#define A_AT(m, k) A[(k) * (long)lda + (m)]
-#else
-#define A_AT(m, k) A[(m) * (long)lda + (k)]
-#endif
-#if TRANS_B
-#define B_AT(k, n) B[(n) * (long)ldb + (k)]
-#else
-#define B_AT(k, n) B[(k) * (long)ldb + (n)]
 #endif
 
 __kernel __attribute__((reqd_work_group_size(TS, TS, 1)))

@@ -14,17 +14,9 @@
 //
 // Parameters: T, ACC (unsigned for integers), IS_INT, TRANS_A, VW vector width (2, 4, 8, 16),
 // TSM, TSN, TSK tile sizes, WPTM rows per work-item (TSN % VW == 0, TSM % WPTM == 0).
-#ifndef T
-#define T float
-#endif
-#ifndef ACC
-#define ACC T
-#endif
+#include "gemm_layout.h"
 #ifndef IS_INT
 #define IS_INT 0
-#endif
-#ifndef TRANS_A
-#define TRANS_A 0
 #endif
 #ifndef VW
 #define VW 4
@@ -59,12 +51,6 @@
 #define RTSM (TSM / WPTM)
 #define RTSN (TSN / VW)
 #define THREADS (RTSM * RTSN)
-
-#if TRANS_A
-#define A_AT(m, k) A[(k) * (long)lda + (m)]
-#else
-#define A_AT(m, k) A[(m) * (long)lda + (k)]
-#endif
 
 __kernel __attribute__((reqd_work_group_size(RTSN, RTSM, 1)))
 void gemm_vec(const int M, const int N, const int K,

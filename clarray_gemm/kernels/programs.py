@@ -6,6 +6,7 @@ as the ``clarray_gemm.opencl`` package; a source checkout reads the folder direc
 from __future__ import annotations
 
 import os
+import re
 import threading
 from functools import lru_cache
 from importlib import resources
@@ -23,13 +24,18 @@ __all__ = ["source_text", "build_program", "get_kernel", "ctype", "dtype_defines
 _CHECKOUT_DIR = Path(__file__).resolve().parents[2] / "opencl"
 
 
+_INCLUDE = re.compile(r'^#include "([^"]+)"[ \t]*$', re.MULTILINE)
+
+
 @lru_cache(maxsize=None)
 def source_text(name: str) -> str:
-    """The text of ``opencl/<name>`` (from the installed package, else the checkout)."""
+    """The text of ``opencl/<name>`` (from the installed package, else the checkout), with
+    ``#include "file"`` lines replaced by that file's text, so no include path is needed."""
     try:
-        return resources.files("clarray_gemm.opencl").joinpath(name).read_text()
+        text = resources.files("clarray_gemm.opencl").joinpath(name).read_text()
     except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
-        return (_CHECKOUT_DIR / name).read_text()
+        text = (_CHECKOUT_DIR / name).read_text()
+    return _INCLUDE.sub(lambda m: source_text(m.group(1)), text)
 
 
 _C_TYPES = {
