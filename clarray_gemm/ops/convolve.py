@@ -19,17 +19,13 @@ import numpy as np
 
 from .._dispatch import implements
 from ..array import DeviceArray, asarray, empty
-from ..device import Device, get_device
+from ..device import Device
 from ..kernels import conv
 from ..kernels.conv import ConvProblem
+from ._common import compute_dtype, device_of
 
 __all__ = ["convolve", "correlate", "explain_convolve"]
 
-_WIDEN = {np.dtype(np.bool_): np.dtype(np.uint64), np.dtype(np.int8): np.dtype(np.int64),
-          np.dtype(np.int16): np.dtype(np.int64), np.dtype(np.uint8): np.dtype(np.uint64),
-          np.dtype(np.uint16): np.dtype(np.uint64), np.dtype(np.float16): np.dtype(np.float32)}
-_KERNEL_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64, np.uint32,
-                                        np.uint64)}
 _MODES = {"valid": 0, "same": 1, "full": 2}
 
 
@@ -52,14 +48,6 @@ def _parse_mode(mode: Any) -> int:
     return number
 
 
-def _device_of(*objs: Any) -> Device:
-    devs = {o.device for o in objs if isinstance(o, DeviceArray)}
-    if len(devs) > 1:
-        raise ValueError("operands are on different OpenCL devices: "
-                         + ", ".join(str(d) for d in devs))
-    return devs.pop() if devs else get_device(None)
-
-
 def _as_operand(x: Any) -> DeviceArray | np.ndarray:
     """A device array as is; anything else as NumPy sees it (``np.asarray``)."""
     return x if isinstance(x, DeviceArray) else np.asarray(x)
@@ -77,13 +65,6 @@ def _check_1d(*xs: DeviceArray | np.ndarray) -> None:
             raise ValueError("object of too small depth for desired array")
 
 
-def _compute_dtype(result: np.dtype, device: Device) -> np.dtype | None:
-    compute = _WIDEN.get(result, result)
-    if compute not in _KERNEL_DTYPES or (compute == np.float64 and not device.info.fp64):
-        return None
-    return compute
-
-
 def _core_shape(n: int, m: int, mode: int) -> tuple[int, int]:
     """(pad, length) of NumPy's ``_pyarray_correlate`` for a signal of n >= m elements."""
     if mode == 0:
@@ -99,7 +80,7 @@ class _Plan:
 
     def __init__(self, op: str, a: Any, v: Any, mode: Any):
         a, v = _as_operand(a), _as_operand(v)
-        self.device = _device_of(a, v)
+        self.device = device_of(a, v)
         self.a, self.v = a, v
         if op == "convolve":
             a, v = _ndmin1(a), _ndmin1(v)
@@ -124,7 +105,7 @@ class _Plan:
             self.flip_mask, self.flip_out = False, inverted
         self.op = op
         self.result_dtype = np.result_type(a.dtype, v.dtype)
-        self.compute = _compute_dtype(self.result_dtype, self.device)
+        self.compute = compute_dtype(self.result_dtype, self.device)
         self.n, self.m = len(self.signal), len(self.mask)
         self.pad, self.length = _core_shape(self.n, self.m, self.mode)
 

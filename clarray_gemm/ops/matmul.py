@@ -17,10 +17,11 @@ import numpy as np
 
 from .._dispatch import implements, implements_ufunc
 from ..array import DeviceArray, asarray, empty, zeros
-from ..device import Device, get_device
+from ..device import Device
 from ..kernels import gemm
 from ..kernels.copy import merge_dims
 from ..kernels.gemm import GemmOperand, GemmProblem
+from ._common import compute_dtype, device_of
 
 try:  # NumPy's own exception type for this error (a TypeError subclass); private in NumPy 2.x
     from numpy._core._exceptions import _UFuncOutputCastingError as _OutputCastingError
@@ -30,37 +31,12 @@ except ImportError:  # pragma: no cover
 __all__ = ["matmul", "dot", "explain_matmul"]
 
 _SIGNATURE = "(n?,k),(k,m?)->(n?,m?)"
-# Integer results NumPy keeps narrow are computed exactly in 64-bit (overflow wraps modulo 2**64,
-# so the low bits are NumPy's wrapped result) and cast down on the device.
-_WIDEN = {np.dtype(np.bool_): np.dtype(np.uint64), np.dtype(np.int8): np.dtype(np.int64),
-          np.dtype(np.int16): np.dtype(np.int64), np.dtype(np.uint8): np.dtype(np.uint64),
-          np.dtype(np.uint16): np.dtype(np.uint64), np.dtype(np.float16): np.dtype(np.float32)}
-_KERNEL_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64, np.uint32,
-                                        np.uint64)}
-
-
-def _device_of(*objs: Any) -> Device:
-    devs = {o.device for o in objs if isinstance(o, DeviceArray)}
-    if len(devs) > 1:
-        raise ValueError("operands are on different OpenCL devices: "
-                         + ", ".join(str(d) for d in devs))
-    return devs.pop() if devs else get_device(None)
 
 
 def _result_dtypes(a_dtype: np.dtype, b_dtype: np.dtype, dtype: Any) -> tuple:
     if dtype is None:
         return np.matmul.resolve_dtypes((a_dtype, b_dtype, None))
     return np.matmul.resolve_dtypes((a_dtype, b_dtype, None), signature=(None, None, np.dtype(dtype)))
-
-
-def _compute_dtype(result: np.dtype, device: Device) -> np.dtype | None:
-    """The dtype the kernel computes in for a ``result`` dtype, or None (host only)."""
-    compute = _WIDEN.get(result, result)
-    if compute not in _KERNEL_DTYPES:
-        return None
-    if compute == np.float64 and not device.info.fp64:
-        return None
-    return compute
 
 
 def _check_core(a_shape, b_shape):
@@ -110,7 +86,7 @@ def _prepare(a, b, dtype, device: Device):
     """Bring both operands to the device in the kernel's compute dtype (NumPy operands: one copy)."""
     a_dt, b_dt = np.result_type(a), np.result_type(b)
     _, _, result = _result_dtypes(a_dt, b_dt, dtype)
-    return result, _compute_dtype(result, device)
+    return result, compute_dtype(result, device)
 
 
 def _to_device(x: Any, compute: np.dtype, device: Device) -> DeviceArray:
@@ -144,7 +120,7 @@ def matmul(a: Any, b: Any, /, out: Any = None, *, dtype: Any = None, casting: st
     :func:`clarray_gemm.kernels`) and ``params=`` its ``-D`` parameters."""
     if axes is not None:
         return _matmul_axes(a, b, out, dtype, casting, axes, kernel, params)
-    device = _device_of(a, b, out)
+    device = device_of(a, b, out)
     a_shape, b_shape = np.shape(a), np.shape(b)
     _check_core(a_shape, b_shape)
     result_dtype, compute = _prepare(a, b, dtype, device)
@@ -207,7 +183,7 @@ def _device_matmul(a: DeviceArray, b: DeviceArray | np.ndarray, a_shape, b_shape
 
 
 def _problem_for(a: DeviceArray, b: DeviceArray) -> tuple[Device, GemmProblem]:
-    device = _device_of(a, b)
+    device = device_of(a, b)
     a2_shape, b2_shape, M, N, K, batch_shape, _ = _shapes(a.shape, b.shape)
     op_a = _operand(a.reshape(a2_shape), batch_shape, M, K)
     op_b = _operand(b.reshape(b2_shape), batch_shape, K, N)
@@ -219,7 +195,7 @@ def _problem_for(a: DeviceArray, b: DeviceArray) -> tuple[Device, GemmProblem]:
 
 def explain_matmul(a: Any, b: Any, kernel: str | None = None) -> str:
     """Which GEMM kernel ``a @ b`` runs, with which parameters, and why."""
-    device = _device_of(a, b)
+    device = device_of(a, b)
     _check_core(np.shape(a), np.shape(b))
     result_dtype, compute = _prepare(a, b, None, device)
     if compute is None:
@@ -239,8 +215,8 @@ def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params):
         ax_a, ax_b, ax_out = (tuple(x) if isinstance(x, (tuple, list)) else (x,) for x in axes)
     except (TypeError, ValueError):
         raise ValueError("axes should be a list with an entry for every operand") from None
-    a_d = a if isinstance(a, DeviceArray) else asarray(a, device=_device_of(a, b))
-    b_d = b if isinstance(b, DeviceArray) else asarray(b, device=_device_of(a, b))
+    a_d = a if isinstance(a, DeviceArray) else asarray(a, device=device_of(a, b))
+    b_d = b if isinstance(b, DeviceArray) else asarray(b, device=device_of(a, b))
 
     def to_end(x: DeviceArray, core: tuple) -> DeviceArray:
         core = tuple(operator.index(i) % x.ndim for i in core) if x.ndim else core
@@ -283,7 +259,7 @@ def dot(a: Any, b: Any, out: Any = None) -> Any:
     if len(a_shape) <= 2 and len(b_shape) <= 2:
         result = matmul(a, b)
     else:
-        device = _device_of(a, b)
+        device = device_of(a, b)
         a_d = a if isinstance(a, DeviceArray) else asarray(a, device=device)
         b_d = b if isinstance(b, DeviceArray) else asarray(b, device=device)
         b_moved = b_d if b_d.ndim == 1 else b_d._geometry_op(lambda t: np.moveaxis(t, -2, 0))
