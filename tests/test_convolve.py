@@ -111,6 +111,19 @@ def test_kernel_matches_numpy(kernel, dtype):
     assert not failures, "\n".join(failures[:10])
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("kernel", sorted(set(KERNELS) - set(FAST)))
+def test_scalar_kernels_on_the_largest_full_and_same_cases(kernel, dtype):
+    """What test_kernel_matches_numpy leaves to the fast kernels: 65537 x a longer mask in
+    'full' and 'same' mode (about 4e9 multiply-adds per call)."""
+    n = LENGTHS[-1]
+    a, v = random_array(n, dtype, n), random_array(n + 5, dtype, n + 6)
+    for mode in ("full", "same"):
+        expected = reference("convolve", a, v, mode, ("convolve", np.dtype(dtype).str, n, n + 5, mode))
+        assert_matches(cg.convolve(a, v, mode, kernel=kernel), expected)
+
+
 @pytest.mark.parametrize("kernel", ["vec", "fft"])
 def test_largest_correlate_both_orders(kernel):
     a, v = random_array(65537, np.float32, 3), random_array(65542, np.float32, 4)
