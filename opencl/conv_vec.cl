@@ -36,12 +36,7 @@
 #define IS_INT 0
 #endif
 
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#define VT CAT(T, VW)
-#define VACC CAT(ACC, VW)
-#define VLOAD CAT(vload, VW)
-#define VSTORE CAT(vstore, VW)
+#include "vector_types.h"
 #if IS_INT
 #define TO_ACC(v) CAT(as_, VACC)(v)
 #define FROM_ACC(v) CAT(as_, VT)(v)

@@ -34,14 +34,7 @@
 #define WPTM 8
 #endif
 
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#define VT CAT(T, VW)
-#define VACC CAT(ACC, VW)
-#define VLOAD CAT(vload, VW)
-#define VSTORE CAT(vstore, VW)
-#define TO_VACC CAT(convert_, VACC)
-#define TO_VT CAT(convert_, VT)
+#include "vector_types.h"
 #if IS_INT
 #define MULADD(a, b, c) ((a) * (b) + (c))
 #else

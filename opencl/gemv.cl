@@ -38,12 +38,7 @@
 #define RB (VW * NVEC)     // rows per work-item of gemv_sweep
 
 #if VW > 1
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#define VACC CAT(ACC, VW)
-#define VLOAD CAT(vload, VW)
-#define VSTORE CAT(vstore, VW)
-#define TO_VACC CAT(convert_, VACC)
+#include "vector_types.h"
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
