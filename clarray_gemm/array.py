@@ -199,6 +199,8 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
                 if not np.can_cast(value.dtype, target.dtype, casting="unsafe"):
                     raise TypeError(f"cannot assign {value.dtype} to {target.dtype}")
                 if _device_copy_supported(value.dtype, target.dtype):
+                    if value.storage is target.storage:
+                        value = value.copy()  # overlapping source: NumPy buffers it too
                     target._assign_from(value)
                     return
         if isinstance(value, DeviceArray):

@@ -79,6 +79,16 @@ def test_setitem_host_and_device_values():
         x[0] = np.ones(3)
 
 
+def test_setitem_from_an_overlapping_view_of_itself():
+    a = np.arange(1000, dtype=np.float32)
+    x = cg.asarray(a)
+    x[1:] = x[:-1]
+    x[::2] = x[::-1][::2]
+    a[1:] = a[:-1]
+    a[::2] = a[::-1][::2]
+    np.testing.assert_array_equal(np.asarray(x), a)
+
+
 def test_copy_astype_get():
     a = random_array((6, 7), np.float64, 4)
     x = cg.asarray(a)
