@@ -118,6 +118,19 @@ def test_ufuncs_and_operators_stay_on_device():
     np.testing.assert_array_equal(np.asarray(i + 1), np.array([2 ** 31 - 1], np.int32) + 1)  # wraps
 
 
+@pytest.mark.parametrize("da,db", [(np.float64, np.float16), (np.float16, np.int32), (np.bool_, np.int8),
+                                   (np.uint8, np.int8), (np.int64, np.uint64), (np.float32, np.bool_)])
+def test_mixed_dtype_arithmetic_matches_numpy(da, db):
+    a = (random_array((4, 3), np.float64, 1) * 40).astype(da)
+    b = (random_array((3,), np.float64, 2) * 40).astype(db)
+    for op in (np.add, np.subtract, np.multiply, np.true_divide, np.maximum):
+        with np.errstate(all="ignore"):
+            expected = op(a, b)
+            got = op(cg.asarray(a), b)
+        assert isinstance(got, cg.DeviceArray) and got.dtype == expected.dtype
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-6)
+
+
 def test_inplace_and_out_arguments():
     a = random_array((3, 4), np.float32, 6)
     x = cg.asarray(a)

@@ -60,6 +60,9 @@ def elementwise(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     loop = _loop_dtypes(ufunc, inputs)
     if loop is None or not all(_kernel_dtype(np.dtype(d), device) for d in loop):
         return NotImplemented
+    operand_dtypes = [x.dtype for x in inputs if isinstance(x, (DeviceArray, np.ndarray))]
+    if not all(dt == np.bool_ or _kernel_dtype(dt, device) for dt in operand_dtypes):
+        return NotImplemented  # e.g. a float16 operand: loaded only through vload_half
     out_dtype = np.dtype(loop[-1])
     try:
         shape = np.broadcast_shapes(*(np.shape(x) for x in inputs))
