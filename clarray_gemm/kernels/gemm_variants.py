@@ -92,19 +92,32 @@ CATALOGUE.add(Variant(
 
 
 # -- regtile -----------------------------------------------------------------------------------
-def _regtile_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
-    tsm, tsn, tsk, wm, wn = (params[k] for k in ("TSM", "TSN", "TSK", "WPTM", "WPTN"))
-    if min(tsm, tsn, tsk, wm, wn) < 1 or tsm % wm or tsn % wn:
-        return "TSM must be a multiple of WPTM and TSN of WPTN"
-    return _first(dtype_supported(p, info), _work_group(info, (tsm // wm) * (tsn // wn)),
+def _block_tiles_fit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int],
+                     cols_per_item: int, cols_name: str) -> str | None:
+    """The rules regtile and vec share: TSM x TSN tiles of C, a WPTM x ``cols_per_item``
+    block per work-item, TSK-deep slices of A and B in local memory."""
+    tsm, tsn, tsk, wm = (params[k] for k in ("TSM", "TSN", "TSK", "WPTM"))
+    if min(tsm, tsn, tsk, wm, cols_per_item) < 1 or tsm % wm or tsn % cols_per_item:
+        return f"TSM must be a multiple of WPTM and TSN of {cols_name}"
+    return _first(dtype_supported(p, info),
+                  _work_group(info, (tsm // wm) * (tsn // cols_per_item)),
                   _local_mem(info, (tsm + tsn) * tsk * p.itemsize))
 
 
-def _regtile_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
-    tsm, tsn, wm, wn = params["TSM"], params["TSN"], params["WPTM"], params["WPTN"]
-    local = (tsn // wn, tsm // wm, 1)
+def _launch_block_tiles(device: Device, p: GemmProblem, name: str,
+                        params: Mapping[str, int], cols_per_item: int) -> cl.Event:
+    tsm, tsn = params["TSM"], params["TSN"]
+    local = (tsn // cols_per_item, tsm // params["WPTM"], 1)
     gs = (-(-p.N // tsn) * local[0], -(-p.M // tsm) * local[1], p.batch)
-    return launch_standard(device, p, CATALOGUE["regtile"], params, gs, local)
+    return launch_standard(device, p, CATALOGUE[name], params, gs, local)
+
+
+def _regtile_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    return _block_tiles_fit(p, info, params, params["WPTN"], "WPTN")
+
+
+def _regtile_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    return _launch_block_tiles(device, p, "regtile", params, params["WPTN"])
 
 
 def _regtile_rank(p: GemmProblem, info: DeviceInfo) -> float:
@@ -123,23 +136,17 @@ CATALOGUE.add(Variant(
 
 # -- vec ---------------------------------------------------------------------------------------
 def _vec_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
-    vw, tsm, tsn, tsk, wm = (params[k] for k in ("VW", "TSM", "TSN", "TSK", "WPTM"))
-    if vw not in _VECTOR_WIDTHS:
+    if params["VW"] not in _VECTOR_WIDTHS:
         return f"VW must be one of {_VECTOR_WIDTHS}"
-    if min(tsm, tsn, tsk, wm) < 1 or tsn % vw or tsm % wm:
-        return "TSN must be a multiple of VW and TSM of WPTM"
-    return _first(dtype_supported(p, info), _work_group(info, (tsm // wm) * (tsn // vw)),
-                  _local_mem(info, (tsm + tsn) * tsk * p.itemsize))
+    return _block_tiles_fit(p, info, params, params["VW"], "VW")
 
 
 def _vec_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
-    vw, tsm, tsn, wm = params["VW"], params["TSM"], params["TSN"], params["WPTM"]
+    vw = params["VW"]
     if p.b.trans or not p.b.aligned(vw):
         p = with_operands(p, b=pack_operand(device, p.b, p.K, p.N, p.batch, p.dtype,
                                             ld_multiple=vw))
-    local = (tsn // vw, tsm // wm, 1)
-    gs = (-(-p.N // tsn) * local[0], -(-p.M // tsm) * local[1], p.batch)
-    return launch_standard(device, p, CATALOGUE["vec"], params, gs, local)
+    return _launch_block_tiles(device, p, "vec", params, vw)
 
 
 def _vec_rank(p: GemmProblem, info: DeviceInfo) -> float:
