@@ -148,22 +148,30 @@ class TuningStore:
         return dict(entry["params"]) if entry else None
 
 
-_loaded: dict[Path, tuple[float, TuningStore]] = {}
+_loaded: dict[Path, tuple[float, float, TuningStore]] = {}
+RECHECK_S = 1.0
+"""How often dispatch looks at the file for another process's tuning (a stat per variant and
+call cost ~0.1 ms per operation; this process's own tuning updates the cached store directly)."""
 
 
 def store_for(device: Device) -> TuningStore:
     """``device``'s store, re-read when the file changed (another process may have tuned)."""
     path = store_path(device)
+    now = time.monotonic()
+    cached = _loaded.get(path)
+    if cached is not None and now - cached[0] < RECHECK_S:
+        return cached[2]
     try:
         mtime = path.stat().st_mtime
     except OSError:
         mtime = -1.0
-    cached = _loaded.get(path)
-    if cached is None or cached[0] != mtime:
+    if cached is None or cached[1] != mtime:
         store = TuningStore.load(path) if mtime >= 0 else TuningStore(path)
         store.device = store.device or device_identity(device)
-        cached = _loaded[path] = (mtime, store)
-    return cached[1]
+    else:
+        store = cached[2]
+    _loaded[path] = (now, mtime, store)
+    return store
 
 
 def reset(device: Device | None = None) -> list[Path]:
