@@ -22,7 +22,7 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo
 from ..memory import new_buffer
-from .programs import dtype_defines, get_kernel
+from .programs import dtype_defines, get_kernel, unsupported_dtype
 from .variant import Catalogue, Choice, Variant
 
 __all__ = ["ConvProblem", "CATALOGUE", "choose", "run", "launch_counts", "fft_length",
@@ -90,10 +90,9 @@ def _round_up(x: int, m: int) -> int:
 
 def dtype_supported(problem: ConvProblem, info: DeviceInfo) -> str | None:
     dt = np.dtype(problem.dtype)
-    if dt == np.float64 and not info.fp64:
-        return "the device has no fp64 (cl_khr_fp64)"
-    if dt.kind not in "fiu" or dt == np.float16 or dt.itemsize < 4:
-        return f"dtype {dt} has no kernel"
+    why = unsupported_dtype(dt, info) or (f"dtype {dt} has no kernel" if dt.itemsize < 4 else None)
+    if why:
+        return why
     if problem.n + problem.m > _INT_MAX:
         return "lengths beyond 2**31 (the kernels index with int)"
     return None

@@ -16,7 +16,7 @@ import pyopencl as cl
 from ..device import Device, DeviceInfo
 from ..memory import Storage, new_buffer
 from .copy import strided_copy
-from .programs import dtype_defines, get_kernel
+from .programs import dtype_defines, get_kernel, unsupported_dtype
 from .variant import Catalogue, Choice, Variant
 
 __all__ = ["GemmOperand", "GemmProblem", "CATALOGUE", "choose", "run", "pack_operand"]
@@ -87,12 +87,7 @@ def standard_args(problem: GemmProblem) -> tuple:
 
 
 def dtype_supported(problem: GemmProblem, info: DeviceInfo) -> str | None:
-    dt = np.dtype(problem.dtype)
-    if dt == np.float64 and not info.fp64:
-        return "the device has no fp64 (cl_khr_fp64)"
-    if dt.kind not in "fiu" or dt == np.float16:
-        return f"dtype {dt} has no kernel"
-    return None
+    return unsupported_dtype(problem.dtype, info)
 
 
 _zero_scalars: dict[tuple[Device, np.dtype], cl.Buffer] = {}

@@ -69,6 +69,17 @@ def dtype_defines(dtype: np.dtype, prefix: str = "") -> dict[str, object]:
             f"{prefix}IS_INT": int(dt.kind in "iub")}
 
 
+def unsupported_dtype(dtype: np.dtype, info) -> str | None:
+    """Why the arithmetic kernels (T/ACC defines) cannot take ``dtype`` on a device with
+    ``info`` (a DeviceInfo), or None when they can."""
+    dt = np.dtype(dtype)
+    if dt == np.float64 and not info.fp64:
+        return "the device has no fp64 (cl_khr_fp64)"
+    if dt.kind not in "fiu" or dt == np.float16:
+        return f"dtype {dt} has no kernel"
+    return None
+
+
 _cache: dict[tuple, cl.Program] = {}
 _kernels: dict[tuple[int, str], cl.Kernel] = {}
 _lock = threading.Lock()
