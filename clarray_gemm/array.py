@@ -407,14 +407,16 @@ def is_device_array(x: Any) -> bool:
 
 
 # -- host fallback ---------------------------------------------------------------------------
-def _to_host(obj: Any) -> Any:
+def to_host(obj: Any, writable: bool = False) -> Any:
+    """``obj`` with every device array in it (lists, tuples, dicts) replaced by its read-only
+    host view, or by a writable host copy when ``writable``."""
     if isinstance(obj, DeviceArray):
-        return obj.__array__()
-    if isinstance(obj, (list, tuple)):
-        converted = [_to_host(o) for o in obj]
+        return obj.get() if writable else obj.__array__()
+    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):  # not namedtuples
+        converted = [to_host(o, writable) for o in obj]
         return type(obj)(converted) if isinstance(obj, list) else tuple(converted)
     if isinstance(obj, dict):
-        return {k: _to_host(v) for k, v in obj.items()}
+        return {k: to_host(v, writable) for k, v in obj.items()}
     return obj
 
 
@@ -424,14 +426,14 @@ def _host_function(func, args, kwargs):
     out = kwargs.get("out")
     if func in _INPLACE_FIRST_ARG and args and isinstance(args[0], DeviceArray):
         with args[0]._host_write() as target:
-            return func(target, *_to_host(args[1:]), **_to_host(kwargs))
+            return func(target, *to_host(args[1:]), **to_host(kwargs))
     if isinstance(out, DeviceArray):
         host_out = np.empty(out.shape, out.dtype)
         kwargs = dict(kwargs, out=host_out)
-        func(*_to_host(args), **_to_host(kwargs))
+        func(*to_host(args), **to_host(kwargs))
         out[...] = host_out
         return out
-    return func(*_to_host(args), **_to_host(kwargs))
+    return func(*to_host(args), **to_host(kwargs))
 
 
 def _host_ufunc(device: Device, ufunc: np.ufunc, method: str, inputs, kwargs):
@@ -439,7 +441,7 @@ def _host_ufunc(device: Device, ufunc: np.ufunc, method: str, inputs, kwargs):
     ``out=`` arrays when given)."""
     outs = kwargs.get("out")
     outs = outs if isinstance(outs, tuple) else ((outs,) if outs is not None else None)
-    host_kwargs = {k: _to_host(v) for k, v in kwargs.items() if k != "out"}
+    host_kwargs = {k: to_host(v) for k, v in kwargs.items() if k != "out"}
     host_outs = None
     if outs is not None:
         host_outs = tuple(np.empty(o.shape, o.dtype) if isinstance(o, DeviceArray) else o
@@ -449,8 +451,8 @@ def _host_ufunc(device: Device, ufunc: np.ufunc, method: str, inputs, kwargs):
         host_kwargs["out"] = host_outs
     if method == "at" and isinstance(inputs[0], DeviceArray):
         with inputs[0]._host_write() as target:
-            return getattr(ufunc, method)(target, *_to_host(inputs[1:]), **host_kwargs)
-    result = getattr(ufunc, method)(*_to_host(inputs), **host_kwargs)
+            return getattr(ufunc, method)(target, *to_host(inputs[1:]), **host_kwargs)
+    result = getattr(ufunc, method)(*to_host(inputs), **host_kwargs)
     if outs is not None:
         for o, h in zip(outs, host_outs):
             if isinstance(o, DeviceArray):

@@ -107,14 +107,6 @@ def _result_device(args: Sequence[Any], device: Any = None) -> Device:
     return found.pop() if found else current_device()
 
 
-def _to_host(obj: Any, writable: builtins.bool = False) -> Any:
-    if isinstance(obj, DeviceArray):
-        return np.array(obj) if writable else np.asarray(obj)
-    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
-        return type(obj)(_to_host(o, writable) for o in obj)
-    return obj
-
-
 def _to_device(obj: Any, device: Device) -> Any:
     if isinstance(obj, (np.ndarray, np.generic)):
         return _array.asarray(obj, device=device)
@@ -134,8 +126,8 @@ def _host_function(func: Callable[..., Any], wrap_result: builtins.bool = True
     @functools.wraps(func)
     def on_host(*args, **kwargs):
         device = _result_device((args, tuple(kwargs.values())), kwargs.pop("device", None))
-        result = func(*_to_host(args, writable),
-                      **{k: _to_host(v, writable) for k, v in kwargs.items()})
+        result = func(*_array.to_host(args, writable),
+                      **{k: _array.to_host(v, writable) for k, v in kwargs.items()})
         return _to_device(result, device) if wrap_result else result
     return on_host
 
