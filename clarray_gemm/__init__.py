@@ -13,9 +13,11 @@ from .array import (DeviceArray, asarray, empty, empty_like, full, full_like, is
 from .device import Device, DeviceInfo, current_device, default_device, devices, get_device, use_device
 from .memory import TransferStats, free_cached_memory, reset_transfer_stats, transfer_stats
 from .ops.matmul import dot, explain_matmul, matmul
+from .kernels.crossover import host_path, host_path_enabled
 from .kernels import gemm as _gemm
 from .ops.convolve import convolve, correlate, explain_convolve
 from .kernels import conv as _conv
+from . import array_api  # noqa: F401,E402  (registers the Array API namespace)
 
 __version__ = "0.1.0"
 
@@ -34,4 +36,4 @@ __all__ = ["DeviceArray", "asarray", "empty", "empty_like", "full", "full_like",
            "devices", "default_device", "current_device", "get_device", "use_device",
            "TransferStats", "transfer_stats", "reset_transfer_stats", "free_cached_memory", "matmul", "dot",
            "explain_matmul", "kernels", "__version__",
-           "convolve", "correlate", "explain_convolve"]
+           "convolve", "correlate", "explain_convolve", "host_path", "host_path_enabled"]

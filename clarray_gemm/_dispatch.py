@@ -12,7 +12,24 @@ import numpy as np
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 UFUNCS: dict[np.ufunc, Callable[..., Any]] = {}
 
-__all__ = ["FUNCTIONS", "UFUNCS", "implements", "implements_ufunc"]
+__all__ = ["FUNCTIONS", "UFUNCS", "implements", "implements_ufunc", "register_namespace",
+           "array_namespace"]
+
+_namespace_factory: Callable[[str | None], Any] | None = None
+
+
+def register_namespace(factory: Callable[[str | None], Any]) -> None:
+    """Install the Array API namespace (``clarray_gemm.array_api`` registers itself), so that
+    the array type answers ``__array_namespace__`` without importing the namespace module."""
+    global _namespace_factory
+    _namespace_factory = factory
+
+
+def array_namespace(api_version: str | None = None) -> Any:
+    """The registered Array API namespace for ``api_version``."""
+    if _namespace_factory is None:  # pragma: no cover - the package __init__ registers it
+        raise RuntimeError("the Array API namespace is not registered")
+    return _namespace_factory(api_version)
 
 
 def implements(*numpy_functions: Callable[..., Any]):

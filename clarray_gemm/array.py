@@ -10,6 +10,7 @@ way and their array results are put back on the device, so operators always give
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Iterable, Sequence
 
@@ -38,6 +39,61 @@ def _is_basic_index(key: Any) -> bool:
     return True
 
 
+def call_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+    """``ufunc(*inputs, **kwargs)`` with at least one device array among them: the registered
+    device implementation (one dict lookup), else NumPy's ufunc on host views."""
+    impl = _dispatch.UFUNCS.get(ufunc)
+    if impl is not None:
+        result = impl(ufunc, inputs, kwargs)
+        if result is not NotImplemented:
+            return result
+    return _host_ufunc(_device_of_inputs(inputs, kwargs), ufunc, "__call__", inputs, kwargs)
+
+
+def _device_of_inputs(inputs: tuple, kwargs: dict) -> Device:
+    for x in inputs + tuple(kwargs.get("out") or ()):
+        if isinstance(x, DeviceArray):
+            return x.device
+    return get_device(None)
+
+
+_NEVER_DEFER = (np.ndarray, int, float, complex, np.generic, list, tuple)
+
+
+def _should_defer(self: "DeviceArray", other: Any) -> bool:
+    """NumPy's rule for ``ndarray``'s binary operators: give way (return NotImplemented) to an
+    operand that disables ufuncs (``__array_ufunc__ = None``), or that has no
+    ``__array_ufunc__`` and a higher ``__array_priority__``."""
+    if isinstance(other, (DeviceArray,) + _NEVER_DEFER):
+        return False
+    array_ufunc = getattr(type(other), "__array_ufunc__", _MISSING)
+    if array_ufunc is not _MISSING:
+        return array_ufunc is None
+    return getattr(other, "__array_priority__", -math.inf) > self.__array_priority__
+
+
+_MISSING = object()
+
+
+def _operators(ufunc: np.ufunc):
+    """``__op__``, ``__rop__`` and ``__iop__`` for a binary ufunc."""
+    def forward(self, other):
+        if _should_defer(self, other):
+            return NotImplemented
+        return call_ufunc(ufunc, (self, other), {})
+
+    def reverse(self, other):
+        if _should_defer(self, other):
+            return NotImplemented
+        return call_ufunc(ufunc, (other, self), {})
+
+    def inplace(self, other):
+        if ufunc is np.matmul:  # NumPy: in-place matmul must keep the shape
+            return call_ufunc(ufunc, (self, other), {"out": (self,), "axes": [(-2, -1)] * 3})
+        return call_ufunc(ufunc, (self, other), {"out": (self,)})
+    return forward, reverse, inplace
+
+
 class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     """An array whose data lives in an OpenCL ``ALLOC_HOST_PTR`` buffer.
 
@@ -57,16 +113,25 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
             strides = _c_strides(self._shape, self._dtype.itemsize)
         self._strides = tuple(int(s) for s in strides)
         self._offset = int(offset)
+        self._size = math.prod(self._shape)
+
+    @classmethod
+    def _wrap(cls, storage: Storage, shape: tuple, dtype: np.dtype, strides: tuple,
+              offset: int = 0) -> "DeviceArray":
+        """The hot path's constructor: arguments already normalised (ints, tuples, a dtype)."""
+        self = object.__new__(cls)
+        self._storage, self._shape, self._dtype = storage, shape, dtype
+        self._strides, self._offset, self._size = strides, offset, math.prod(shape)
+        return self
 
     # -- attributes ------------------------------------------------------------------------
     shape = property(lambda self: self._shape, doc="Tuple of array dimensions.")
     dtype = property(lambda self: self._dtype, doc="Data type of the elements.")
     strides = property(lambda self: self._strides, doc="Bytes to step in each dimension.")
     ndim = property(lambda self: len(self._shape), doc="Number of dimensions.")
-    size = property(lambda self: int(np.prod(self._shape, dtype=np.int64)),
-                    doc="Number of elements.")
+    size = property(lambda self: self._size, doc="Number of elements.")
     itemsize = property(lambda self: self._dtype.itemsize)
-    nbytes = property(lambda self: self.size * self._dtype.itemsize,
+    nbytes = property(lambda self: self._size * self._dtype.itemsize,
                       doc="Bytes of the elements (not of the underlying buffer).")
     device = property(lambda self: self._storage.device, doc="The OpenCL device holding the data.")
     storage = property(lambda self: self._storage, doc="The shared host-mapped buffer.")
@@ -79,7 +144,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     @property
     def T(self) -> "DeviceArray":
         """The transpose, as a view (no copy)."""
-        return self._geometry_op(lambda t: t.T)
+        return self.geometry_view(lambda t: t.T)
 
     @property
     def mT(self) -> "DeviceArray":
@@ -127,8 +192,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def _template(self) -> np.ndarray:
         """An ndarray with this geometry over a fake base address: NumPy computes views on it,
         nothing ever reads through it."""
-        anchor = np.zeros(1, dtype=self._dtype if self._dtype.itemsize else np.uint8)
-        return np.lib.stride_tricks.as_strided(anchor, self._shape, self._strides)
+        return np.lib.stride_tricks.as_strided(_anchor(self._dtype), self._shape, self._strides)
 
     def _view_of(self, template_view: np.ndarray, template: np.ndarray) -> "DeviceArray":
         """The device view whose geometry ``template_view`` has, relative to ``template``."""
@@ -137,7 +201,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         return DeviceArray(self._storage, template_view.shape, self._dtype,
                            template_view.strides, self._offset + delta)
 
-    def _geometry_op(self, fn) -> "DeviceArray":
+    def geometry_view(self, fn) -> "DeviceArray":
         t = self._template()
         return self._view_of(fn(t), t)
 
@@ -167,13 +231,13 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def transpose(self, *axes) -> "DeviceArray":
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], numbers.Integral)):
             axes = axes[0]
-        return self._geometry_op(lambda t: t.transpose(axes) if axes else t.transpose())
+        return self.geometry_view(lambda t: t.transpose(axes) if axes else t.transpose())
 
     def swapaxes(self, axis1: int, axis2: int) -> "DeviceArray":
-        return self._geometry_op(lambda t: t.swapaxes(axis1, axis2))
+        return self.geometry_view(lambda t: t.swapaxes(axis1, axis2))
 
     def squeeze(self, axis=None) -> "DeviceArray":
-        return self._geometry_op(lambda t: t.squeeze(axis))
+        return self.geometry_view(lambda t: t.squeeze(axis))
 
     def __getitem__(self, key) -> "DeviceArray | Any":
         if isinstance(key, DeviceArray):
@@ -201,20 +265,20 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
                 if _device_copy_supported(value.dtype, target.dtype):
                     if value.storage is target.storage:
                         value = value.copy()  # overlapping source: NumPy buffers it too
-                    target._assign_from(value)
+                    target.assign_from(value)
                     return
         if isinstance(value, DeviceArray):
             value = value.__array__()
-        with self._host_write() as host:
+        with self.host_write() as host:
             host[key] = value
 
-    def _host_write(self):
+    def host_write(self):
         """Map this array's whole extent for host writes (context manager giving an ndarray)."""
         return _HostWrite(self)
 
-    def _assign_from(self, value: "DeviceArray") -> None:
+    def assign_from(self, value: "DeviceArray") -> None:
         """Device-side copy of ``value`` (broadcast, cast) into this view."""
-        src = value._broadcast_to(self._shape)
+        src = value.broadcast_view(self._shape)
         self._storage.prepare_write()
         self._storage.check_kernel_access()
         src._storage.check_kernel_access()
@@ -224,11 +288,11 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
                          self._storage.buffer, self.dtype, self.element_offset,
                          self.element_strides)
         except NotImplementedError:  # more dimensions than the kernel addresses: via the host
-            with self._host_write() as host:
+            with self.host_write() as host:
                 host[...] = src.__array__()
 
-    def _broadcast_to(self, shape: Sequence[int]) -> "DeviceArray":
-        return self._geometry_op(lambda t: np.broadcast_to(t, shape))
+    def broadcast_view(self, shape: Sequence[int]) -> "DeviceArray":
+        return self.geometry_view(lambda t: np.broadcast_to(t, shape))
 
     @property
     def element_offset(self) -> int:
@@ -256,9 +320,9 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
                                    self.is_c_contiguous and _is_f_contiguous(self))
         out = empty(self._shape, dtype, device=self.device, order="F" if f_order else "C")
         if _device_copy_supported(self._dtype, dtype):
-            out._assign_from(self)
+            out.assign_from(self)
         else:
-            with out._host_write() as host:
+            with out.host_write() as host:
                 host[...] = self.__array__().astype(dtype)
         return out
 
@@ -278,13 +342,11 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         return self if dev == self.device else asarray(self.__array__(), device=dev)
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
-        if self.size == 0:
+        if self._size == 0:
             host = np.empty(self._shape, self._dtype)
         else:
-            mapped = self._storage.read_view()
-            host = np.ndarray(self._shape, self._dtype, buffer=mapped, offset=self._offset,
-                              strides=self._strides)
-            host.flags.writeable = False
+            host = np.ndarray(self._shape, self._dtype, buffer=self._storage.read_view(),
+                              offset=self._offset, strides=self._strides)
         if dtype is not None and np.dtype(dtype) != self._dtype:
             if copy is False:
                 raise ValueError("Unable to avoid copy while creating an array as requested.")
@@ -293,12 +355,22 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
             return host.copy()
         return host
 
+    def host_view(self, write: bool = False) -> np.ndarray:
+        """Internal API for ``ops/``' host path (unified-memory devices): this array's elements
+        as an ndarray over the storage's persistent mapping. Unlike ``np.asarray(x)`` the view
+        is not recorded as a user view, so the caller must not let it escape; ``write=True``
+        detaches the storage from live user views first (copy-on-write)."""
+        if self._size == 0:
+            return np.empty(self._shape, self._dtype)
+        storage = self._storage
+        raw = storage.host_bytes_for_write() if write else storage.host_bytes()
+        return np.ndarray(self._shape, self._dtype, buffer=raw, offset=self._offset,
+                          strides=self._strides)
+
     # -- NumPy protocols ---------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs, **kwargs):
-        if method == "__call__" and ufunc in _dispatch.UFUNCS:
-            result = _dispatch.UFUNCS[ufunc](ufunc, inputs, kwargs)
-            if result is not NotImplemented:
-                return result
+        if method == "__call__":
+            return call_ufunc(ufunc, inputs, kwargs)
         return _host_ufunc(self.device, ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -310,8 +382,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         return _host_function(func, args, kwargs)
 
     def __array_namespace__(self, *, api_version: str | None = None):
-        from . import array_api
-        return array_api.namespace(api_version)
+        return _dispatch.array_namespace(api_version)
 
     def __dlpack_device__(self):  # not offered: OpenCL memory has no DLPack device type here
         raise BufferError("clarray_gemm arrays do not support DLPack; use np.asarray(x)")
@@ -319,12 +390,15 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
         raise BufferError("clarray_gemm arrays do not support DLPack; use np.asarray(x)")
 
-    # -- a few methods NumPy users reach for -------------------------------------------------
-    def __matmul__(self, other):
-        return np.matmul(self, other)
+    # -- operators: straight to the op (as CuPy's own arrays do), NumPy's deferral rules -----
+    __add__, __radd__, __iadd__ = _operators(np.add)
+    __sub__, __rsub__, __isub__ = _operators(np.subtract)
+    __mul__, __rmul__, __imul__ = _operators(np.multiply)
+    __truediv__, __rtruediv__, __itruediv__ = _operators(np.true_divide)
+    __matmul__, __rmatmul__, __imatmul__ = _operators(np.matmul)
 
-    def __rmatmul__(self, other):
-        return np.matmul(other, self)
+    def __neg__(self):
+        return call_ufunc(np.negative, (self,), {})
 
     def dot(self, other, out=None):
         return np.dot(self, other, out=out)
@@ -342,7 +416,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         return np.min(self, *a, **k)
 
     def fill(self, value) -> None:
-        with self._host_write() as host:
+        with self.host_write() as host:
             host.fill(value)
 
 
@@ -365,6 +439,17 @@ class _HostWrite:
         if self._ctx is not None:
             return self._ctx.__exit__(*exc)
         return False
+
+
+_anchors: dict[np.dtype, np.ndarray] = {}
+
+
+def _anchor(dtype: np.dtype) -> np.ndarray:
+    """A one-element array of ``dtype`` that geometry templates point at (never read)."""
+    anchor = _anchors.get(dtype)
+    if anchor is None:
+        anchor = _anchors[dtype] = np.zeros(1, dtype=dtype if dtype.itemsize else np.uint8)
+    return anchor
 
 
 def _c_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
@@ -425,7 +510,7 @@ def _host_function(func, args, kwargs):
     written back to the device."""
     out = kwargs.get("out")
     if func in _INPLACE_FIRST_ARG and args and isinstance(args[0], DeviceArray):
-        with args[0]._host_write() as target:
+        with args[0].host_write() as target:
             return func(target, *to_host(args[1:]), **to_host(kwargs))
     if isinstance(out, DeviceArray):
         host_out = np.empty(out.shape, out.dtype)
@@ -450,7 +535,7 @@ def _host_ufunc(device: Device, ufunc: np.ufunc, method: str, inputs, kwargs):
             raise TypeError("ufunc.at on device arrays is not supported; use np.asarray first")
         host_kwargs["out"] = host_outs
     if method == "at" and isinstance(inputs[0], DeviceArray):
-        with inputs[0]._host_write() as target:
+        with inputs[0].host_write() as target:
             return getattr(ufunc, method)(target, *to_host(inputs[1:]), **host_kwargs)
     result = getattr(ufunc, method)(*to_host(inputs), **host_kwargs)
     if outs is not None:

@@ -35,7 +35,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import array_api_compat.numpy as _compat
 import numpy as np
 
-from . import array as _array
+from . import _dispatch, array as _array
 from .array import DeviceArray
 from .device import Device, current_device, devices as _all_devices, get_device
 from .ops import matmul as _mm
@@ -86,6 +86,9 @@ def namespace(api_version: str | None = None) -> types.ModuleType:
         raise ValueError(f"unsupported Array API version {api_version!r}; "
                          f"supported: {', '.join(_VERSIONS)}")
     return sys.modules[__name__]
+
+
+_dispatch.register_namespace(namespace)
 
 
 # -- devices and the host round trip ----------------------------------------------------------
@@ -232,7 +235,7 @@ def finfo(type: Any, /) -> FloatInfo:
 
 # -- views ------------------------------------------------------------------------------------
 def _view(x: Any, geometry: Callable[[np.ndarray], np.ndarray]) -> DeviceArray:
-    return _device_array(x)._geometry_op(geometry)
+    return _device_array(x).geometry_view(geometry)
 
 
 def reshape(x: Any, /, shape: tuple[int, ...], *, copy: builtins.bool | None = None

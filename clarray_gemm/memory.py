@@ -1,31 +1,40 @@
-"""Host-mapped device memory: allocation, map/unmap, the coherence rule, and byte counters.
+"""Host-mapped device memory: allocation, buffer states, map/unmap, the coherence rule, counters.
 
 Every buffer is ``CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR`` and the host reaches it only by
 ``clEnqueueMapBuffer`` / unmap, as in Qualcomm's Adreno host code. On unified-memory devices
-(PoCL, integrated GPUs) mapping copies nothing; on discrete GPUs the driver copies, and the
+(CPU drivers, integrated GPUs) mapping copies nothing; on discrete GPUs the driver copies, and the
 counters below say how many bytes moved.
+
+Buffer states. A :class:`Storage` is in one of three states, and moving between them is the only
+place a map or unmap is enqueued:
+
+* **device-resident** (unmapped): kernels read and write it;
+* **host-resident** (unified-memory devices only): mapped for reading and writing, and it stays
+  mapped, so a chain of host-path operations (NumPy running on the mapping) pays no map, no unmap
+  and no queue round trip. A kernel that needs the buffer unmaps it once (without waiting);
+* **shared-read** (discrete devices): mapped for reading while kernels may still read it.
 
 The coherence rule (OpenCL forbids a kernel to use a buffer that is mapped for writing, and to
 write one that is mapped at all):
 
-1. Host *read* views (``np.asarray(x)``) map the buffer for reading. They are read-only NumPy
-   arrays whose lifetime holds the mapping; while one lives, kernels may still *read* the buffer.
-   All live read views of a buffer share one mapping, so two ``np.asarray`` calls give views of
-   the same memory.
-2. A kernel or host write to a buffer that has live read views never tears or changes them: the
-   storage is first detached (copy-on-write on the device) so those views keep the snapshot they
-   were taken of, while the array and its device views move to the new buffer.
-3. Host *writes* happen inside ``Storage.map_for_write()`` (a ``with`` block). While it is open, any
-   attempt to launch a kernel on that storage raises ``RuntimeError``; the block unmaps on exit,
-   before any later kernel is enqueued.
+1. Host *read* views (``np.asarray(x)``) are read-only NumPy arrays over the mapping; all live
+   views of a storage share one mapping, so two ``np.asarray`` calls give views of the same memory.
+2. A kernel or host write to a storage whose host views are alive never tears or changes them:
+   the storage first *detaches* (copy-on-write) so those views keep the snapshot they were taken
+   of, while the array and its device views move to a new buffer. On unified memory a kernel that
+   merely reads a host-resident storage with live views detaches it too (the mapping is
+   read-write, and OpenCL allows no kernel on such a buffer).
+3. ``Storage.map_for_write()`` (a ``with`` block) is the explicit host-write window; while it is
+   open, launching a kernel on the storage, or taking a read view of it, raises ``RuntimeError``.
 4. Operations that produce results always write fresh buffers, so rule 2 only costs a copy for
    in-place writes (``out=``, ``x[...] = v``, ``+=``) to arrays the user is also viewing on the host.
 
-Buffers come from a per-device pool (pyopencl's ``MemoryPool``), as CuPy's do: a freed buffer is
-kept and handed out again, so steady-state code pays neither the driver's allocation nor, on
-discrete GPUs, the pinning of the host side of an ``ALLOC_HOST_PTR`` buffer (measured on the H100:
-tens of milliseconds for 64 MiB). A mapped buffer is never returned to the pool before its host
-views are gone. ``free_cached_memory()`` gives the held buffers back to the driver.
+Buffers come from a per-device pool (pyopencl's ``MemoryPool``), as CuPy's do. On unified-memory
+devices a freed host-resident buffer is parked still mapped (bounded by ``_PARKED_BYTES_MAX``), so
+the next host-path result of that size costs neither an allocation nor a map. A buffer is never
+reused while host views of it are alive. ``free_cached_memory()`` gives the held buffers back.
+A request above the device's largest allocation (``CL_DEVICE_MAX_MEM_ALLOC_SIZE``), or one the
+driver cannot satisfy after the pool is emptied, raises ``MemoryError``.
 """
 from __future__ import annotations
 
@@ -42,9 +51,13 @@ import pyopencl.tools as cl_tools
 from .device import Device
 
 __all__ = ["Storage", "TransferStats", "transfer_stats", "reset_transfer_stats", "new_buffer",
-           "free_cached_memory"]
+           "free_cached_memory", "format_bytes"]
 
 _FLAGS = cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR
+_MAP_RW = cl.map_flags.READ | cl.map_flags.WRITE
+# Serialises buffer-state transitions (map, unmap, detach) of storages shared between threads.
+_transition = threading.RLock()
+_PARKED_BYTES_MAX = 256 << 20
 
 
 @dataclass
@@ -78,6 +91,7 @@ def transfer_stats() -> TransferStats:
 
 
 def reset_transfer_stats() -> None:
+    """Set the process-wide byte counters back to zero."""
     global _stats
     with _stats_lock:
         _stats = TransferStats()
@@ -92,91 +106,287 @@ def count_transfer(host_to_device: int = 0, device_to_host: int = 0,
         _stats.maps += maps
 
 
+def format_bytes(n: int) -> str:
+    """``n`` bytes in the largest binary unit that keeps it at least 1 (e.g. ``'1.5 GiB'``)."""
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.4g} {unit}"
+    return f"{n} B"
+
+
 _pools: dict[Device, cl_tools.MemoryPool] = {}
+_pools_lock = threading.Lock()
+
+
+def _pool(device: Device) -> cl_tools.MemoryPool:
+    pool = _pools.get(device)
+    if pool is None:
+        with _pools_lock:
+            pool = _pools.get(device)
+            if pool is None:
+                pool = _pools[device] = cl_tools.MemoryPool(
+                    cl_tools.ImmediateAllocator(device.queue, _FLAGS))
+    return pool
 
 
 def new_buffer(device: Device, nbytes: int) -> cl.MemoryObject:
     """A ``READ_WRITE | ALLOC_HOST_PTR`` buffer from the device's pool (OpenCL has no 0-byte
-    buffers: 16 at least). Kernels' scratch space (packed operands, staging) uses it too."""
-    pool = _pools.get(device)
-    if pool is None:
-        pool = _pools[device] = cl_tools.MemoryPool(
-            cl_tools.ImmediateAllocator(device.queue, _FLAGS))
-    return pool.allocate(max(int(nbytes), 16))
+    buffers: 16 at least). Kernels' scratch space (packed operands, staging) uses it too.
+
+    Raises ``MemoryError`` naming the size and the device's limit when the request is larger
+    than the device allows or the driver cannot satisfy it."""
+    nbytes = max(int(nbytes), 16)
+    limit = device.info.max_alloc_bytes
+    if nbytes > limit:
+        raise MemoryError(
+            f"cannot allocate {format_bytes(nbytes)} ({nbytes} bytes) on {device}: the device's "
+            f"largest allocation is {format_bytes(limit)} (CL_DEVICE_MAX_MEM_ALLOC_SIZE)")
+    pool = _pool(device)
+    try:
+        return pool.allocate(nbytes)
+    except (cl.MemoryError, cl.LogicError, cl.RuntimeError):
+        _release_parked(device)
+        pool.free_held()
+        try:
+            return pool.allocate(nbytes)
+        except (cl.MemoryError, cl.LogicError, cl.RuntimeError) as exc:
+            raise MemoryError(
+                f"cannot allocate {format_bytes(nbytes)} ({nbytes} bytes) on {device} "
+                f"(device memory {format_bytes(device.info.global_mem_bytes)}): {exc}") from None
+
+
+# Freed host-resident buffers of unified-memory devices, still mapped: (device, nbytes) -> list of
+# (buffer, mapping). Bounded in bytes; the oldest are unmapped and dropped first.
+_parked: dict[tuple[Device, int], list[tuple[cl.MemoryObject, np.ndarray]]] = {}
+_parked_bytes = 0
+_parked_lock = threading.Lock()
+
+
+def _park(device: Device, nbytes: int, buffer: cl.MemoryObject, mapping: np.ndarray) -> None:
+    global _parked_bytes
+    with _parked_lock:
+        if _parked_bytes + nbytes <= _PARKED_BYTES_MAX:
+            _parked.setdefault((device, nbytes), []).append((buffer, mapping))
+            _parked_bytes += nbytes
+            return
+    _unmap(device, mapping)
+
+
+def _take_parked(device: Device, nbytes: int):
+    global _parked_bytes
+    with _parked_lock:
+        entries = _parked.get((device, nbytes))
+        if entries:
+            _parked_bytes -= nbytes
+            return entries.pop()
+    return None
+
+
+def _release_parked(device: Device | None = None) -> None:
+    global _parked_bytes
+    with _parked_lock:
+        keys = [k for k in _parked if device is None or k[0] == device]
+        entries = [(k[0], e) for k in keys for e in _parked.pop(k)]
+        _parked_bytes = sum(n * len(v) for (_, n), v in _parked.items())
+    for dev, (_, mapping) in entries:
+        _unmap(dev, mapping)
+
+
+def _unmap(device: Device, mapping: np.ndarray) -> None:
+    """Enqueue the unmap of a whole-buffer mapping (no wait: the in-order queue orders it)."""
+    mapping.base.release(queue=device.queue)
 
 
 def free_cached_memory() -> None:
     """Release the buffers the pools hold for reuse (live arrays are not affected)."""
-    for pool in _pools.values():
+    _release_parked()
+    for pool in list(_pools.values()):
         pool.free_held()
 
 
-def _keep_alive(_buffer: object) -> None:
-    """A finalizer's no-op: holding its argument is the point."""
+class _HostExport(np.ndarray):
+    """The parent of the host views of one mapping: every view handed out keeps it alive, so a
+    weak reference to it says whether any view is. NumPy collapses a new view's ``base`` chain
+    while the next base has the view's type; a view of a view of this subclass is where the
+    collapse of a plain ndarray view stops."""
+
+
+def _keep_alive(*_objects: object) -> None:
+    """A finalizer's no-op: holding its arguments is the point."""
 
 
 class Storage:
     """One ``ALLOC_HOST_PTR`` buffer, shared by an array and all of its device views."""
 
-    def __init__(self, device: Device, nbytes: int):
+    __slots__ = ("device", "nbytes", "buffer", "_unified", "_host", "_exports", "_read_map",
+                 "_write_mapped", "__weakref__")
+
+    def __init__(self, device: Device, nbytes: int, host_resident: bool = False):
         self.device = device
         self.nbytes = int(nbytes)
-        # OpenCL has no zero-size buffers; a 0-byte array still owns a tiny one.
-        self.buffer = new_buffer(device, self.nbytes)
-        self._read_map: weakref.ref | None = None
+        self._unified = device.info.host_unified_memory
+        self._host: np.ndarray | None = None      # the persistent mapping (host-resident)
+        self._exports: weakref.ref | None = None  # parent of the host views handed out
+        self._read_map: weakref.ref | None = None  # discrete devices: the shared READ mapping
         self._write_mapped = False
+        parked = _take_parked(device, self.nbytes) if self._unified else None
+        if parked is not None:
+            self.buffer, self._host = parked
+            if not host_resident:
+                self._to_device()
+        else:
+            # OpenCL has no zero-size buffers; a 0-byte array still owns a tiny one.
+            self.buffer = new_buffer(device, self.nbytes)
+            if host_resident and self._unified:
+                self._to_host()
 
-    # -- host side ---------------------------------------------------------------------------
-    def _live_read_map(self) -> np.ndarray | None:
-        return self._read_map() if self._read_map is not None else None
+    def __del__(self) -> None:
+        host = self._host
+        if host is None:
+            return
+        try:
+            parent = self._exports() if self._exports is not None else None
+            if parent is not None:  # the views outlive the array: they keep buffer and mapping
+                weakref.finalize(parent, _keep_alive, self.buffer, host)
+            else:
+                _park(self.device, self.nbytes, self.buffer, host)
+        except Exception:  # interpreter shutdown: nothing left to give back
+            pass
+
+    # -- states ----------------------------------------------------------------------------------
+    @property
+    def host_resident(self) -> bool:
+        """True while the buffer is mapped read-write for host-path work (unified memory)."""
+        return self._host is not None
+
+    def _to_host(self) -> np.ndarray:
+        """Map the whole buffer read-write and keep it mapped (unified memory only)."""
+        mapped, _ = cl.enqueue_map_buffer(self.device.queue, self.buffer, _MAP_RW, 0,
+                                          (max(self.nbytes, 1),), np.uint8, is_blocking=True)
+        count_transfer(maps=1)
+        self._host = mapped
+        return mapped
+
+    def _to_device(self) -> None:
+        """Unmap a host-resident buffer so kernels may use it (no wait)."""
+        host, self._host = self._host, None
+        self._exports = None
+        _unmap(self.device, host)
 
     def has_host_views(self) -> bool:
-        return self._live_read_map() is not None
+        """True while host views handed out by :meth:`read_view` are alive."""
+        ref = self._exports if self._unified else self._read_map
+        return ref is not None and ref() is not None
 
-    def read_view(self) -> np.ndarray:
-        """A read-only uint8 view of the whole buffer, mapped for reading (shared mapping)."""
+    def _detach(self, copy_contents: bool = True) -> None:
+        """Move this storage to a fresh buffer, leaving the old one (and its mapping) to the
+        host views that still hold it (rule 2)."""
+        old_buffer, old_host = self.buffer, self._host
+        if self._unified and old_host is not None:
+            # Old buffer and mapping live on with the views; the finalizer keeps both.
+            weakref.finalize(self._exports(), _keep_alive, old_buffer, old_host)
+            self._exports = None
+            self._host = None
+            self.buffer = new_buffer(self.device, self.nbytes)
+            fresh = self._to_host()
+            if copy_contents and self.nbytes:
+                np.copyto(fresh[: self.nbytes], old_host[: self.nbytes])
+            return
+        fresh_buffer = new_buffer(self.device, self.nbytes)
+        if copy_contents and self.nbytes:
+            cl.enqueue_copy(self.device.queue, fresh_buffer, old_buffer, byte_count=self.nbytes)
+            count_transfer(device_to_device=self.nbytes)
+        self.buffer = fresh_buffer
+        self._read_map = None
+
+    # -- host side -------------------------------------------------------------------------------
+    def host_bytes(self) -> np.ndarray:
+        """The writable uint8 mapping of a host-resident storage, for host-path results and
+        operands whose use NumPy does not keep (unified memory only; no views are recorded)."""
         if self._write_mapped:
             raise RuntimeError("buffer is mapped for writing; leave the map_for_write block first")
-        mapped = self._live_read_map()
+        host = self._host
+        if host is None:
+            with _transition:
+                host = self._host if self._host is not None else self._to_host()
+        return host
+
+    def host_bytes_for_write(self) -> np.ndarray:
+        """Like :meth:`host_bytes`, after detaching from live host views (copy-on-write)."""
+        if self._exports is not None and self._exports() is not None:
+            with _transition:
+                if self._exports is not None and self._exports() is not None:
+                    self._detach()
+        return self.host_bytes()
+
+    def read_view(self) -> np.ndarray:
+        """A read-only uint8 array of the whole buffer that the caller may keep and build views
+        on (``np.ndarray(..., buffer=...)``): the mapping is shared by all of them."""
+        if self._write_mapped:
+            raise RuntimeError("buffer is mapped for writing; leave the map_for_write block first")
+        if self._unified:
+            parent = self._exports() if self._exports is not None else None
+            if parent is None:
+                with _transition:
+                    parent = self._exports() if self._exports is not None else None
+                    if parent is None:
+                        parent = self.host_bytes()[: self.nbytes].view(_HostExport)
+                        parent = parent.view(_HostExport)
+                        parent.flags.writeable = False
+                        self._exports = weakref.ref(parent)
+            return parent
+        mapped = self._read_map() if self._read_map is not None else None
         if mapped is None:
-            mapped, _ = cl.enqueue_map_buffer(
-                self.device.queue, self.buffer, cl.map_flags.READ, 0, (self.nbytes,), np.uint8,
-                is_blocking=True)
-            mapped.flags.writeable = False
-            # The pool must not hand this buffer out again while the mapping lives.
-            weakref.finalize(mapped, _keep_alive, self.buffer)
-            self._read_map = weakref.ref(mapped)
-            count_transfer(maps=1, device_to_host=0 if self.device.info.host_unified_memory
-                           else self.nbytes)
+            with _transition:
+                mapped = self._read_map() if self._read_map is not None else None
+                if mapped is None:
+                    mapped = self._map_read_shared()
         view = mapped.view()
         view.flags.writeable = False
         return view
 
+    def _map_read_shared(self) -> np.ndarray:
+        """Discrete devices: map for reading, shared by all host views until they die."""
+        mapped, _ = cl.enqueue_map_buffer(
+            self.device.queue, self.buffer, cl.map_flags.READ, 0, (self.nbytes,), np.uint8,
+            is_blocking=True)
+        mapped.flags.writeable = False
+        # The pool must not hand this buffer out again while the mapping lives.
+        weakref.finalize(mapped, _keep_alive, self.buffer)
+        self._read_map = weakref.ref(mapped)
+        count_transfer(maps=1, device_to_host=self.nbytes)
+        return mapped
+
     @contextlib.contextmanager
     def map_for_write(self, offset: int = 0, nbytes: int | None = None,
                       discard: bool = False) -> Iterator[np.ndarray]:
-        """Map ``[offset, offset+nbytes)`` for host writes; unmapped when the block ends.
-
-        ``discard=True`` maps with ``WRITE_INVALIDATE_REGION``: the old contents are not
-        fetched (use it when every byte will be overwritten).
-        """
+        """Map ``[offset, offset+nbytes)`` for host writes; kernels are refused until the block
+        ends. ``discard=True`` promises that every byte will be overwritten (the old contents
+        are not fetched: ``WRITE_INVALIDATE_REGION`` on discrete devices)."""
         nbytes = self.nbytes - offset if nbytes is None else nbytes
-        self.prepare_write()
         if self._write_mapped:
             raise RuntimeError("buffer is already mapped for writing")
-        flags = (cl.map_flags.WRITE_INVALIDATE_REGION if discard
-                 else cl.map_flags.READ | cl.map_flags.WRITE)
+        if self.has_host_views():
+            self._detach(copy_contents=not discard)
+        if self._unified:
+            host = self.host_bytes()
+            self._write_mapped = True
+            try:
+                yield host[offset: offset + nbytes]
+            finally:
+                self._write_mapped = False
+            return
+        flags = cl.map_flags.WRITE_INVALIDATE_REGION if discard else _MAP_RW
         mapped, _ = cl.enqueue_map_buffer(self.device.queue, self.buffer, flags, offset,
                                           (nbytes,), np.uint8, is_blocking=True)
         self._write_mapped = True
-        unified = self.device.info.host_unified_memory
-        count_transfer(maps=1, device_to_host=0 if unified or discard else nbytes)
+        count_transfer(maps=1, device_to_host=0 if discard else nbytes)
         try:
             yield mapped
         finally:
             mapped.base.release(queue=self.device.queue)
             self._write_mapped = False
-            count_transfer(host_to_device=0 if unified else nbytes)
+            count_transfer(host_to_device=nbytes)
 
     def write_from(self, host: np.ndarray) -> None:
         """Fill the buffer with ``host``'s elements in C order: one copy, into the mapping."""
@@ -184,22 +394,45 @@ class Storage:
             return
         with self.map_for_write(discard=True) as mapped:
             np.copyto(np.ndarray(host.shape, host.dtype, buffer=mapped), host, casting="no")
-        count_transfer(host_to_device=host.nbytes if self.device.info.host_unified_memory else 0)
+        if self._unified:
+            count_transfer(host_to_device=host.nbytes)
 
-    # -- device side -------------------------------------------------------------------------
-    def check_kernel_access(self) -> None:
-        """Called before a kernel touches this buffer (rule 3)."""
+    # -- device side -----------------------------------------------------------------------------
+    def kernel_buffer(self, write: bool = False) -> cl.MemoryObject:
+        """The buffer, ready for a kernel that reads it (and writes it when ``write``): unmapped
+        from the host, detached from live host views where the rule requires it."""
         if self._write_mapped:
             raise RuntimeError("a kernel cannot use a buffer while it is mapped for writing")
+        if self._host is not None:
+            with _transition:
+                if self._host is not None:
+                    if self._exports is not None and self._exports() is not None:
+                        self._detach_for_kernel()
+                    else:
+                        self._to_device()
+        elif write and self._read_map is not None and self._read_map() is not None:
+            with _transition:
+                if self._read_map is not None and self._read_map() is not None:
+                    self._detach()
+        return self.buffer
+
+    def _detach_for_kernel(self) -> None:
+        """Unified memory: give kernels a fresh, unmapped buffer with this storage's bytes."""
+        old_buffer, old_host = self.buffer, self._host
+        weakref.finalize(self._exports(), _keep_alive, old_buffer, old_host)
+        self._exports = None
+        self._host = None
+        self.buffer = new_buffer(self.device, self.nbytes)
+        if self.nbytes:
+            cl.enqueue_copy(self.device.queue, self.buffer, old_host[: self.nbytes],
+                            is_blocking=True)
+            count_transfer(device_to_device=self.nbytes)
+
+    # Names kept for the callers that predate kernel_buffer().
+    def check_kernel_access(self) -> None:
+        """Called before a kernel reads this buffer (rule 3)."""
+        self.kernel_buffer(write=False)
 
     def prepare_write(self) -> None:
-        """Called before a kernel or the host writes this buffer (rule 2: copy-on-write)."""
-        if self._write_mapped:
-            raise RuntimeError("a kernel cannot write a buffer while it is mapped for writing")
-        if self.has_host_views():
-            fresh = new_buffer(self.device, self.nbytes)
-            if self.nbytes:
-                cl.enqueue_copy(self.device.queue, fresh, self.buffer, byte_count=self.nbytes)
-                count_transfer(device_to_device=self.nbytes)
-            self.buffer = fresh
-            self._read_map = None
+        """Called before a kernel writes this buffer (rule 2: copy-on-write)."""
+        self.kernel_buffer(write=True)

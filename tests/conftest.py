@@ -10,6 +10,9 @@ import pytest
 
 # Tuning results a user stored must not change what the tests dispatch: an empty cache per run.
 os.environ.setdefault("CLARRAY_GEMM_CACHE_DIR", tempfile.mkdtemp(prefix="clarray-gemm-tests-"))
+# The suite checks the OpenCL kernels, so the host path (NumPy on the mapping, for small work on
+# CPU devices) is off unless a test turns it on with the ``host_path`` fixture.
+os.environ.setdefault("CLARRAY_GEMM_HOST_PATH", "0")
 
 import clarray_gemm as cg  # noqa: E402
 
@@ -17,6 +20,15 @@ import clarray_gemm as cg  # noqa: E402
 @pytest.fixture(scope="session")
 def device() -> cg.Device:
     return cg.default_device()
+
+
+@pytest.fixture
+def host_path(device):
+    """The host path on, as users have it; skipped where the device has none."""
+    if not device.info.host_unified_memory:
+        pytest.skip("the host path needs a device whose memory is the host's")
+    with cg.host_path(True):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ from .copy import strided_copy
 from .programs import dtype_defines, get_kernel, unsupported_dtype
 from .variant import Catalogue, Choice, Variant
 
-__all__ = ["GemmOperand", "GemmProblem", "CATALOGUE", "choose", "run", "pack_operand"]
+__all__ = ["GemmOperand", "GemmProblem", "CATALOGUE", "choose", "run", "launch", "pack_operand"]
 
 
 @dataclass(frozen=True)
@@ -163,10 +163,14 @@ def run(device: Device, problem: GemmProblem, kernel: str | None = None,
         params: Mapping[str, int] | None = None) -> tuple[cl.Event, Choice[GemmProblem]]:
     """Choose a variant and enqueue it; returns the kernel's event and the choice."""
     choice = choose(device, problem, kernel, params)
+    return launch(device, problem, choice), choice
+
+
+def launch(device: Device, problem: GemmProblem, choice: Choice[GemmProblem]) -> cl.Event:
+    """Enqueue the chosen variant (uploading a host B first unless the variant takes it)."""
     if problem.b.host is not None and not choice.variant.takes_host_b:
         problem = with_operands(problem, b=upload_operand(device, problem.b, problem.batch))
-    event = choice.variant.launch(device, problem, choice.params)
-    return event, choice
+    return choice.variant.launch(device, problem, choice.params)
 
 
 def host_operand(host: np.ndarray, batch: int) -> GemmOperand:

@@ -81,7 +81,7 @@ def unsupported_dtype(dtype: np.dtype, info) -> str | None:
 
 
 _cache: dict[tuple, cl.Program] = {}
-_kernels: dict[tuple[int, str], cl.Kernel] = {}
+_kernels: dict[tuple[int, str], "Launcher"] = {}
 _lock = threading.Lock()
 _builds = 0
 
@@ -121,13 +121,66 @@ def build_program(device: Device, source: str, defines: Mapping[str, object] | N
     return prog
 
 
+class Launcher:
+    """A kernel ready to enqueue at the cost of the enqueue itself.
+
+    pyopencl's generic ``kernel(queue, gsize, lsize, *args)`` re-derives how to pass every
+    argument on each call (measured: ~190 us on PoCL and the H100 for a 15-argument kernel, against
+    ~3 us for ``enqueue_nd_range_kernel``). A launcher keeps one ``cl.Kernel`` per thread (kernel
+    objects hold their arguments, so threads must not share one) and calls ``set_arg`` only for
+    the arguments that differ from the previous call of that thread: a repeated call sets its
+    buffers, at most, and enqueues. It never waits for the kernel to finish.
+    """
+
+    __slots__ = ("program", "name", "_local")
+
+    def __init__(self, program: cl.Program, name: str):
+        self.program = program
+        self.name = name
+        self._local = threading.local()
+
+    def _kernel_and_args(self) -> tuple[cl.Kernel, list]:
+        state = getattr(self._local, "state", None)
+        if state is None:
+            state = self._local.state = (cl.Kernel(self.program, self.name), [])
+        return state
+
+    def __call__(self, queue: cl.CommandQueue, global_size, local_size, *args,
+                 wait_for=None) -> cl.Event:
+        kernel, last = self._kernel_and_args()
+        if len(last) != len(args):
+            last[:] = [_UNSET] * len(args)
+        for i, arg in enumerate(args):
+            token = _arg_token(arg)
+            prev = last[i]
+            if type(prev) is type(token) and prev == token:
+                continue
+            kernel.set_arg(i, arg)
+            last[i] = token
+        return cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size,
+                                          wait_for=wait_for)
+
+
+_UNSET = object()
+
+
+def _arg_token(arg):
+    """What identifies an argument's value without holding it: a buffer's handle (a pooled
+    buffer may be freed while the kernel object remembers it), an array's bytes, a scalar."""
+    if isinstance(arg, cl.MemoryObjectHolder):
+        return arg.int_ptr
+    if isinstance(arg, np.ndarray):
+        return arg.tobytes()
+    return arg
+
+
 def get_kernel(device: Device, source: str, name: str,
                defines: Mapping[str, object] | None = None,
-               options: tuple[str, ...] = ()) -> cl.Kernel:
-    """A kernel object from the cached program (kernel objects are cached too)."""
+               options: tuple[str, ...] = ()) -> Launcher:
+    """A launcher for kernel ``name`` of the cached program (launchers are cached too)."""
     prog = build_program(device, source, defines, options)
     key = (id(prog), name)
     k = _kernels.get(key)
     if k is None:
-        k = _kernels[key] = getattr(prog, name)
+        k = _kernels[key] = Launcher(prog, name)
     return k

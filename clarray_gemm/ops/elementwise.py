@@ -96,8 +96,8 @@ def _launch(device: Device, op: int, operands: list[DeviceArray], loop: tuple,
     out.storage.prepare_write()
     if out.size == 0:
         return
-    a = operands[0]._broadcast_to(out.shape)
-    b = operands[1]._broadcast_to(out.shape) if len(operands) > 1 else a
+    a = operands[0].broadcast_view(out.shape)
+    b = operands[1].broadcast_view(out.shape) if len(operands) > 1 else a
     for x in (a, b):
         x.storage.check_kernel_access()
     dims, (sa, sb, so) = merge_dims(out.shape, a.element_strides, b.element_strides,

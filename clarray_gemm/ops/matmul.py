@@ -1,5 +1,12 @@
 """``matmul`` / ``@`` / ``np.dot`` with NumPy's semantics, run by the GEMM catalogue.
 
+A call is a key (device, operand dtypes, shapes, strides, alignment, ``dtype=``, forced kernel
+and parameters) and a cached :class:`MatmulPlan` built on the key's first call: NumPy's shape
+and dtype rules, the choice between the host path (NumPy's BLAS on the mapped buffers, where the
+device's memory is the host's and the measured crossover says it wins) and a GEMM kernel, and the
+operands' kernel layouts. A repeated call runs the plan: one allocation and one enqueue.
+``explain_matmul`` describes the plan the call runs.
+
 NumPy's rules, then one launch: 1-D operands are promoted and the added dimension removed,
 batch dimensions broadcast, the ufunc's own dtype resolution (``np.matmul.resolve_dtypes``)
 decides the result type, errors are NumPy's. Operands go to the kernel as views (transposed and
@@ -10,6 +17,7 @@ the host through mapped views and the result comes back as a device array.
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Mapping
 
@@ -20,7 +28,11 @@ from ..array import DeviceArray, asarray, empty, zeros
 from ..device import Device
 from ..kernels import gemm
 from ..kernels.copy import merge_dims
+from ..kernels.crossover import prefer_host
 from ..kernels.gemm import GemmOperand, GemmProblem
+from ..kernels.plans import PlanCache
+from ..kernels.variant import Choice
+from ..memory import Storage
 from ._common import compute_dtype, device_of
 
 try:  # NumPy's own exception type for this error (a TypeError subclass); private in NumPy 2.x
@@ -51,12 +63,39 @@ def _check_core(a_shape, b_shape):
                          f"gufunc signature {_SIGNATURE} (size {k_b} is different from {k_a})")
 
 
-def _operand(x: DeviceArray, batch_shape: tuple, rows: int, cols: int) -> GemmOperand | None:
-    """Describe ``x`` broadcast to (batch..., rows, cols) as a kernel operand, or None when its
-    layout needs packing first."""
-    view = x._broadcast_to(batch_shape + (rows, cols))
-    strides = view.element_strides
-    sr, sc = strides[-2], strides[-1]
+def coerce_operand(x: Any) -> DeviceArray | np.ndarray:
+    """A device array or ndarray as is; anything else NumPy accepts (lists, scalars) as
+    ``np.asarray`` sees it."""
+    return x if isinstance(x, (DeviceArray, np.ndarray)) else np.asarray(x)
+
+
+def _shapes(a_shape, b_shape):
+    a_vec, b_vec = len(a_shape) == 1, len(b_shape) == 1
+    a2 = (1,) + tuple(a_shape) if a_vec else tuple(a_shape)
+    b2 = tuple(b_shape) + (1,) if b_vec else tuple(b_shape)
+    M, K = a2[-2], a2[-1]
+    N = b2[-1]
+    batch_shape = np.broadcast_shapes(a2[:-2], b2[:-2])
+    out_shape = batch_shape + (() if a_vec else (M,)) + (() if b_vec else (N,))
+    return a2, b2, M, N, K, tuple(batch_shape), tuple(out_shape)
+
+
+def _c_strides(shape: tuple, itemsize: int) -> tuple:
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _layout(shape2: tuple, strides2: tuple, batch_shape: tuple, rows: int, cols: int
+            ) -> tuple[int, int, bool] | None:
+    """(ld, batch stride, trans) of an operand of 2-D-or-more ``shape2`` / element ``strides2``
+    broadcast to (batch..., rows, cols), or None when no kernel can address that layout."""
+    nb = len(batch_shape)
+    own = len(shape2) - 2
+    bstrides = [0] * (nb - own) + [0 if n == 1 else s for n, s in zip(shape2[:-2], strides2[:-2])]
+    sr, sc = strides2[-2], strides2[-1]
     if cols == 1:
         sc = 1
     if rows == 1:
@@ -67,32 +106,177 @@ def _operand(x: DeviceArray, batch_shape: tuple, rows: int, cols: int) -> GemmOp
         trans, ld = True, sc
     else:
         return None
-    dims, (bstrides,) = merge_dims(batch_shape, strides[:-2])
-    if len(dims) > 1 or any(s < 0 for s in bstrides):
+    dims, (merged,) = merge_dims(batch_shape, bstrides)
+    if len(dims) > 1 or any(s < 0 for s in merged):
         return None
-    return GemmOperand(view.storage.buffer, view.element_offset, ld,
-                       bstrides[0] if dims else 0, trans)
+    return ld, merged[0] if dims else 0, trans
 
 
-def _as_operand(x: DeviceArray, batch_shape: tuple, rows: int, cols: int) -> tuple[GemmOperand, DeviceArray]:
-    op = _operand(x, batch_shape, rows, cols)
-    if op is None:  # pack on the device into a contiguous (batch..., rows, cols) array
-        x = x._broadcast_to(batch_shape + (rows, cols)).copy()
-        op = _operand(x, batch_shape, rows, cols)
-    return op, x
+def _operand_strides2(x: DeviceArray, vec_front: bool) -> tuple[tuple, tuple]:
+    """Shape and element strides of ``x`` with a 1-D operand made 2-D as matmul does."""
+    isz = x.itemsize
+    strides = tuple(s // isz for s in x.strides)
+    if x.ndim != 1:
+        return x.shape, strides
+    if vec_front:
+        return (1,) + x.shape, (x.shape[0] * strides[0],) + strides
+    return x.shape + (1,), strides + (1,)
 
 
-def _prepare(a, b, dtype, device: Device):
-    """Bring both operands to the device in the kernel's compute dtype (NumPy operands: one copy)."""
-    a_dt, b_dt = np.result_type(a), np.result_type(b)
-    _, _, result = _result_dtypes(a_dt, b_dt, dtype)
-    return result, compute_dtype(result, device)
+class MatmulPlan:
+    """Everything about ``a @ b`` that its key decides; :meth:`run` does the rest."""
+
+    def __init__(self, a: DeviceArray | np.ndarray, b: DeviceArray | np.ndarray, dtype: Any,
+                 device: Device, kernel: str | None, params: Mapping[str, int] | None):
+        _check_core(a.shape, b.shape)
+        self.device = device
+        self.dtype_arg = dtype
+        self.a_shape, self.b_shape = a.shape, b.shape
+        _, _, self.result_dtype = _result_dtypes(a.dtype, b.dtype, dtype)
+        self.compute = compute_dtype(self.result_dtype, device)
+        _, _, M, N, K, batch_shape, out_shape = _shapes(a.shape, b.shape)
+        self.M, self.N, self.K, self.batch_shape, self.out_shape = M, N, K, batch_shape, out_shape
+        self.batch = math.prod(batch_shape)
+        self.choice: Choice | None = None
+        self.a_layout = self.b_layout = None
+        if math.prod(out_shape) == 0 or K == 0:
+            self.kind, self.reason = "trivial", "empty or K = 0: no arithmetic to run"
+        elif self.compute is None:
+            if kernel is not None:
+                raise ValueError(f"matmul kernel {kernel!r} does not fit this call: no "
+                                 f"{self.result_dtype} kernel on {device.name}")
+            self.kind = "host"
+            self.reason = (f"host: NumPy's matmul through mapped views (no {self.result_dtype} "
+                           f"kernel on {device.name})")
+        else:
+            why_host = None if kernel is not None else prefer_host(
+                device, "matmul", self.compute, 2.0 * self.batch * M * N * K)
+            if why_host:
+                self.kind, self.reason = "host", why_host
+            else:
+                self.kind, self.reason = "kernel", ""
+                self._plan_kernel(a, b, kernel, params)
+
+    def _plan_kernel(self, a, b, kernel, params) -> None:
+        M, N, K, batch_shape, compute = self.M, self.N, self.K, self.batch_shape, self.compute
+        if isinstance(a, DeviceArray) and a.dtype == compute:
+            self.a_layout = _layout(*_operand_strides2(a, True), batch_shape, M, K)
+        if isinstance(b, DeviceArray) and b.dtype == compute:
+            self.b_layout = _layout(*_operand_strides2(b, False), batch_shape, K, N)
+        self.b_from_host = not isinstance(b, DeviceArray)
+        isz = compute.itemsize
+        op_a = self._operand(a, self.a_layout, M, K, isz, None)
+        op_b = (gemm.host_operand(np.empty((1 if b.ndim <= 2 else self.batch, K, N), compute),
+                                  self.batch) if self.b_from_host
+                else self._operand(b, self.b_layout, K, N, isz, None))
+        problem = GemmProblem(self.batch, M, N, K, compute, op_a, op_b,
+                              GemmOperand(None, 0, N, M * N, False))
+        self.choice = gemm.choose(self.device, problem, kernel, params)
+
+    def _operand(self, x, layout, rows, cols, isz, buffer) -> GemmOperand:
+        if layout is None:  # packed into a contiguous (batch..., rows, cols) array first
+            return GemmOperand(buffer, 0, cols, rows * cols, False)
+        ld, bs, trans = layout
+        return GemmOperand(buffer, x.offset // isz, ld, bs, trans)
+
+    # -- running ---------------------------------------------------------------------------------
+    def run(self, a: DeviceArray | np.ndarray, b: DeviceArray | np.ndarray) -> DeviceArray:
+        """Compute ``a @ b`` (operands with this plan's key) into a fresh device array."""
+        device = self.device
+        if self.kind == "kernel":
+            return self._run_kernel(a, b)
+        if self.kind == "trivial":
+            return (empty if math.prod(self.out_shape) == 0 else zeros)(
+                self.out_shape, self.result_dtype, device=device)
+        strides = _c_strides(self.out_shape, self.result_dtype.itemsize)
+        if device.info.host_unified_memory:
+            out = DeviceArray._wrap(Storage(device, math.prod(self.out_shape) *
+                                            self.result_dtype.itemsize, host_resident=True),
+                                    self.out_shape, self.result_dtype, strides)
+            ah = a.host_view() if isinstance(a, DeviceArray) else a
+            bh = b.host_view() if isinstance(b, DeviceArray) else b
+            np.matmul(ah, bh, out=out.host_view(write=True), dtype=self.dtype_arg)
+            return out
+        host = np.matmul(np.asarray(a), np.asarray(b), dtype=self.dtype_arg)
+        return asarray(host, device=device)
+
+    def _run_kernel(self, a, b) -> DeviceArray:
+        device, compute = self.device, self.compute
+        M, N, K, batch_shape = self.M, self.N, self.K, self.batch_shape
+        isz = compute.itemsize
+        if self.a_layout is None:
+            a = _packed(a, batch_shape, M, K, compute, device, True)
+        if not self.b_from_host and self.b_layout is None:
+            b = _packed(b, batch_shape, K, N, compute, device, False)
+        op_a = self._operand(a, self.a_layout, M, K, isz, a.storage.kernel_buffer())
+        if self.b_from_host:
+            op_b = _host_operand(np.asarray(b, compute), batch_shape, K, N)
+        else:
+            op_b = self._operand(b, self.b_layout, K, N, isz, b.storage.kernel_buffer())
+        c = DeviceArray._wrap(Storage(device, self.batch * M * N * isz), self.out_shape, compute,
+                              _c_strides(self.out_shape, isz))
+        problem = GemmProblem(self.batch, M, N, K, compute, op_a, op_b,
+                              GemmOperand(c.storage.kernel_buffer(write=True), 0, N, M * N))
+        gemm.launch(device, problem, self.choice)
+        if compute != self.result_dtype:
+            if self.result_dtype == np.float16:
+                return asarray(np.asarray(c).astype(np.float16), device=device)
+            return c.astype(self.result_dtype)
+        return c
+
+    def describe(self) -> str:
+        head = (f"matmul {self.a_shape} @ {self.b_shape} -> {self.result_dtype} on "
+                f"{self.device.name} (batch={self.batch}, M={self.M}, N={self.N}, K={self.K}"
+                + (f", computed in {self.compute})" if self.compute is not None else ")"))
+        if self.kind != "kernel":
+            return head + "\n" + self.reason
+        return head + "\n" + self.choice.describe()
 
 
-def _to_device(x: Any, compute: np.dtype, device: Device) -> DeviceArray:
+def _packed(x: Any, batch_shape: tuple, rows: int, cols: int, compute: np.dtype,
+            device: Device, vec_front: bool) -> DeviceArray:
+    """``x`` as a contiguous (batch..., rows, cols) device array in the compute dtype."""
+    if not isinstance(x, DeviceArray):
+        return asarray(np.broadcast_to(np.asarray(x, compute).reshape(
+            _shape2(np.shape(x), vec_front)), batch_shape + (rows, cols)), device=device)
+    view = x.reshape(_shape2(x.shape, vec_front)).broadcast_view(batch_shape + (rows, cols))
+    return view.astype(compute, order="C")
+
+
+def _shape2(shape: tuple, vec_front: bool) -> tuple:
+    if len(shape) != 1:
+        return tuple(shape)
+    return (1,) + tuple(shape) if vec_front else tuple(shape) + (1,)
+
+
+def _host_operand(b: np.ndarray, batch_shape: tuple, rows: int, cols: int) -> GemmOperand:
+    """A NumPy operand as (1 or batch, rows, cols) host data (one matrix stays one)."""
+    batch = math.prod(batch_shape)
+    b = b.reshape(_shape2(b.shape, False))
+    if b.ndim == 2:
+        return gemm.host_operand(b[None], batch)
+    full = np.broadcast_to(b, batch_shape + (rows, cols))
+    return gemm.host_operand(full.reshape(batch, rows, cols), batch)
+
+
+_PLANS: PlanCache[MatmulPlan] = PlanCache("matmul")
+
+
+def _operand_key(x: DeviceArray | np.ndarray) -> tuple:
     if isinstance(x, DeviceArray):
-        return x if x.dtype == compute else x.astype(compute)
-    return asarray(x, dtype=compute, device=device)
+        # Offsets matter only modulo the widest vector alignment a kernel checks (16 elements).
+        return (x.dtype, x.shape, x.strides, x.offset % (16 * x.itemsize))
+    return (x.dtype, x.shape)
+
+
+def plan_for(a: DeviceArray | np.ndarray, b: DeviceArray | np.ndarray, dtype: Any = None,
+             device: Device | None = None, kernel: str | None = None,
+             params: Mapping[str, int] | None = None) -> MatmulPlan:
+    """The cached plan of ``matmul(a, b, dtype=dtype, kernel=kernel, params=params)``."""
+    device = device_of(a, b) if device is None else device
+    key = (device, type(a) is DeviceArray, _operand_key(a), type(b) is DeviceArray,
+           _operand_key(b), dtype, kernel, tuple(sorted(params.items())) if params else None)
+    return _PLANS.get(key, lambda: MatmulPlan(a, b, dtype, device, kernel, params))
 
 
 def _write_out(result: DeviceArray, out: Any, casting: str) -> Any:
@@ -120,94 +304,17 @@ def matmul(a: Any, b: Any, /, out: Any = None, *, dtype: Any = None, casting: st
     :func:`clarray_gemm.kernels`) and ``params=`` its ``-D`` parameters."""
     if axes is not None:
         return _matmul_axes(a, b, out, dtype, casting, axes, kernel, params)
+    a, b = coerce_operand(a), coerce_operand(b)
     device = device_of(a, b, out)
-    a_shape, b_shape = np.shape(a), np.shape(b)
-    _check_core(a_shape, b_shape)
-    result_dtype, compute = _prepare(a, b, dtype, device)
-    if compute is None:
-        host = np.matmul(np.asarray(a), np.asarray(b), dtype=dtype)
-        return _write_out(asarray(host, device=device), out, casting)
-    # A NumPy B stays on the host until the kernel is chosen: the image kernel maps its image
-    # and fills it straight from B; for the others gemm.run uploads it to a buffer.
-    b_in = _to_device(b, compute, device) if isinstance(b, DeviceArray) else np.asarray(b, compute)
-    res = _device_matmul(_to_device(a, compute, device), b_in, a_shape, b_shape, device,
-                         kernel, params)
-    if res.dtype != result_dtype:
-        res = res.astype(result_dtype) if result_dtype != np.float16 else asarray(
-            np.asarray(res).astype(np.float16), device=device)
-    return _write_out(res, out, casting)
-
-
-def _shapes(a_shape, b_shape):
-    a_vec, b_vec = len(a_shape) == 1, len(b_shape) == 1
-    a2 = (1,) + tuple(a_shape) if a_vec else tuple(a_shape)
-    b2 = tuple(b_shape) + (1,) if b_vec else tuple(b_shape)
-    M, K = a2[-2], a2[-1]
-    N = b2[-1]
-    batch_shape = np.broadcast_shapes(a2[:-2], b2[:-2])
-    out_shape = batch_shape + (() if a_vec else (M,)) + (() if b_vec else (N,))
-    return a2, b2, M, N, K, tuple(batch_shape), out_shape
-
-
-def _host_operand(b: np.ndarray, batch_shape: tuple, rows: int, cols: int) -> GemmOperand:
-    """A NumPy operand as (1 or batch, rows, cols) host data (one matrix stays one)."""
-    batch = int(np.prod(batch_shape, dtype=np.int64))
-    if b.ndim == 2:
-        return gemm.host_operand(b[None], batch)
-    full = np.broadcast_to(b, batch_shape + (rows, cols))
-    return gemm.host_operand(full.reshape(batch, rows, cols), batch)
-
-
-def _device_matmul(a: DeviceArray, b: DeviceArray | np.ndarray, a_shape, b_shape,
-                   device: Device, kernel: str | None, params) -> DeviceArray:
-    a2_shape, b2_shape, M, N, K, batch_shape, out_shape = _shapes(a_shape, b_shape)
-    a2 = a.reshape(a2_shape)
-    b2 = b.reshape(b2_shape)
-    c = empty(batch_shape + (M, N), a.dtype, device=device)
-    if c.size == 0:
-        return c.reshape(out_shape)
-    if K == 0:
-        return zeros(out_shape, a.dtype, device=device)
-    batch = int(np.prod(batch_shape, dtype=np.int64))
-    op_a, a2 = _as_operand(a2, batch_shape, M, K)
-    a2.storage.check_kernel_access()
-    if isinstance(b2, DeviceArray):
-        op_b, b2 = _as_operand(b2, batch_shape, K, N)
-        b2.storage.check_kernel_access()
-    else:
-        op_b = _host_operand(b2, batch_shape, K, N)
-    problem = GemmProblem(batch, M, N, K, a.dtype, op_a, op_b,
-                          GemmOperand(c.storage.buffer, 0, N, M * N, False))
-    gemm.run(device, problem, kernel, params)
-    return c.reshape(out_shape)
-
-
-def _problem_for(a: DeviceArray, b: DeviceArray) -> tuple[Device, GemmProblem]:
-    device = device_of(a, b)
-    a2_shape, b2_shape, M, N, K, batch_shape, _ = _shapes(a.shape, b.shape)
-    op_a = _operand(a.reshape(a2_shape), batch_shape, M, K)
-    op_b = _operand(b.reshape(b2_shape), batch_shape, K, N)
-    dummy = GemmOperand(a.storage.buffer, 0, max(K, 1), M * K)
-    batch = int(np.prod(batch_shape, dtype=np.int64))
-    return device, GemmProblem(batch, M, N, K, a.dtype, op_a or dummy, op_b or dummy,
-                               GemmOperand(a.storage.buffer, 0, N, M * N))
+    result = plan_for(a, b, dtype, device, kernel, params).run(a, b)
+    return result if out is None else _write_out(result, out, casting)
 
 
 def explain_matmul(a: Any, b: Any, kernel: str | None = None) -> str:
-    """Which GEMM kernel ``a @ b`` runs, with which parameters, and why."""
-    device = device_of(a, b)
-    _check_core(np.shape(a), np.shape(b))
-    result_dtype, compute = _prepare(a, b, None, device)
-    if compute is None:
-        return (f"host: NumPy's matmul through mapped views (no {result_dtype} kernel on "
-                f"{device.name})")
-    da, db = (x if isinstance(x, DeviceArray) and x.dtype == compute else
-              empty(np.shape(x), compute, device=device) for x in (a, b))
-    _, problem = _problem_for(da, db)
-    head = (f"matmul {np.shape(a)} @ {np.shape(b)} -> {result_dtype} on {device.name}"
-            f" (batch={problem.batch}, M={problem.M}, N={problem.N}, K={problem.K},"
-            f" computed in {compute})")
-    return head + "\n" + gemm.choose(device, problem, kernel).describe()
+    """Which GEMM kernel ``a @ b`` runs (or the host path), with which parameters, and why:
+    the description of the very plan the call runs."""
+    a, b = coerce_operand(a), coerce_operand(b)
+    return plan_for(a, b, None, device_of(a, b), kernel).describe()
 
 
 def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params):
@@ -225,7 +332,7 @@ def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params):
     res = matmul(to_end(a_d, ax_a), to_end(b_d, ax_b), dtype=dtype, kernel=kernel, params=params)
     n_core = len(ax_out)
     src = list(range(res.ndim - n_core, res.ndim))
-    res_view = res._geometry_op(lambda t: np.moveaxis(t, src, list(ax_out)))
+    res_view = res.geometry_view(lambda t: np.moveaxis(t, src, list(ax_out)))
     return _write_out(res_view, out, casting)
 
 
@@ -247,7 +354,8 @@ def _matmul_ufunc(ufunc, inputs, kwargs):
 @implements(np.dot)
 def dot(a: Any, b: Any, out: Any = None) -> Any:
     """``np.dot`` on the device (N-d operands reshaped into one 2-D product)."""
-    a_shape, b_shape = np.shape(a), np.shape(b)
+    a, b = coerce_operand(a), coerce_operand(b)
+    a_shape, b_shape = a.shape, b.shape
     if len(a_shape) == 0 or len(b_shape) == 0:
         return np.multiply(a, b, out=out)
     k_a = a_shape[-1]
@@ -262,9 +370,12 @@ def dot(a: Any, b: Any, out: Any = None) -> Any:
         device = device_of(a, b)
         a_d = a if isinstance(a, DeviceArray) else asarray(a, device=device)
         b_d = b if isinstance(b, DeviceArray) else asarray(b, device=device)
-        b_moved = b_d if b_d.ndim == 1 else b_d._geometry_op(lambda t: np.moveaxis(t, -2, 0))
-        prod = matmul(a_d.reshape(-1, k_a), b_moved.reshape(k_b, -1))
-        result = prod.reshape(a_shape[:-1] + b_shape[:-2] + b_shape[-1:])
+        if b_d.ndim == 1:
+            result = matmul(a_d.reshape(-1, k_a), b_d).reshape(a_shape[:-1])
+        else:
+            b_moved = b_d.geometry_view(lambda t: np.moveaxis(t, -2, 0))
+            prod = matmul(a_d.reshape(-1, k_a), b_moved.reshape(k_b, -1))
+            result = prod.reshape(a_shape[:-1] + b_shape[:-2] + b_shape[-1:])
     if out is not None:
         ok = (tuple(out.shape) == result.shape and out.dtype == result.dtype and
               (out.is_c_contiguous if isinstance(out, DeviceArray) else out.flags.c_contiguous))

@@ -61,7 +61,7 @@ def swapaxes(a: DeviceArray, axis1: int, axis2: int) -> DeviceArray:
 
 @implements(np.moveaxis)
 def moveaxis(a: DeviceArray, source, destination) -> DeviceArray:
-    return a._geometry_op(lambda t: np.moveaxis(t, source, destination))
+    return a.geometry_view(lambda t: np.moveaxis(t, source, destination))
 
 
 @implements(np.matrix_transpose)

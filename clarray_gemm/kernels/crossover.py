@@ -1,0 +1,96 @@
+"""Where the host path wins: per device, operation family and dtype, the problem size below
+which NumPy on the buffers' host mapping beats an OpenCL kernel.
+
+Only devices whose memory is the host's (``DeviceInfo.host_unified_memory``: CPU drivers,
+integrated GPUs) have a host path: there NumPy reads and writes the same bytes a kernel would,
+with no copy. Sizes are in the family's work unit: flops (2·M·N·K per product) for ``matmul``,
+output elements for ``elementwise``, multiply-adds (N·m) for ``convolve``.
+
+``python -m clarray_gemm tune`` measures the crossovers of a device and stores them with the
+tuning data; until then the defaults below hold. They come from measurements on PoCL (2-core
+AMD EPYC): a PoCL launch with its completion costs ~180 us, so elementwise work never wins there,
+OpenBLAS beats every GEMM kernel at every size, and the direct convolution kernels win from
+about N·m = 2^20 multiply-adds (NumPy's direct ``np.convolve`` is single-threaded).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from typing import Callable, Iterator
+
+import numpy as np
+
+from ..device import Device
+from . import plans
+
+__all__ = ["crossover", "prefer_host", "set_tuned_lookup", "host_path", "host_path_enabled"]
+
+_enabled = os.environ.get("CLARRAY_GEMM_HOST_PATH", "1").strip().lower() not in ("0", "off", "no")
+
+
+def host_path_enabled() -> bool:
+    """Whether small work may run on the host path (``CLARRAY_GEMM_HOST_PATH=0`` disables it)."""
+    return _enabled
+
+
+@contextlib.contextmanager
+def host_path(enabled: bool) -> Iterator[None]:
+    """Allow or forbid the host path inside a ``with`` block (process-wide): with it off,
+    every operation that has a kernel runs one, as ``kernel=`` does for one call."""
+    global _enabled
+    previous, _enabled = _enabled, bool(enabled)
+    plans.clear_all()
+    try:
+        yield
+    finally:
+        _enabled = previous
+        plans.clear_all()
+
+NEVER = math.inf  # the kernel never wins: always the host path
+
+_DEFAULTS_CPU = {"matmul": NEVER, "elementwise": NEVER, "convolve": float(1 << 20)}
+# Integrated GPUs: a launch costs tens of microseconds, the GPU wins once work amortises it.
+_DEFAULTS_IGPU = {"matmul": 2.0 * 128 ** 3, "elementwise": float(1 << 18),
+                  "convolve": float(1 << 18)}
+
+# (device, family, dtype) -> measured size or None; installed by the tuning store.
+_tuned_lookup: Callable[[Device, str, np.dtype], float | None] = lambda d, f, t: None
+
+
+def set_tuned_lookup(lookup: Callable[[Device, str, np.dtype], float | None]) -> None:
+    """Install the tuning store's reader of measured crossovers."""
+    global _tuned_lookup
+    _tuned_lookup = lookup
+
+
+def crossover(device: Device, family: str, dtype: np.dtype) -> tuple[float, bool]:
+    """(size below which the host path runs, whether it was measured on this device);
+    0 where the device has no host path."""
+    if not _enabled or not device.info.host_unified_memory or device.info.is_simulator:
+        return 0.0, False
+    measured = _tuned_lookup(device, family, np.dtype(dtype))
+    if measured is not None:
+        return float(measured), True
+    table = _DEFAULTS_CPU if device.info.is_cpu else _DEFAULTS_IGPU
+    return table[family], False
+
+
+def prefer_host(device: Device, family: str, dtype: np.dtype, work: float) -> str | None:
+    """Why the host path runs a problem of ``work`` units, or None when a kernel should."""
+    limit, measured = crossover(device, family, dtype)
+    if work >= limit:
+        return None
+    source = "measured on this device" if measured else "default estimate for this device type"
+    if limit == NEVER:
+        return f"host NumPy on the mapped buffers: no {family} kernel beats it on this device ({source})"
+    return (f"host NumPy on the mapped buffers: below the {_units(family, limit)} crossover "
+            f"({source})")
+
+
+def _units(family: str, size: float) -> str:
+    if family == "matmul":
+        return f"{round((size / 2) ** (1 / 3))}^3 product"
+    if family == "convolve":
+        return f"N*m = {size:.3g}"
+    return f"{size:.3g}-element"
