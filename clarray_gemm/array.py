@@ -526,6 +526,11 @@ def _host_ufunc(device: Device, ufunc: np.ufunc, method: str, inputs, kwargs):
     ``out=`` arrays when given)."""
     outs = kwargs.get("out")
     outs = outs if isinstance(outs, tuple) else ((outs,) if outs is not None else None)
+    if (method == "__call__" and outs is None and not kwargs
+            and device.info.host_unified_memory):
+        direct = _host_ufunc_into_mapping(device, ufunc, inputs)
+        if direct is not None:
+            return direct
     host_kwargs = {k: to_host(v) for k, v in kwargs.items() if k != "out"}
     host_outs = None
     if outs is not None:
@@ -549,14 +554,41 @@ def _host_ufunc(device: Device, ufunc: np.ufunc, method: str, inputs, kwargs):
     return tuple(wrap(r) for r in result) if isinstance(result, tuple) else wrap(result)
 
 
+def _host_ufunc_into_mapping(device: Device, ufunc: np.ufunc, inputs: tuple):
+    """Unified memory: ``ufunc(*inputs)`` written by NumPy straight into host-resident device
+    buffers (no copy of the result), or None when NumPy's dtype or shape resolution must be left
+    to the general path (its errors included)."""
+    described = []
+    for x in inputs:
+        if isinstance(x, (DeviceArray, np.ndarray, np.generic)):
+            described.append(x.dtype)
+        elif type(x) in (int, float, complex, bool):
+            described.append(type(x))
+        else:
+            return None
+    try:
+        loop = ufunc.resolve_dtypes(tuple(described) + (None,) * ufunc.nout)
+        shape = np.broadcast_shapes(*(np.shape(x) for x in inputs))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    out_dtypes = [np.dtype(d) for d in loop[ufunc.nin:]]
+    if any(d.hasobject for d in out_dtypes):
+        return None
+    outs = tuple(_new(shape, d, device, host_resident=True) for d in out_dtypes)
+    hosts = [x.host_view() if isinstance(x, DeviceArray) else x for x in inputs]
+    ufunc(*hosts, out=tuple(o.host_view(write=True) for o in outs))
+    return outs[0] if len(outs) == 1 else outs
+
+
 # -- creation --------------------------------------------------------------------------------
-def _new(shape, dtype, device: Device, order: str = "C") -> DeviceArray:
+def _new(shape, dtype, device: Device, order: str = "C", host_resident: bool = False
+         ) -> DeviceArray:
     dtype = np.dtype(dtype)
     if dtype.hasobject:
         raise TypeError(f"arrays of dtype {dtype} (Python objects) cannot live on an OpenCL device")
     shape = _normalize_shape(shape)
-    size = int(np.prod(shape, dtype=np.int64))
-    storage = Storage(device, size * dtype.itemsize)
+    size = math.prod(shape)
+    storage = Storage(device, size * dtype.itemsize, host_resident)
     strides = (_f_strides if order == "F" else _c_strides)(shape, dtype.itemsize)
     return DeviceArray(storage, shape, dtype, strides)
 
@@ -573,15 +605,17 @@ def _normalize_shape(shape) -> tuple[int, ...]:
     return tuple(int(n) for n in shape)
 
 
-def empty(shape, dtype=np.float64, device=None, order: str = "C") -> DeviceArray:
-    """An uninitialised device array (NumPy's default dtype, float64)."""
-    return _new(shape, dtype, get_device(device), order)
+def empty(shape, dtype=np.float64, device=None, order: str = "C", *,
+          host_resident: bool = False) -> DeviceArray:
+    """An uninitialised device array (NumPy's default dtype, float64). ``host_resident=True``
+    (unified-memory devices) leaves its buffer mapped for host writes that follow."""
+    return _new(shape, dtype, get_device(device), order, host_resident)
 
 
 def full(shape, fill_value, dtype=None, device=None, order: str = "C") -> DeviceArray:
     """A device array filled with ``fill_value`` (written through one write mapping)."""
     dtype = np.array(fill_value).dtype if dtype is None else np.dtype(dtype)
-    a = empty(shape, dtype, device, order)
+    a = empty(shape, dtype, device, order, host_resident=True)
     if a.size:
         with a.storage.map_for_write(discard=True) as host:
             host.view(dtype)[: a.size] = fill_value
@@ -646,7 +680,7 @@ def asarray(a: Any, dtype=None, device=None, copy: bool | None = None) -> Device
     host = np.asarray(a, dtype=dtype)
     if not host.dtype.isnative:
         host = host.astype(host.dtype.newbyteorder("="))
-    out = _new(host.shape, host.dtype, dev)
+    out = _new(host.shape, host.dtype, dev, host_resident=True)
     out.storage.write_from(host)
     return out
 

@@ -119,6 +119,7 @@ class Device:
         self.cl_device = cl_device
         self.index = index
         self.info = _read_info(cl_device)
+        self._hash = hash(cl_device.int_ptr)  # devices key every plan: hash once
 
     @cached_property
     def context(self) -> cl.Context:
@@ -155,10 +156,10 @@ class Device:
         return f"opencl:{self.index} ({self.info.name})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Device) and other.cl_device == self.cl_device
+        return self is other or (isinstance(other, Device) and other.cl_device == self.cl_device)
 
     def __hash__(self) -> int:
-        return hash(self.cl_device.int_ptr)
+        return self._hash
 
 
 _devices: list[Device] | None = None

@@ -246,8 +246,8 @@ class Storage:
             return
         try:
             parent = self._exports() if self._exports is not None else None
-            if parent is not None:  # the views outlive the array: they keep buffer and mapping
-                weakref.finalize(parent, _keep_alive, self.buffer, host)
+            if parent is not None:  # the views outlive the array: park when the last one dies
+                weakref.finalize(parent, _park, self.device, self.nbytes, self.buffer, host)
             else:
                 _park(self.device, self.nbytes, self.buffer, host)
         except Exception:  # interpreter shutdown: nothing left to give back
@@ -283,8 +283,9 @@ class Storage:
         host views that still hold it (rule 2)."""
         old_buffer, old_host = self.buffer, self._host
         if self._unified and old_host is not None:
-            # Old buffer and mapping live on with the views; the finalizer keeps both.
-            weakref.finalize(self._exports(), _keep_alive, old_buffer, old_host)
+            # Old buffer and mapping live on with the views, and are parked when they die.
+            weakref.finalize(self._exports(), _park, self.device, self.nbytes, old_buffer,
+                             old_host)
             self._exports = None
             self._host = None
             self.buffer = new_buffer(self.device, self.nbytes)
@@ -392,6 +393,11 @@ class Storage:
         """Fill the buffer with ``host``'s elements in C order: one copy, into the mapping."""
         if host.size == 0:
             return
+        if self._unified and not self._write_mapped:  # straight into the persistent mapping
+            target = self.host_bytes_for_write()
+            np.copyto(np.ndarray(host.shape, host.dtype, buffer=target), host, casting="no")
+            count_transfer(host_to_device=host.nbytes)
+            return
         with self.map_for_write(discard=True) as mapped:
             np.copyto(np.ndarray(host.shape, host.dtype, buffer=mapped), host, casting="no")
         if self._unified:
@@ -419,7 +425,7 @@ class Storage:
     def _detach_for_kernel(self) -> None:
         """Unified memory: give kernels a fresh, unmapped buffer with this storage's bytes."""
         old_buffer, old_host = self.buffer, self._host
-        weakref.finalize(self._exports(), _keep_alive, old_buffer, old_host)
+        weakref.finalize(self._exports(), _park, self.device, self.nbytes, old_buffer, old_host)
         self._exports = None
         self._host = None
         self.buffer = new_buffer(self.device, self.nbytes)

@@ -92,9 +92,40 @@ def test_pooled_buffer_not_reused_while_a_host_view_lives():
 def test_freed_buffers_are_reused():
     from clarray_gemm.memory import free_cached_memory
 
+    free_cached_memory()
     a = cg.empty(4096, np.float32)
     ptr = a.storage.buffer.int_ptr
     del a
     b = cg.empty(4096, np.float32)
     assert b.storage.buffer.int_ptr == ptr
     free_cached_memory()
+
+
+def test_host_resident_buffers_are_reused_still_mapped(device):
+    """Unified memory: a freed host-resident buffer is parked mapped, so the next host-path
+    result of that size costs neither an allocation nor a map."""
+    if not device.info.host_unified_memory:
+        pytest.skip("host-resident buffers exist on unified memory only")
+    from clarray_gemm.memory import free_cached_memory
+
+    free_cached_memory()
+    a = cg.asarray(np.arange(512, dtype=np.float32), device=device)
+    ptr = a.storage.buffer.int_ptr
+    del a
+    before = cg.transfer_stats()
+    b = cg.asarray(np.ones(512, np.float32), device=device)
+    assert b.storage.buffer.int_ptr == ptr and b.storage.host_resident
+    assert (cg.transfer_stats() - before).maps == 0
+    np.testing.assert_array_equal(np.asarray(b), np.ones(512))
+
+
+def test_host_view_outliving_its_array_keeps_the_buffer(device):
+    x = cg.asarray(np.arange(64, dtype=np.float32), device=device)
+    view = np.asarray(x)
+    del x
+    others = [cg.asarray(np.full(64, -1.0, np.float32), device=device) for _ in range(4)]
+    np.testing.assert_array_equal(view, np.arange(64))
+    del view
+    again = [cg.asarray(np.full(64, 2.0, np.float32), device=device) for _ in range(4)]
+    assert all((np.asarray(o) == -1).all() for o in others)
+    assert all((np.asarray(o) == 2).all() for o in again)

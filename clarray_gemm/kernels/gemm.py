@@ -182,9 +182,9 @@ def host_operand(host: np.ndarray, batch: int) -> GemmOperand:
 
 def upload_operand(device: Device, operand: GemmOperand, batch: int) -> GemmOperand:
     """Copy a host operand into a new buffer (one copy, through a write mapping)."""
-    storage = Storage(device, operand.host.nbytes)
+    storage = Storage(device, operand.host.nbytes, host_resident=True)
     storage.write_from(np.ascontiguousarray(operand.host))
-    return replace(host_operand(operand.host, batch), buffer=storage.buffer, host=None)
+    return replace(host_operand(operand.host, batch), buffer=storage.kernel_buffer(), host=None)
 
 
 def with_operands(problem: GemmProblem, a: GemmOperand | None = None,

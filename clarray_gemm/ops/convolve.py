@@ -22,6 +22,7 @@ from ..array import DeviceArray, asarray, empty
 from ..device import Device
 from ..kernels import conv
 from ..kernels.conv import ConvProblem
+from ..kernels.crossover import prefer_host
 from ._common import compute_dtype, device_of
 
 __all__ = ["convolve", "correlate", "explain_convolve"]
@@ -123,6 +124,24 @@ def _host_operand(x: DeviceArray | np.ndarray) -> np.ndarray:
     return x.__array__() if isinstance(x, DeviceArray) else x
 
 
+def _host_path_reason(plan: "_Plan", kernel: str | None) -> str | None:
+    """Why NumPy on the mapped buffers runs this call, or None when a kernel does."""
+    if kernel is not None or plan.compute is None:
+        return None
+    return prefer_host(plan.device, "convolve", plan.compute, float(plan.n) * plan.m)
+
+
+def _run_on_host(plan: "_Plan") -> DeviceArray:
+    """NumPy's own function on the operands' host mappings; the result into a host-resident
+    device buffer (one copy: NumPy's convolution has no ``out=``)."""
+    func = np.convolve if plan.op == "convolve" else np.correlate
+    views = [x.host_view() if isinstance(x, DeviceArray) else x for x in (plan.a, plan.v)]
+    host = func(views[0], views[1], plan.mode)
+    out = empty(host.shape, host.dtype, device=plan.device, host_resident=True)
+    out.host_view(write=True)[...] = host
+    return out
+
+
 def _signal_on_device(x: DeviceArray | np.ndarray, compute: np.dtype, device: Device
                       ) -> DeviceArray:
     if isinstance(x, DeviceArray):
@@ -144,6 +163,8 @@ def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> D
     device = plan.device
     if kernel is not None:
         conv.CATALOGUE[kernel]  # ValueError for an unknown name
+    if _host_path_reason(plan, kernel) is not None:
+        return _run_on_host(plan)
     if plan.compute is None:
         if kernel is not None:
             raise ValueError(f"convolve kernel {kernel!r} does not fit this call: no "
@@ -154,11 +175,9 @@ def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> D
     x = _signal_on_device(plan.signal, plan.compute, device)
     w = _mask_on_device(plan.mask, plan.compute, plan.flip_mask, device)
     out = empty(plan.length, plan.compute, device=device)
-    for arr in (x, w):
-        arr.storage.check_kernel_access()
     problem = ConvProblem(plan.n, plan.m, plan.pad, plan.length, plan.compute,
-                          x.storage.buffer, x.element_offset, w.storage.buffer,
-                          out.storage.buffer)
+                          x.storage.kernel_buffer(), x.element_offset, w.storage.kernel_buffer(),
+                          out.storage.kernel_buffer(write=True))
     conv.run(device, problem, kernel, params)
     if plan.flip_out:
         out = out[::-1]
@@ -195,6 +214,9 @@ def explain_convolve(a: Any, v: Any, mode: Any = "full", kernel: str | None = No
     if op not in ("convolve", "correlate"):
         raise ValueError(f"op must be 'convolve' or 'correlate', not {op!r}")
     plan = _Plan(op, a, v, mode)
+    why_host = _host_path_reason(plan, kernel)
+    if why_host is not None:
+        return plan.describe() + "\n" + why_host
     if plan.compute is None:
         return (plan.describe() + f"\nhost: NumPy's {op} through mapped views (no "
                 f"{plan.result_dtype} kernel on {plan.device.name})")

@@ -1,0 +1,180 @@
+"""The host path (NumPy on the buffers' mapping, for work where no kernel wins on a device whose
+memory is the host's), the plan cache it shares with the kernels, coherence between the two, and
+calls from many threads."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+from clarray_gemm.kernels import gemm
+from conftest import assert_matches, random_array
+
+SIZES = [(1, 1, 1), (7, 5, 3), (31, 33, 17), (2, 257, 3)]
+
+
+@pytest.mark.parametrize("M, K, N", SIZES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_matmul_on_the_host_path_is_numpys(device, host_path, M, K, N, dtype):
+    a, b = random_array((M, K), dtype, 1), random_array((K, N), dtype, 2)
+    x = cg.asarray(a, device=device)
+    launched = []
+    real = gemm.launch
+    gemm.launch = lambda *args: launched.append(args) or real(*args)
+    try:
+        for y in (x @ b, x @ cg.asarray(b, device=device), np.matmul(x, b), x.T.T @ b):
+            assert isinstance(y, cg.DeviceArray)
+            np.testing.assert_array_equal(np.asarray(y), a @ b)
+    finally:
+        gemm.launch = real
+    assert launched == []
+    assert "host NumPy on the mapped buffers" in cg.explain_matmul(x, b)
+
+
+def test_host_path_shapes_dtypes_and_out(device, host_path):
+    a = random_array((3, 4, 5), np.float32, 3)
+    v = random_array((5,), np.float32, 4)
+    x = cg.asarray(a, device=device)
+    np.testing.assert_array_equal(np.asarray(x @ v), a @ v)
+    np.testing.assert_array_equal(np.asarray(v @ x.mT), v @ a.transpose(0, 2, 1))
+    np.testing.assert_array_equal(np.asarray(np.matmul(x, v, dtype=np.float64)),
+                                  np.matmul(a, v, dtype=np.float64))
+    out = cg.empty((3, 4), np.float32, device=device)
+    assert np.matmul(x, v, out=out) is out
+    np.testing.assert_array_equal(np.asarray(out), a @ v)
+
+
+def test_forced_kernel_still_runs_a_kernel(device, host_path):
+    a, b = random_array((9, 7), np.float32, 5), random_array((7, 6), np.float32, 6)
+    text = cg.explain_matmul(cg.asarray(a, device=device), b, kernel="naive")
+    assert "kernel: naive" in text
+    assert_matches(cg.matmul(cg.asarray(a, device=device), b, kernel="naive"), a @ b)
+
+
+@pytest.mark.parametrize("op", [np.add, np.subtract, np.multiply, np.true_divide, np.maximum,
+                                np.minimum])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint64])
+def test_elementwise_on_the_host_path_is_numpys(device, host_path, op, dtype):
+    a, b = random_array((7, 33), dtype, 7), random_array((33,), dtype, 8)
+    if op is np.true_divide:
+        b = np.where(b == 0, 1, b).astype(dtype)
+    x = cg.asarray(a, device=device)
+    for got, want in ((op(x, b), op(a, b)), (op(b, x), op(b, a)), (op(x, 3), op(a, 3)),
+                      (op(x.T[::2], 2.5), op(a.T[::2], 2.5))):
+        assert isinstance(got, cg.DeviceArray)
+        np.testing.assert_array_equal(np.asarray(got), want)
+        assert np.asarray(got).dtype == want.dtype
+
+
+def test_in_place_operators_on_the_host_path(device, host_path):
+    a = random_array((5, 6), np.float32, 9)
+    x = cg.asarray(a, device=device)
+    view = np.asarray(x)
+    x += 1
+    x *= 2
+    np.testing.assert_array_equal(np.asarray(x), (a + 1) * 2)
+    np.testing.assert_array_equal(view, a)  # the snapshot a user holds is untouched
+    np.testing.assert_array_equal(np.asarray(-x), -((a + 1) * 2))
+
+
+def test_other_ufuncs_write_straight_into_device_buffers(device, host_path):
+    a = random_array((4, 9), np.float32, 10)
+    x = cg.asarray(a, device=device)
+    for got, want in ((np.exp(x), np.exp(a)), (np.tanh(x), np.tanh(a)), (x > 0, a > 0)):
+        assert isinstance(got, cg.DeviceArray)
+        np.testing.assert_array_equal(np.asarray(got), want)
+    q, r = np.divmod(x, 0.5)
+    np.testing.assert_array_equal(np.asarray(q), np.divmod(a, 0.5)[0])
+    np.testing.assert_array_equal(np.asarray(r), np.divmod(a, 0.5)[1])
+
+
+def test_convolve_on_the_host_path_is_numpys(device, host_path):
+    s, v = random_array(257, np.float32, 11), random_array(7, np.float32, 12)
+    x = cg.asarray(s, device=device)
+    for mode in ("full", "same", "valid"):
+        got = np.convolve(x, v, mode)
+        np.testing.assert_array_equal(np.asarray(got), np.convolve(s, v, mode))
+    assert "host NumPy" in cg.explain_convolve(x, v)
+
+
+def test_host_path_result_feeds_a_kernel_and_back(device, host_path):
+    """A host-resident result used by a kernel right after (and a kernel's result used by the
+    host path right after) is coherent: each side sees the other's writes."""
+    a, b = random_array((33, 17), np.float32, 13), random_array((17, 9), np.float32, 14)
+    x = cg.asarray(a, device=device)
+    h = x * 2                                   # host path
+    k = cg.matmul(h, b, kernel="naive")         # kernel reads it
+    assert_matches(k, (a * 2) @ b)
+    h2 = k + 1                                  # host path reads the kernel's result
+    np.testing.assert_array_equal(np.asarray(h2), np.asarray(k) + 1)
+    view = np.asarray(h2)                       # a live user view, then a kernel on the buffer
+    k2 = cg.matmul(h2, np.eye(9, dtype=np.float32), kernel="naive")
+    assert_matches(k2, np.asarray(k) + 1)
+    h2 += 5                                     # host write while the view lives: detached
+    np.testing.assert_array_equal(view, np.asarray(k) + 1)
+    np.testing.assert_array_equal(np.asarray(h2), (np.asarray(k) + 1) + 5)
+
+
+def test_repeated_calls_reuse_one_plan(device):
+    from clarray_gemm.ops.matmul import _PLANS
+
+    x = cg.asarray(random_array((6, 6), np.float32, 15), device=device)
+    x @ x
+    builds = _PLANS.builds
+    for _ in range(5):
+        x @ x
+    assert _PLANS.builds == builds
+
+
+def _mixed_ops(device, seed: int, count: int) -> int:
+    """``count`` mixed operations on this thread's arrays and on shared ones; wrong results."""
+    rng = np.random.default_rng(seed)
+    wrong = 0
+    for i in range(count):
+        kind = i % 4
+        shape = (int(rng.integers(1, 24)), int(rng.integers(1, 24)))
+        if kind == 0:
+            a = rng.integers(-100, 100, shape).astype(np.int32)
+            b = rng.integers(-100, 100, shape[1]).astype(np.int32)
+            got, want = cg.asarray(a, device=device) * b, a * b
+        elif kind == 1:
+            a = rng.standard_normal(shape).astype(np.float32)
+            b = rng.standard_normal((shape[1], 5)).astype(np.float32)
+            got, want = cg.asarray(a, device=device) @ b, a @ b
+        elif kind == 2:
+            a = rng.integers(-9, 9, shape).astype(np.int64)
+            got, want = cg.asarray(a, device=device) - cg.asarray(a.T.copy(), device=device).T, a - a
+        else:
+            a = rng.standard_normal(shape).astype(np.float64)
+            got, want = np.maximum(cg.asarray(a, device=device), 0.0) + 1, np.maximum(a, 0.0) + 1
+        host = np.asarray(got)
+        if want.dtype.kind == "f" and kind == 1:
+            ok = np.allclose(host, want, rtol=1e-5, atol=1e-5)
+        else:
+            ok = np.array_equal(host, want)
+        wrong += not ok
+    return wrong
+
+
+@pytest.mark.parametrize("host", [False, True], ids=["kernels", "host-path"])
+def test_eight_threads_share_plans_and_get_numpys_answers(device, host):
+    if host and not device.info.host_unified_memory:
+        pytest.skip("no host path on this device")
+    with cg.host_path(host):
+        results = [0] * 8
+        errors = []
+
+        def work(t):
+            try:
+                results[t] = _mixed_ops(device, t, 120)
+            except Exception as exc:  # surfaced below
+                errors.append(exc)
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    assert not errors, errors
+    assert results == [0] * 8
