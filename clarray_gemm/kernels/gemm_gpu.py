@@ -159,16 +159,39 @@ def _rank(problem: GemmProblem, info: DeviceInfo) -> float:
     return 100.0
 
 
-def _launch(device: Device, problem: GemmProblem, params: Mapping[str, int]) -> cl.Event:
-    p = problem
+def _geometry_key(p: GemmProblem, device: Device, params: Mapping[str, int]) -> tuple:
+    """What the resolved parameters and launch geometry depend on (vector alignment: the
+    operands' offsets, leading dimensions and batch strides modulo 16 elements)."""
+    ops = tuple((o.trans, o.offset % 16, o.ld % 16, o.batch_stride % 16) for o in (p.a, p.b, p.c))
+    return (device, p.M, p.N, p.K, p.batch, p.dtype, ops, frozenset(params.items()))
+
+
+# Resolved launches, so that a repeated shape does not run the cost model again.
+_resolved: dict[tuple, tuple] = {}
+
+
+def _resolve_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> tuple:
+    key = _geometry_key(p, device, params)
+    found = _resolved.get(key)
+    if found is not None:
+        return found
     d = resolve(p, device.info, params)
     defines = base_defines(p)
-    for key in ("BM", "BN", "BK", "TM", "TN", "WARP_X", "VEC_A", "VEC_B", "VEC_C", "PAD_A",
-                "PAD_B", "GROUP_M", "KSPLIT", "EDGE_ONLY_CLAMP"):
-        defines[key] = d[key]
+    for name in ("BM", "BN", "BK", "TM", "TN", "WARP_X", "VEC_A", "VEC_B", "VEC_C", "PAD_A",
+                 "PAD_B", "GROUP_M", "KSPLIT", "EDGE_ONLY_CLAMP"):
+        defines[name] = d[name]
     nt = (d["BM"] // d["TM"]) * (d["BN"] // d["TN"])
     ks = d["KSPLIT"]
     gsize = (nt * math.ceil(p.N / d["BN"]), math.ceil(p.M / d["BM"]), p.batch * ks)
+    if len(_resolved) > 4096:
+        _resolved.clear()
+    found = _resolved[key] = (defines, nt, ks, gsize)
+    return found
+
+
+def _launch(device: Device, problem: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    p = problem
+    defines, nt, ks, gsize = _resolve_launch(device, p, params)
     kernel = get_kernel(device, SOURCE, "gemm_gpu", defines)
     if ks == 1:
         return kernel(device.queue, gsize, (nt, 1, 1), *standard_args(p))
