@@ -17,7 +17,8 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo
 from ..memory import new_buffer
-from .gemm import CATALOGUE, GemmOperand, GemmProblem, base_defines, dtype_supported, standard_args
+from .gemm import (CATALOGUE, GemmOperand, GemmProblem, base_defines, dtype_supported,
+                   prepared_standard, standard_args)
 from .programs import get_kernel
 from .variant import Variant
 
@@ -206,6 +207,14 @@ def _launch(device: Device, problem: GemmProblem, params: Mapping[str, int]) -> 
                   p.c.buffer, np.int64(p.c.offset), np.int32(p.c.ld), np.int64(p.c.batch_stride))
 
 
+def _prepare(device: Device, problem: GemmProblem, params: Mapping[str, int]):
+    defines, nt, ks, gsize = _resolve_launch(device, problem, params)
+    if ks != 1:
+        return None  # split-K's partial sums and reduction: the general launcher
+    kernel = get_kernel(device, SOURCE, "gemm_gpu", defines)
+    return prepared_standard(device, problem, kernel, gsize, (nt, 1, 1))
+
+
 VARIANT = CATALOGUE.add(Variant(
     name="gpu_blocked",
     source=SOURCE,
@@ -216,6 +225,7 @@ VARIANT = CATALOGUE.add(Variant(
     fits=_fits,
     rank=_rank,
     launch=_launch,
+    prepare=_prepare,
     tunable={"PRESET": tuple(PRESETS), "BK": (8, 16), "GROUP_M": (1, 8, 16, 32),
              "KSPLIT": (1, 2, 4, 8), "EDGE_ONLY_CLAMP": (0, 1)},
 ))

@@ -151,9 +151,11 @@ class Launcher:
         if len(last) != len(args):
             last[:] = [_UNSET] * len(args)
         for i, arg in enumerate(args):
-            token = _arg_token(arg)
             prev = last[i]
-            if type(prev) is type(token) and prev == token:
+            if prev is arg:  # the same scalar or array object as last time
+                continue
+            token = _arg_token(arg)
+            if type(prev) is type(token) and not isinstance(token, np.ndarray) and prev == token:
                 continue
             if _SET_BYTES is not None and isinstance(arg, (np.generic, np.ndarray)):
                 _SET_BYTES(kernel, i, arg)
@@ -172,12 +174,11 @@ _SET_BYTES = getattr(cl.Kernel, "_set_arg_buf", None)
 
 
 def _arg_token(arg):
-    """What identifies an argument's value without holding it: a buffer's handle (a pooled
-    buffer may be freed while the kernel object remembers it), an array's bytes, a scalar."""
+    """What identifies an argument's value: a buffer's handle (not the buffer: a pooled buffer
+    must be free to return to its pool while the kernel object remembers it), else the scalar
+    or array itself (a plan passes the same objects each call; equal scalars compare equal)."""
     if isinstance(arg, cl.MemoryObjectHolder):
         return arg.int_ptr
-    if isinstance(arg, np.ndarray):
-        return arg.tobytes()
     return arg
 
 

@@ -34,6 +34,10 @@ class Variant(Generic[P]):
     # True when ``launch`` takes a host (NumPy) B itself, uploading it its own way (the image
     # kernel maps the image and fills it); every other variant gets B uploaded to a buffer.
     takes_host_b: bool = False
+    # Optional: ``prepare(device, problem, params)`` returns a launch function for every later
+    # call with this problem's geometry (taking only the buffers and offsets that change), with
+    # kernel, fixed arguments and launch geometry resolved once; None where it cannot.
+    prepare: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)

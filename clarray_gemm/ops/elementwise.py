@@ -78,6 +78,8 @@ class ElementwisePlan:
         self.supported = True
         self.loop, self.shape, self.out_dtype = loop, shape, out_dtype
         self.size = math.prod(shape)
+        self.out_strides = _c_strides_bytes(shape, out_dtype.itemsize)
+        self.out_nbytes = self.size * out_dtype.itemsize
         self.host_reason = prefer_host(device, "elementwise", out_dtype, self.size)
         if self.host_reason is None and self.size:
             self._plan_kernel(inputs, out)
@@ -128,7 +130,9 @@ class ElementwisePlan:
         target = out
         if out is None or any(_overlaps_differently(out, x) for x in inputs
                               if type(x) is DeviceArray):
-            target = _fresh(self.shape, self.out_dtype, device, self.host_reason is not None)
+            target = DeviceArray._wrap(Storage(device, self.out_nbytes,
+                                               self.host_reason is not None),
+                                       self.shape, self.out_dtype, self.out_strides)
         if self.size == 0:
             pass
         elif self.host_reason is not None:
@@ -146,14 +150,14 @@ class ElementwisePlan:
         for x, d in zip(inputs, self.loop):
             if type(x) is not DeviceArray:
                 x = _constant(x, np.dtype(d), device)
-            bufs.append((x.storage.kernel_buffer(), np.int64(x.offset // x.itemsize)))
+            bufs.append((x.storage.kernel_buffer(), _offset_arg(x)))
         if len(bufs) == 1:
             bufs.append(bufs[0])
         out_buf = target.storage.kernel_buffer(write=True)
         n, dims, sa, sb, so = self.fixed
         (a_buf, a_off), (b_buf, b_off) = bufs
         self.launcher(device.queue, *self.geometry, n, dims, a_buf, a_off, sa, b_buf, b_off, sb,
-                      out_buf, np.int64(target.offset // target.itemsize), so)
+                      out_buf, _offset_arg(target), so)
 
     def describe(self) -> str:
         if not self.supported:
@@ -181,9 +185,12 @@ def _broadcast_elem_strides(shape: tuple, strides: tuple, itemsize: int, target:
     return (0,) * pad + tuple(0 if n == 1 else s // itemsize for n, s in zip(shape, strides))
 
 
-def _fresh(shape: tuple, dtype: np.dtype, device: Device, host_resident: bool) -> DeviceArray:
-    return DeviceArray._wrap(Storage(device, math.prod(shape) * dtype.itemsize, host_resident),
-                             shape, dtype, _c_strides_bytes(shape, dtype.itemsize))
+_ZERO = np.int64(0)
+
+
+def _offset_arg(x: DeviceArray) -> np.int64:
+    """An operand's element offset as a kernel argument (one shared object for 0)."""
+    return _ZERO if x.offset == 0 else np.int64(x.offset // x.itemsize)
 
 
 # Scalars and NumPy operands of kernel calls, uploaded once per (device, dtype, bytes): a loop
