@@ -114,6 +114,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         self._strides = tuple(int(s) for s in strides)
         self._offset = int(offset)
         self._size = math.prod(self._shape)
+        self._host_cache = None  # (mapping, view) of the last host_view()
 
     @classmethod
     def _wrap(cls, storage: Storage, shape: tuple, dtype: np.dtype, strides: tuple,
@@ -122,6 +123,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         self = object.__new__(cls)
         self._storage, self._shape, self._dtype = storage, shape, dtype
         self._strides, self._offset, self._size = strides, offset, math.prod(shape)
+        self._host_cache = None
         return self
 
     # -- attributes ------------------------------------------------------------------------
@@ -360,12 +362,18 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         as an ndarray over the storage's persistent mapping. Unlike ``np.asarray(x)`` the view
         is not recorded as a user view, so the caller must not let it escape; ``write=True``
         detaches the storage from live user views first (copy-on-write)."""
+        storage = self._storage
+        mapping = storage._host
+        cached = self._host_cache
+        if cached is not None and cached[0] is mapping and not (write and storage.has_host_views()):
+            return cached[1]  # same mapping as last time: the same view
         if self._size == 0:
             return np.empty(self._shape, self._dtype)
-        storage = self._storage
         raw = storage.host_bytes_for_write() if write else storage.host_bytes()
-        return np.ndarray(self._shape, self._dtype, buffer=raw, offset=self._offset,
+        view = np.ndarray(self._shape, self._dtype, buffer=raw, offset=self._offset,
                           strides=self._strides)
+        self._host_cache = (raw, view)
+        return view
 
     # -- NumPy protocols ---------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs, **kwargs):
@@ -680,7 +688,11 @@ def asarray(a: Any, dtype=None, device=None, copy: bool | None = None) -> Device
     host = np.asarray(a, dtype=dtype)
     if not host.dtype.isnative:
         host = host.astype(host.dtype.newbyteorder("="))
-    out = _new(host.shape, host.dtype, dev, host_resident=True)
+    if host.dtype.hasobject:
+        raise TypeError(f"arrays of dtype {host.dtype} (Python objects) cannot live on an "
+                        "OpenCL device")
+    out = DeviceArray._wrap(Storage(dev, host.nbytes, True), host.shape, host.dtype,
+                            _c_strides(host.shape, host.itemsize))
     out.storage.write_from(host)
     return out
 

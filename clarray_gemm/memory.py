@@ -204,6 +204,31 @@ def free_cached_memory() -> None:
         pool.free_held()
 
 
+class _Mapping:
+    """One buffer mapped read-write for the host (a host-resident storage's state). It is held
+    by the storage and by the host views handed out of it; when the last holder lets go it is
+    parked for reuse, still mapped, unless it was unmapped for a kernel first."""
+
+    __slots__ = ("device", "nbytes", "buffer", "host", "released")
+
+    def __init__(self, device: Device, nbytes: int, buffer: cl.MemoryObject, host: np.ndarray):
+        self.device, self.nbytes, self.buffer, self.host = device, nbytes, buffer, host
+        self.released = False
+
+    def release(self) -> None:
+        """Unmap now (a kernel is about to use the buffer)."""
+        if not self.released:
+            self.released = True
+            _unmap(self.device, self.host)
+
+    def __del__(self) -> None:
+        if not self.released:
+            try:
+                _park(self.device, self.nbytes, self.buffer, self.host)
+            except Exception:  # interpreter shutdown: nothing left to give back
+                pass
+
+
 class _HostExport(np.ndarray):
     """The parent of the host views of one mapping: every view handed out keeps it alive, so a
     weak reference to it says whether any view is. NumPy collapses a new view's ``base`` chain
@@ -218,20 +243,23 @@ def _keep_alive(*_objects: object) -> None:
 class Storage:
     """One ``ALLOC_HOST_PTR`` buffer, shared by an array and all of its device views."""
 
-    __slots__ = ("device", "nbytes", "buffer", "_unified", "_host", "_exports", "_read_map",
-                 "_write_mapped", "__weakref__")
+    __slots__ = ("device", "nbytes", "buffer", "_unified", "_host", "_mapping", "_exports",
+                 "_read_map", "_write_mapped", "__weakref__")
 
     def __init__(self, device: Device, nbytes: int, host_resident: bool = False):
         self.device = device
         self.nbytes = int(nbytes)
         self._unified = device.info.host_unified_memory
-        self._host: np.ndarray | None = None      # the persistent mapping (host-resident)
+        self._host: np.ndarray | None = None      # the persistent mapping (host-resident) ...
+        self._mapping: _Mapping | None = None     # ... and its owner
         self._exports: weakref.ref | None = None  # parent of the host views handed out
         self._read_map: weakref.ref | None = None  # discrete devices: the shared READ mapping
         self._write_mapped = False
         parked = _take_parked(device, self.nbytes) if self._unified else None
         if parked is not None:
-            self.buffer, self._host = parked
+            self.buffer, host = parked
+            self._mapping = _Mapping(device, self.nbytes, self.buffer, host)
+            self._host = host
             if not host_resident:
                 self._to_device()
         else:
@@ -239,19 +267,6 @@ class Storage:
             self.buffer = new_buffer(device, self.nbytes)
             if host_resident and self._unified:
                 self._to_host()
-
-    def __del__(self) -> None:
-        host = self._host
-        if host is None:
-            return
-        try:
-            parent = self._exports() if self._exports is not None else None
-            if parent is not None:  # the views outlive the array: park when the last one dies
-                weakref.finalize(parent, _park, self.device, self.nbytes, self.buffer, host)
-            else:
-                _park(self.device, self.nbytes, self.buffer, host)
-        except Exception:  # interpreter shutdown: nothing left to give back
-            pass
 
     # -- states ----------------------------------------------------------------------------------
     @property
@@ -264,14 +279,15 @@ class Storage:
         mapped, _ = cl.enqueue_map_buffer(self.device.queue, self.buffer, _MAP_RW, 0,
                                           (max(self.nbytes, 1),), np.uint8, is_blocking=True)
         count_transfer(maps=1)
+        self._mapping = _Mapping(self.device, self.nbytes, self.buffer, mapped)
         self._host = mapped
         return mapped
 
     def _to_device(self) -> None:
         """Unmap a host-resident buffer so kernels may use it (no wait)."""
-        host, self._host = self._host, None
+        mapping, self._mapping, self._host = self._mapping, None, None
         self._exports = None
-        _unmap(self.device, host)
+        mapping.release()
 
     def has_host_views(self) -> bool:
         """True while host views handed out by :meth:`read_view` are alive."""
@@ -283,11 +299,8 @@ class Storage:
         host views that still hold it (rule 2)."""
         old_buffer, old_host = self.buffer, self._host
         if self._unified and old_host is not None:
-            # Old buffer and mapping live on with the views, and are parked when they die.
-            weakref.finalize(self._exports(), _park, self.device, self.nbytes, old_buffer,
-                             old_host)
-            self._exports = None
-            self._host = None
+            # The old mapping lives on with the views that hold it, and is parked after them.
+            self._exports = self._mapping = self._host = None
             self.buffer = new_buffer(self.device, self.nbytes)
             fresh = self._to_host()
             if copy_contents and self.nbytes:
@@ -333,6 +346,7 @@ class Storage:
                     if parent is None:
                         parent = self.host_bytes()[: self.nbytes].view(_HostExport)
                         parent = parent.view(_HostExport)
+                        parent.mapping = self._mapping  # the views keep the mapping alive
                         parent.flags.writeable = False
                         self._exports = weakref.ref(parent)
             return parent
@@ -424,10 +438,8 @@ class Storage:
 
     def _detach_for_kernel(self) -> None:
         """Unified memory: give kernels a fresh, unmapped buffer with this storage's bytes."""
-        old_buffer, old_host = self.buffer, self._host
-        weakref.finalize(self._exports(), _park, self.device, self.nbytes, old_buffer, old_host)
-        self._exports = None
-        self._host = None
+        old_host = self._host
+        self._exports = self._mapping = self._host = None  # the views keep the old mapping
         self.buffer = new_buffer(self.device, self.nbytes)
         if self.nbytes:
             cl.enqueue_copy(self.device.queue, self.buffer, old_host[: self.nbytes],

@@ -23,11 +23,16 @@ _KERNEL_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int
 
 def device_of(*objs: Any) -> Device:
     """The device of the device arrays among ``objs`` (ValueError if several), else the current."""
-    devs = {o.device for o in objs if isinstance(o, DeviceArray)}
-    if len(devs) > 1:
-        raise ValueError("operands are on different OpenCL devices: "
-                         + ", ".join(str(d) for d in devs))
-    return devs.pop() if devs else get_device(None)
+    found = None
+    for o in objs:
+        if type(o) is DeviceArray or isinstance(o, DeviceArray):
+            if found is None:
+                found = o.device
+            elif o.device is not found and o.device != found:
+                devs = {x.device for x in objs if isinstance(x, DeviceArray)}
+                raise ValueError("operands are on different OpenCL devices: "
+                                 + ", ".join(str(d) for d in devs))
+    return found if found is not None else get_device(None)
 
 
 def compute_dtype(result: np.dtype, device: Device) -> np.dtype | None:

@@ -366,6 +366,9 @@ _UNSUPPORTED_KW = {"axis", "signature", "where", "order", "subok", "keepdims", "
 
 @implements_ufunc(np.matmul)
 def _matmul_ufunc(ufunc, inputs, kwargs):
+    if not kwargs and len(inputs) == 2:  # ``a @ b``: straight to the plan
+        a, b = coerce_operand(inputs[0]), coerce_operand(inputs[1])
+        return plan_for(a, b, None, device_of(a, b)).run(a, b)
     if len(inputs) != 2 or _UNSUPPORTED_KW & kwargs.keys():
         return NotImplemented  # NumPy's answer through the host
     out = kwargs.get("out")
