@@ -209,11 +209,21 @@ class _Mapping:
     by the storage and by the host views handed out of it; when the last holder lets go it is
     parked for reuse, still mapped, unless it was unmapped for a kernel first."""
 
-    __slots__ = ("device", "nbytes", "buffer", "host", "released")
+    __slots__ = ("device", "nbytes", "buffer", "host", "released", "_exportable")
 
     def __init__(self, device: Device, nbytes: int, buffer: cl.MemoryObject, host: np.ndarray):
         self.device, self.nbytes, self.buffer, self.host = device, nbytes, buffer, host
         self.released = False
+        self._exportable = None
+
+    def exportable(self) -> np.ndarray:
+        """The mapping's bytes as a read-only ``_HostExport``: the base from which each
+        generation of host views gets its parent (see ``_HostExport``)."""
+        if self._exportable is None:
+            view = self.host[: self.nbytes].view(_HostExport)
+            view.flags.writeable = False
+            self._exportable = view
+        return self._exportable
 
     def release(self) -> None:
         """Unmap now (a kernel is about to use the buffer)."""
@@ -344,10 +354,9 @@ class Storage:
                 with _transition:
                     parent = self._exports() if self._exports is not None else None
                     if parent is None:
-                        parent = self.host_bytes()[: self.nbytes].view(_HostExport)
-                        parent = parent.view(_HostExport)
+                        self.host_bytes()
+                        parent = self._mapping.exportable().view(_HostExport)
                         parent.mapping = self._mapping  # the views keep the mapping alive
-                        parent.flags.writeable = False
                         self._exports = weakref.ref(parent)
             return parent
         mapped = self._read_map() if self._read_map is not None else None

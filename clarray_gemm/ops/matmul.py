@@ -137,6 +137,8 @@ class MatmulPlan:
         _, _, M, N, K, batch_shape, out_shape = _shapes(a.shape, b.shape)
         self.M, self.N, self.K, self.batch_shape, self.out_shape = M, N, K, batch_shape, out_shape
         self.batch = math.prod(batch_shape)
+        self.out_strides = _c_strides(out_shape, self.result_dtype.itemsize)
+        self.out_nbytes = math.prod(out_shape) * self.result_dtype.itemsize
         self.choice: Choice | None = None
         self.a_layout = self.b_layout = None
         if math.prod(out_shape) == 0 or K == 0:
@@ -191,13 +193,11 @@ class MatmulPlan:
         if self.kind == "trivial":
             return (empty if math.prod(self.out_shape) == 0 else zeros)(
                 self.out_shape, self.result_dtype, device=device)
-        strides = _c_strides(self.out_shape, self.result_dtype.itemsize)
         if device.info.host_unified_memory:
-            out = DeviceArray._wrap(Storage(device, math.prod(self.out_shape) *
-                                            self.result_dtype.itemsize, host_resident=True),
-                                    self.out_shape, self.result_dtype, strides)
-            ah = a.host_view() if isinstance(a, DeviceArray) else a
-            bh = b.host_view() if isinstance(b, DeviceArray) else b
+            out = DeviceArray._wrap(Storage(device, self.out_nbytes, host_resident=True),
+                                    self.out_shape, self.result_dtype, self.out_strides)
+            ah = a.host_view() if type(a) is DeviceArray else a
+            bh = b.host_view() if type(b) is DeviceArray else b
             np.matmul(ah, bh, out=out.host_view(write=True), dtype=self.dtype_arg)
             return out
         host = np.matmul(np.asarray(a), np.asarray(b), dtype=self.dtype_arg)
