@@ -22,7 +22,8 @@ from ..array import DeviceArray, asarray, empty
 from ..device import Device
 from ..kernels import conv
 from ..kernels.conv import ConvProblem
-from ..kernels.crossover import prefer_host
+from ..memory import Storage
+from ..kernels.crossover import crossover, prefer_host
 from ._common import compute_dtype, device_of
 
 __all__ = ["convolve", "correlate", "explain_convolve"]
@@ -128,7 +129,10 @@ def _host_path_reason(plan: "_Plan", kernel: str | None) -> str | None:
     """Why NumPy on the mapped buffers runs this call, or None when a kernel does."""
     if kernel is not None or plan.compute is None:
         return None
-    return prefer_host(plan.device, "convolve", plan.compute, float(plan.n) * plan.m)
+    work = float(plan.n) * plan.m
+    if work >= crossover(plan.device, "convolve", plan.compute)[0]:
+        return None  # the common large case: no reason text to build
+    return prefer_host(plan.device, "convolve", plan.compute, work)
 
 
 def _run_on_host(plan: "_Plan") -> DeviceArray:
@@ -137,7 +141,8 @@ def _run_on_host(plan: "_Plan") -> DeviceArray:
     func = np.convolve if plan.op == "convolve" else np.correlate
     views = [x.host_view() if isinstance(x, DeviceArray) else x for x in (plan.a, plan.v)]
     host = func(views[0], views[1], plan.mode)
-    out = empty(host.shape, host.dtype, device=plan.device, host_resident=True)
+    out = DeviceArray._wrap(Storage(plan.device, host.nbytes, True), host.shape, host.dtype,
+                            host.strides)
     out.host_view(write=True)[...] = host
     return out
 
