@@ -16,12 +16,13 @@ import numpy as np
 import pyopencl as cl
 
 from ..device import Device, DeviceInfo
+from ..dtypes import FLOATING, unsupported_dtype
 from ..memory import new_buffer
-from .gemm import CATALOGUE, GemmOperand, GemmProblem, base_defines, dtype_supported, standard_args
+from .gemm import GemmOperand, GemmProblem, base_defines, standard_args
 from .programs import get_kernel
 from .variant import Variant
 
-__all__ = ["PRESETS", "resolve", "VARIANT"]
+__all__ = ["PRESETS", "resolve", "VARIANT", "VARIANTS"]
 
 SOURCE = "gemm_gpu.cl"
 
@@ -126,11 +127,9 @@ def _local_bytes(d: Mapping[str, int], itemsize: int) -> int:
 
 def _fits(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
     dt = np.dtype(problem.dtype)
-    why = dtype_supported(problem, info)
+    why = unsupported_dtype(dt, info, only=FLOATING)
     if why:
         return why
-    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
-        return f"only float32 and float64 (not {dt})"
     if int(params.get("PRESET", 0)) not in (0, *PRESETS):
         return f"PRESET must be one of {sorted(PRESETS)} (0: by shape)"
     d = resolve(problem, info, params)
@@ -183,7 +182,7 @@ def _launch(device: Device, problem: GemmProblem, params: Mapping[str, int]) -> 
                   p.c.buffer, np.int64(p.c.offset), np.int32(p.c.ld), np.int64(p.c.batch_stride))
 
 
-VARIANT = CATALOGUE.add(Variant(
+VARIANT = Variant(
     name="gpu_blocked",
     source=SOURCE,
     entry="gemm_gpu",
@@ -195,4 +194,5 @@ VARIANT = CATALOGUE.add(Variant(
     launch=_launch,
     tunable={"PRESET": tuple(PRESETS), "BK": (8, 16), "GROUP_M": (1, 8, 16, 32),
              "KSPLIT": (1, 2, 4, 8), "EDGE_ONLY_CLAMP": (0, 1)},
-))
+)
+VARIANTS: tuple[Variant[GemmProblem], ...] = (VARIANT,)
