@@ -21,7 +21,7 @@ import json
 import math
 import os
 import re
-import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -161,14 +161,14 @@ class TuningStore:
         text = json.dumps({"format": FORMAT, "device": self.device, "entries": self.entries,
                            "searched": self.searched, "crossover": self.crossover},
                           indent=1, sort_keys=True)
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name, suffix=".tmp", dir=self.path.parent)
+        # a name of this process and thread: concurrent writers never share a temporary file
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
+            tmp.write_text(text)
             os.replace(tmp, self.path)
         except BaseException:
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
+                tmp.unlink()
             raise
 
     def params(self, key: str) -> dict[str, int] | None:
