@@ -20,7 +20,7 @@ from ..device import Device
 from ..dtypes import ctype, dtype_defines, unsupported_dtype  # noqa: F401
 
 __all__ = ["source_text", "build_program", "get_kernel", "ctype", "dtype_defines",
-           "build_count"]
+           "unsupported_dtype", "build_count"]
 
 _CHECKOUT_DIR = Path(__file__).resolve().parents[2] / "opencl"
 

@@ -25,7 +25,7 @@ import threading
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pyopencl as cl
