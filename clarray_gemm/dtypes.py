@@ -74,8 +74,9 @@ def _names(dtypes: Iterable[np.dtype]) -> str:
 def unsupported_dtype(dtype: Any, info: Any, *, only: Iterable[Any] | None = None,
                       min_itemsize: int = 1, why_only: str = "") -> str | None:
     """Why the arithmetic kernels (``T``/``ACC`` defines) cannot take ``dtype`` on a device with
-    ``info``, or None when they can. ``only`` narrows it to the dtypes one kernel takes (``why_only``
-    appended to the reason), ``min_itemsize`` to elements of at least that many bytes."""
+    ``info``, or None when they can. ``only`` narrows it to the dtypes one kernel takes
+    (``why_only`` appended to the reason), ``min_itemsize`` to elements of at least that many
+    bytes."""
     dt = np.dtype(dtype)
     if dt == np.float64 and not info.fp64:
         return "the device has no fp64 (cl_khr_fp64)"

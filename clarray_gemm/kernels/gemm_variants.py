@@ -67,6 +67,11 @@ def _first(*reasons: str | None) -> str | None:
     return next((r for r in reasons if r), None)
 
 
+def _tile_rank(on_gpu: float, elsewhere: float):
+    """The rank of a tiled kernel: low for tiny products, else by the kind of device."""
+    return lambda p, info: 0.5 if _tiny(p) else (on_gpu if info.is_gpu else elsewhere)
+
+
 # -- tiled -------------------------------------------------------------------------------------
 def _tiled_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
     ts = params["TS"]
@@ -80,15 +85,13 @@ def _tiled_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> 
     return launch_standard(device, p, TILED, params, gs, (ts, ts, 1))
 
 
-def _tiled_rank(p: GemmProblem, info: DeviceInfo) -> float:
-    return 0.5 if _tiny(p) else (5.0 if info.is_gpu else 2.0)
-
-
 TILED = Variant(
     name="tiled", source="gemm_tiled.cl", entry="gemm_tiled",
     summary="TS x TS tiles of A and B in local memory",
-    defaults={"TS": 16}, fits=_tiled_fits, rank=_tiled_rank, launch=_tiled_launch,
-    tunable={"TS": (8, 16, 32)},)
+    defaults={"TS": 16}, fits=_tiled_fits, rank=_tile_rank(on_gpu=5.0, elsewhere=2.0),
+    launch=_tiled_launch,
+    tunable={"TS": (8, 16, 32)},
+)
 
 
 # -- regtile -----------------------------------------------------------------------------------
@@ -120,17 +123,14 @@ def _regtile_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -
     return _launch_block_tiles(device, p, REGTILE, params, params["WPTN"])
 
 
-def _regtile_rank(p: GemmProblem, info: DeviceInfo) -> float:
-    return 0.5 if _tiny(p) else (12.0 if info.is_gpu else 3.0)
-
-
 REGTILE = Variant(
     name="regtile", source="gemm_regtile.cl", entry="gemm_regtile",
     summary="local tiles, a WPTM x WPTN block of C in registers per work-item",
     defaults={"TSM": 64, "TSN": 64, "TSK": 16, "WPTM": 4, "WPTN": 4},
-    fits=_regtile_fits, rank=_regtile_rank, launch=_regtile_launch,
+    fits=_regtile_fits, rank=_tile_rank(on_gpu=12.0, elsewhere=3.0), launch=_regtile_launch,
     tunable={"TSM": (32, 64, 128), "TSN": (32, 64, 128), "TSK": (8, 16, 32),
-             "WPTM": (2, 4, 8), "WPTN": (2, 4, 8)},)
+             "WPTM": (2, 4, 8), "WPTN": (2, 4, 8)},
+)
 
 
 # -- vec ---------------------------------------------------------------------------------------
@@ -148,17 +148,14 @@ def _vec_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl
     return _launch_block_tiles(device, p, VEC, params, vw)
 
 
-def _vec_rank(p: GemmProblem, info: DeviceInfo) -> float:
-    return 0.5 if _tiny(p) else (15.0 if info.is_gpu else 4.0)
-
-
 VEC = Variant(
     name="vec", source="gemm_vec.cl", entry="gemm_vec",
     summary="float4/float8 (VW) vectors along N, WPTM rows per work-item, local tiles",
     defaults={"VW": 4, "TSM": 64, "TSN": 64, "TSK": 16, "WPTM": 8},
-    fits=_vec_fits, rank=_vec_rank, launch=_vec_launch,
+    fits=_vec_fits, rank=_tile_rank(on_gpu=15.0, elsewhere=4.0), launch=_vec_launch,
     tunable={"VW": (4, 8), "TSM": (32, 64, 128), "TSN": (32, 64, 128), "TSK": (8, 16, 32),
-             "WPTM": (4, 8, 16)},)
+             "WPTM": (4, 8, 16)},
+)
 
 
 # -- image (Adreno) ----------------------------------------------------------------------------
@@ -240,7 +237,8 @@ IMAGE = Variant(
     summary="Adreno style: A from a buffer, B as an RGBA image, 8x4 micro-tile per work-item",
     defaults={"WG_X": 16, "WG_Y": 4}, fits=_image_fits, rank=_image_rank,
     launch=_image_launch, tunable={"WG_X": (4, 8, 16, 32), "WG_Y": (1, 2, 4, 8)},
-    takes_host_b=True,)
+    takes_host_b=True,
+)
 
 
 # -- const_b -----------------------------------------------------------------------------------
@@ -290,7 +288,8 @@ CONST_B = Variant(
     name="const_b", source="gemm_const_b.cl", entry="gemm_const_b",
     summary="small B in __constant memory, one row of A per work-item (many vectors x matrix)",
     defaults={"NB": 8, "WG": 64}, fits=_const_b_fits, rank=_const_b_rank,
-    launch=_const_b_launch, tunable={"NB": (4, 8, 16, 32), "WG": (32, 64, 128, 256)},)
+    launch=_const_b_launch, tunable={"NB": (4, 8, 16, 32), "WG": (32, 64, 128, 256)},
+)
 
 
 # -- gemv ---------------------------------------------------------------------------------------
@@ -349,7 +348,8 @@ GEMV = Variant(
     defaults={"WG": 0, "VW": 0, "NVEC": 4}, fits=_gemv_fits,
     rank=lambda p, info: 50.0 if _is_gemv(p) and not _tiny(p) else 0.5,
     launch=_gemv_launch,
-    tunable={"WG": (0, 1, 16, 64, 256), "VW": (0, 1, 4, 8, 16), "NVEC": (1, 2, 4, 8)},)
+    tunable={"WG": (0, 1, 16, 64, 256), "VW": (0, 1, 4, 8, 16), "NVEC": (1, 2, 4, 8)},
+)
 
 
 # -- cpu ---------------------------------------------------------------------------------------
@@ -424,7 +424,8 @@ CPU = Variant(
     defaults={"MR": 6, "VW": 0, "NV": 2, "WG": 1, "KC": 512}, fits=_cpu_fits, rank=_cpu_rank,
     launch=_cpu_launch,
     tunable={"MR": (4, 6, 8), "VW": (0, 8, 16), "NV": (1, 2, 3, 4), "WG": (1, 2, 4, 8),
-             "KC": (0, 256, 512, 1024)},)
+             "KC": (0, 256, 512, 1024)},
+)
 
 
 VARIANTS: tuple[Variant[GemmProblem], ...] = (TILED, REGTILE, VEC, IMAGE, CONST_B, GEMV, CPU)
