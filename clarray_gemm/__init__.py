@@ -13,20 +13,18 @@ from .array import (DeviceArray, asarray, empty, empty_like, full, full_like, is
 from .device import Device, DeviceInfo, current_device, default_device, devices, get_device, use_device
 from .memory import TransferStats, free_cached_memory, reset_transfer_stats, transfer_stats
 from .ops.matmul import dot, explain_matmul, matmul
-from .kernels import gemm as _gemm
 from .ops.convolve import convolve, correlate, explain_convolve
-from .kernels import conv as _conv
+from .kernels.registry import CATALOGUES as _CATALOGUES
 
 __version__ = "0.1.0"
 
 
 def kernels(family: str = "matmul") -> list[str]:
     """The names of the kernels of an operation family (``"matmul"`` or ``"convolve"``)."""
-    catalogues = {"matmul": _gemm.CATALOGUE, "convolve": _conv.CATALOGUE}
     try:
-        return catalogues[family].names()
+        return _CATALOGUES[family].names()
     except KeyError:
-        raise ValueError(f"unknown family {family!r}; known: {', '.join(catalogues)}") from None
+        raise ValueError(f"unknown family {family!r}; known: {', '.join(_CATALOGUES)}") from None
 
 
 __all__ = ["DeviceArray", "asarray", "empty", "empty_like", "full", "full_like", "ones",

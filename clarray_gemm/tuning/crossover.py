@@ -41,6 +41,9 @@ SIZES: dict[str, tuple[int, ...]] = {
 }
 QUICK_SIZES: dict[str, tuple[int, ...]] = {
     "matmul": (16, 64, 256), "elementwise": (4**5, 4**7, 4**9), "convolve": (4**5, 4**7)}
+SIMULATOR_SIZES: dict[str, tuple[int, ...]] = {
+    "matmul": (8, 16), "elementwise": (256, 1024), "convolve": (256,)}
+"""On a simulator (Oclgrind) every kernel is slow: a token measurement only."""
 
 
 @dataclass(frozen=True)
@@ -159,11 +162,14 @@ def measure_crossovers(device: Device | str | int | None = None, *,
                        progress: bool = True, save: bool = True) -> list[Crossover]:
     """Measure and store the crossovers of ``families`` (default: matmul, elementwise,
     convolve) for ``dtypes`` (default: float32, and float64 where the device has fp64).
-    ``sizes`` replaces the per-family size lists (:data:`SIZES`, or :data:`QUICK_SIZES` with
-    ``quick``); ``timer`` replaces the wall-clock measurement (tests use it)."""
+    ``sizes`` replaces the per-family size lists (:data:`SIZES`, :data:`QUICK_SIZES` with
+    ``quick``, :data:`SIMULATOR_SIZES` on a simulator); ``timer`` replaces the wall-clock
+    measurement (tests use it). While a crossover is measured it is absent from the store, so
+    that dispatch takes the kernel where nothing forces it (``x + y``)."""
     device = get_device(device)
     fams = list(families) if families else list(CROSSOVER_FAMILIES)
-    table = {**(QUICK_SIZES if quick else SIZES), **(sizes or {})}
+    base = (SIMULATOR_SIZES if device.info.is_simulator else QUICK_SIZES if quick else SIZES)
+    table = {**base, **(sizes or {})}
     budget = budget_s if budget_s is not None else (0.02 if quick else 0.1)
     timer = timer or _median_seconds
     dts = _dtypes(device, dtypes)
