@@ -14,9 +14,8 @@ from .device import Device, DeviceInfo, current_device, default_device, devices,
 from .memory import TransferStats, free_cached_memory, reset_transfer_stats, transfer_stats
 from .ops.matmul import dot, explain_matmul, matmul
 from .kernels.crossover import host_path, host_path_enabled
-from .kernels import gemm as _gemm
 from .ops.convolve import convolve, correlate, explain_convolve
-from .kernels import conv as _conv
+from .kernels.registry import CATALOGUES as _CATALOGUES
 from . import array_api  # noqa: F401,E402  (registers the Array API namespace)
 
 __version__ = "0.1.0"
@@ -24,11 +23,10 @@ __version__ = "0.1.0"
 
 def kernels(family: str = "matmul") -> list[str]:
     """The names of the kernels of an operation family (``"matmul"`` or ``"convolve"``)."""
-    catalogues = {"matmul": _gemm.CATALOGUE, "convolve": _conv.CATALOGUE}
     try:
-        return catalogues[family].names()
+        return _CATALOGUES[family].names()
     except KeyError:
-        raise ValueError(f"unknown family {family!r}; known: {', '.join(catalogues)}") from None
+        raise ValueError(f"unknown family {family!r}; known: {', '.join(_CATALOGUES)}") from None
 
 
 __all__ = ["DeviceArray", "asarray", "empty", "empty_like", "full", "full_like", "ones",

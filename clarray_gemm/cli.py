@@ -5,8 +5,9 @@
   against NumPy and the speed next to NumPy's, measured in the same run (exit status 1 if a
   check fails).
 * ``bench [matmul|convolve|seed000]``: the benchmark tables (see ``clarray_gemm.bench``).
-* ``tune``: search kernel parameters for this device and store the winners (see
-  ``clarray_gemm.kernels.tuning``); ``--reset`` removes them.
+* ``tune``: search kernel parameters for this device and store the winners, and measure the
+  host/OpenCL crossovers (see ``clarray_gemm.tuning``); ``--crossover-only`` measures just the
+  crossovers, ``--reset`` removes the stored results.
 """
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ def _info_rows(d: Device) -> list[tuple[str, str]]:
 
 def cmd_info(args: argparse.Namespace) -> int:
     """Print every OpenCL device with the capabilities dispatch depends on."""
-    from .kernels import tuning
+    from .kernels import tuned
     all_devs = devices()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -81,8 +82,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         for name, value in _info_rows(d):
             print(f"  {name:<24}{value}")
         if d.usable:
-            stored = tuning.store_for(d).entries
-            print(f"  {'tuning':<24}{len(stored)} stored result(s) in {tuning.store_path(d)}")
+            stored = tuned.store_for(d).entries
+            print(f"  {'tuning':<24}{len(stored)} stored result(s) in {tuned.store_path(d)}")
     for w in caught:
         print(f"\nnote: {w.message}")
     return 0
@@ -234,8 +235,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 # -- tune --------------------------------------------------------------------------------------
 def cmd_tune(args: argparse.Namespace) -> int:
-    """Search kernel parameters and store those that beat the defaults; or ``--reset``."""
-    from .kernels import tuning
+    """Search kernel parameters and store those that beat the defaults, then measure the
+    host/OpenCL crossovers; or only the crossovers; or ``--reset``."""
+    from . import tuning
     if args.reset:
         device = get_device(args.device) if args.device is not None else None
         removed = tuning.reset(device)
@@ -245,6 +247,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
             print(f"  {p}")
         return 0
     device = _bench_device(args)
+    if not args.crossover_only:
+        _tune_parameters(args, device)
+    if not args.no_crossover:
+        _tune_crossovers(args, device)
+    print(f"\nstored in {tuning.store_path(device)}")
+    return 0
+
+
+def _tune_parameters(args: argparse.Namespace, device: Device) -> None:
+    from . import tuning
     fams = list(tuning.families()) if args.family == "all" else [args.family]
     print(f"tuning {', '.join(fams)} on {device} ({device.info.platform})")
     stored = 0
@@ -264,8 +276,23 @@ def cmd_tune(args: argparse.Namespace) -> int:
                   f"{speed} | {'yes' if o.stored else 'no'} | "
                   f"{params + '; ' if o.stored else ''}{o.note} |")
             stored += o.stored
-    print(f"\n{stored} tuned configuration(s) stored in {tuning.store_path(device)}")
-    return 0
+    print(f"\n{stored} tuned configuration(s) stored")
+
+
+def _tune_crossovers(args: argparse.Namespace, device: Device) -> None:
+    from . import tuning
+    dtypes = args.dtype if args.dtype_given else None
+    print(f"\nhost/OpenCL crossovers on {device}: NumPy on host arrays against the kernel "
+          "on device arrays (queue drained)")
+    results = tuning.measure_crossovers(device, dtypes=dtypes, quick=args.quick,
+                                        progress=not args.quiet)
+    print("\n| family | dtype | kernel | kernel faster from | per size: NumPy ms / kernel ms |")
+    print("|---|---|---|---|---|")
+    for r in results:
+        where = "never" if r.size == float("inf") else f"{r.size:.4g} {r.unit}"
+        points = "; ".join(f"{p.size:.3g}: {p.numpy_s * 1e3:.3g} / {p.kernel_s * 1e3:.3g}"
+                           for p in r.points)
+        print(f"| {r.family} | {r.dtype} | {r.kernel} | {where} | {points} |")
 
 
 # -- parser ------------------------------------------------------------------------------------
@@ -310,7 +337,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--kernels", nargs="+",
                    help="kernels to tune (default: the one dispatch chooses at each size; "
                         "'all': every kernel that fits)")
-    s.add_argument("--dtype", nargs="+", default=["float32"], help="dtypes (default float32)")
+    s.add_argument("--dtype", nargs="+", help="dtypes (default float32; crossovers: float32, "
+                                              "and float64 where the device has fp64)")
+    s.add_argument("--crossover-only", action="store_true",
+                   help="only measure where OpenCL kernels start to beat NumPy on the host")
+    s.add_argument("--no-crossover", action="store_true",
+                   help="only search kernel parameters, no crossovers")
     s.add_argument("--limit", type=int, help="parameter sets per kernel and size (default 24)")
     s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -327,6 +359,9 @@ def _device_arg(value: str | None) -> Any:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = _parser().parse_args(argv)
+    if args.command == "tune":
+        args.dtype_given = args.dtype is not None
+        args.dtype = args.dtype or ["float32"]
     if getattr(args, "device", None) is not None:
         args.device = _device_arg(args.device)
     try:

@@ -63,6 +63,11 @@ class DeviceInfo:
     def is_nvidia(self) -> bool:
         return "NVIDIA" in self.vendor.upper()
 
+    @property
+    def is_adreno(self) -> bool:
+        """Qualcomm Adreno GPUs, where the texture pipe is a second path to memory (seed 003)."""
+        return self.is_gpu and ("QUALCOMM" in self.vendor.upper() or "ADRENO" in self.name.upper())
+
     def as_rows(self) -> list[tuple[str, object]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
 

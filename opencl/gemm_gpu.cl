@@ -37,15 +37,7 @@
 //   EDGE_ONLY_CLAMP 1: steps wholly inside the matrices load without bounds clamping (a
 //                  uniform branch per step); 0: every step clamps
 //   BM*BK and BN*BK must be multiples of 4*NT (each work-item loads whole T4 vectors).
-#ifndef T
-#define T float
-#endif
-#ifndef TRANS_A
-#define TRANS_A 0
-#endif
-#ifndef TRANS_B
-#define TRANS_B 0
-#endif
+#include "gemm_layout.h"
 #ifndef BM
 #define BM 128
 #endif

@@ -7,13 +7,16 @@ import re
 import pytest
 
 from clarray_gemm.cli import main
-from clarray_gemm.kernels import tuning
+from clarray_gemm import settings, tuning
 
 
 @pytest.fixture(autouse=True)
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv(tuning.CACHE_ENV, str(tmp_path / "cache"))
-    return tmp_path / "cache"
+    monkeypatch.setenv(settings.CACHE_ENV, str(tmp_path / "cache"))
+    settings.reload()
+    yield tmp_path / "cache"
+    monkeypatch.undo()
+    settings.reload()
 
 
 def _table(text: str) -> list[dict[str, str]]:
@@ -85,7 +88,7 @@ def test_bench_seed000_reproduces_the_table(capsys):
 
 def test_tune_quick_writes_json_then_reset_removes_it(capsys, cache, device):
     assert main(["tune", "--quick", "--sizes", "32", "--kernels", "naive", "--limit", "2",
-                 "--quiet"]) == 0
+                 "--no-crossover", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "| naive (float32, small) | 32x32 @ 32x32 |" in out
     files = list(cache.glob("tuning-*.json"))

@@ -8,7 +8,10 @@ Two kinds of time, never mixed:
   Python between its commands does not count; packing, padding or split-K reduction kernels a
   variant enqueues around its main kernel do.
 * **end-to-end time** (:func:`host_seconds`): wall-clock time of a host call (NumPy arrays in,
-  NumPy arrays out), with the bytes it copied between host and device (``transfer_stats``).
+  NumPy arrays out), with the bytes it copied between host and device (``transfer_stats``);
+  :func:`synced_seconds` for device work that is waited for but not read back.
+
+CUDA peers are timed with CUDA events (:func:`cuda_event_seconds`), their device time.
 
 Both run a warm-up first (compilation and first use never count) and report the median of the
 repetitions.
@@ -27,7 +30,8 @@ import pyopencl as cl
 from ..device import Device
 from ..memory import TransferStats, transfer_stats
 
-__all__ = ["Timing", "device_seconds", "host_seconds", "repetitions"]
+__all__ = ["Timing", "device_seconds", "host_seconds", "synced_seconds", "cuda_event_seconds",
+           "repetitions"]
 
 # If an operation blocks on the queue while it is held (a blocking map or copy), the watchdog
 # releases the queue after this long and the measurement is repeated without holding it.
@@ -157,3 +161,38 @@ def host_seconds(op: Callable[[], Any], reps: int | None = None, budget_s: float
         op()
         times.append(time.perf_counter() - t0)
     return Timing(statistics.median(times), min(times), len(times), "end-to-end", copied)
+
+
+def synced_seconds(op: Callable[[], Any], sync: Callable[[], Any], reps: int | None = None,
+                   budget_s: float = 0.5, warmup: int = 1) -> Timing:
+    """Wall-clock time of ``op`` followed by ``sync`` (e.g. ``device.queue.finish``): work
+    launched on a device and waited for, without reading its result back."""
+    return host_seconds(lambda: (op(), sync()), reps=reps, budget_s=budget_s, warmup=warmup)
+
+
+def cuda_event_seconds(new_event: Callable[[], Any], op: Callable[[], Any],
+                       sync: Callable[[], Any], budget_s: float = 0.5,
+                       reps: int | None = None) -> Timing:
+    """Device time of a CUDA operation (CuPy or PyTorch) between two CUDA events: one warm-up,
+    then ``reps`` timed calls (``None``: as many as fit ``budget_s``, 3 to 20)."""
+    op()
+    sync()
+
+    def once() -> float:
+        start, end = new_event(), new_event()
+        start.record()
+        op()
+        end.record()
+        end.synchronize()
+        return _cuda_elapsed(start, end)
+    first = once()
+    n = reps if reps is not None else repetitions(first, budget_s)
+    times = sorted([first] + [once() for _ in range(n - 1)])
+    return Timing(statistics.median(times), times[0], len(times), "device")
+
+
+def _cuda_elapsed(start: Any, end: Any) -> float:
+    if hasattr(start, "elapsed_time"):  # torch
+        return start.elapsed_time(end) * 1e-3
+    import cupy
+    return cupy.cuda.get_elapsed_time(start, end) * 1e-3

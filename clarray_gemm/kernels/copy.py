@@ -9,7 +9,8 @@ import pyopencl as cl
 import pyopencl.cltypes as cltypes
 
 from ..device import Device
-from .programs import ctype, get_kernel
+from ..dtypes import ctype
+from .programs import get_kernel
 
 __all__ = ["strided_copy", "merge_dims", "as_long8", "MAX_DIMS"]
 

@@ -16,13 +16,13 @@ import numpy as np
 import pyopencl as cl
 
 from ..device import Device, DeviceInfo
+from ..dtypes import FLOATING, unsupported_dtype
 from ..memory import new_buffer
-from .gemm import (CATALOGUE, GemmOperand, GemmProblem, base_defines, dtype_supported,
-                   prepared_standard, standard_args)
+from .gemm import GemmOperand, GemmProblem, base_defines, prepared_standard, standard_args
 from .programs import get_kernel
 from .variant import Variant
 
-__all__ = ["PRESETS", "resolve", "VARIANT"]
+__all__ = ["PRESETS", "resolve", "VARIANT", "VARIANTS"]
 
 SOURCE = "gemm_gpu.cl"
 
@@ -127,11 +127,9 @@ def _local_bytes(d: Mapping[str, int], itemsize: int) -> int:
 
 def _fits(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
     dt = np.dtype(problem.dtype)
-    why = dtype_supported(problem, info)
+    why = unsupported_dtype(dt, info, only=FLOATING)
     if why:
         return why
-    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
-        return f"only float32 and float64 (not {dt})"
     if int(params.get("PRESET", 0)) not in (0, *PRESETS):
         return f"PRESET must be one of {sorted(PRESETS)} (0: by shape)"
     d = resolve(problem, info, params)
@@ -215,7 +213,7 @@ def _prepare(device: Device, problem: GemmProblem, params: Mapping[str, int]):
     return prepared_standard(device, problem, kernel, gsize, (nt, 1, 1))
 
 
-VARIANT = CATALOGUE.add(Variant(
+VARIANT = Variant(
     name="gpu_blocked",
     source=SOURCE,
     entry="gemm_gpu",
@@ -228,4 +226,5 @@ VARIANT = CATALOGUE.add(Variant(
     prepare=_prepare,
     tunable={"PRESET": tuple(PRESETS), "BK": (8, 16), "GROUP_M": (1, 8, 16, 32),
              "KSPLIT": (1, 2, 4, 8), "EDGE_ONLY_CLAMP": (0, 1)},
-))
+)
+VARIANTS: tuple[Variant[GemmProblem], ...] = (VARIANT,)
