@@ -9,8 +9,11 @@ Two kinds of time, never mixed:
   variant enqueues around its main kernel do.
 * **end-to-end time** (:func:`host_seconds`): wall-clock time of a host call (NumPy arrays in,
   NumPy arrays out), with the bytes it copied between host and device (``transfer_stats``).
+* **per-call wall time** (:func:`wall_seconds`): the latency benches' clock: as many calls as
+  fill a time budget (at least a minimum count), each timed alone, with an untimed ``setup``
+  before each call when the call needs a fresh input.
 
-Both run a warm-up first (compilation and first use never count) and report the median of the
+All run a warm-up first (compilation and first use never count) and report the median of the
 repetitions.
 """
 from __future__ import annotations
@@ -27,7 +30,7 @@ import pyopencl as cl
 from ..device import Device
 from ..memory import TransferStats, transfer_stats
 
-__all__ = ["Timing", "device_seconds", "host_seconds", "repetitions"]
+__all__ = ["Timing", "device_seconds", "host_seconds", "wall_seconds", "repetitions"]
 
 # If an operation blocks on the queue while it is held (a blocking map or copy), the watchdog
 # releases the queue after this long and the measurement is repeated without holding it.
@@ -157,3 +160,41 @@ def host_seconds(op: Callable[[], Any], reps: int | None = None, budget_s: float
         op()
         times.append(time.perf_counter() - t0)
     return Timing(statistics.median(times), min(times), len(times), "end-to-end", copied)
+
+
+def wall_seconds(op: Callable[..., Any], budget_s: float = 0.2, min_reps: int = 20,
+                 warmup: int = 2, setup: Callable[[], Any] | None = None,
+                 max_reps: int = 100_000, cap_s: float | None = None,
+                 capped_min_reps: int = 5) -> Timing:
+    """Per-call wall-clock time of ``op`` (which must return only when its work is done).
+
+    After ``warmup`` untimed calls, calls are timed one by one until ``budget_s`` seconds have
+    passed (``setup`` included) and there were at least ``min_reps`` of them (at most
+    ``max_reps``). With ``cap_s``, a slow call stops earlier: once ``cap_s`` seconds have passed
+    and ``capped_min_reps`` calls were timed. With ``setup``, its result is passed to each call
+    (``op(setup())``) and only the call is timed; a call's result is freed after its clock stops.
+    Reports the median, the fastest and the bytes one call copied between host and device."""
+    def call() -> float:
+        arg = setup() if setup is not None else None
+        t0 = time.perf_counter()
+        result = op(arg) if setup is not None else op()
+        elapsed = time.perf_counter() - t0
+        del result  # freed outside the clock: the call is timed, not the result's lifetime
+        return elapsed
+
+    def done(spent: float) -> bool:
+        n = len(times)
+        if n >= max_reps:
+            return True
+        if cap_s is not None and spent >= cap_s and n >= capped_min_reps:
+            return True
+        return n >= min_reps and spent >= budget_s
+    for _ in range(warmup):
+        call()
+    before = transfer_stats()
+    start = time.perf_counter()
+    times = [call()]
+    copied = transfer_stats() - before
+    while not done(time.perf_counter() - start):
+        times.append(call())
+    return Timing(statistics.median(times), min(times), len(times), "wall", copied)
