@@ -60,22 +60,20 @@ def repetitions(first: float, budget_s: float, lo: int = 3, hi: int = 20) -> int
     return max(lo, min(hi, int(budget_s / first)))
 
 
-# A one-work-item kernel that marks a point on the device's clock. Kernel events carry the
-# device's own timestamps; marker events do not on every driver (NVIDIA's are on another clock
-# and held user-event waits show up in them as ~4 ms steps).
-_FENCE_SOURCE = """
-__kernel void clarray_fence(__global float* x) { if (get_global_id(0) == 0) x[1] = x[0]; }
-"""
+# A one-work-item kernel (opencl/bench_noop.cl) marks a point on the device's clock. Kernel events
+# carry the device's own timestamps; marker events do not on every driver (NVIDIA's are on
+# another clock and held user-event waits show up in them as ~4 ms steps).
 _fences: dict[int, tuple[cl.Kernel, cl.Buffer]] = {}
 
 
 def _fence_kernel(device: Device) -> tuple[cl.Kernel, cl.Buffer]:
+    from ..kernels.programs import source_text  # not at the top: kernels.tuning imports us
     key = device.cl_device.int_ptr
     if key not in _fences:
-        prog = cl.Program(device.context, _FENCE_SOURCE).build()
+        prog = cl.Program(device.context, source_text("bench_noop.cl")).build()
         scratch = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 64)
         cl.enqueue_fill_buffer(device.queue, scratch, np.float32(0), 0, 64)
-        _fences[key] = (prog.clarray_fence, scratch)
+        _fences[key] = (prog.bench_noop, scratch)
     return _fences[key]
 
 
