@@ -303,7 +303,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--plot", metavar="FILE.png", help="save a chart of rate against size")
     s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
     s.add_argument("--budget", type=float, help="seconds of repetitions per measurement (at "
-                   "least 3 runs; default 0.5; latency / programs: 0.2 / 0.3)")
+                   "least 3 runs; default 0.5; latency / programs: 0.2 / 1.0)")
     s.add_argument("--min-reps", type=int, help="latency / programs: at least this many calls "
                                                 "per measurement (default 20 / 5)")
     s.add_argument("--json", metavar="FILE", help="latency / programs: write the raw numbers")

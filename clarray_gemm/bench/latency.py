@@ -36,8 +36,8 @@ from .raw_opencl import RawOpenCL
 from .report import markdown_table, micros, timing_json
 from .timing import Timing, wall_seconds
 
-__all__ = ["Case", "LatencyRow", "LatencyResult", "cases", "run", "format_table", "as_json",
-           "MATMUL_SIZES"]
+__all__ = ["Call", "Case", "LatencyRow", "LatencyResult", "cases", "run", "format_table",
+           "as_json", "MATMUL_SIZES", "CAP_S"]
 
 MATMUL_SIZES = (16, 64, 256, 1024)
 CAP_S = 3.0  # seconds after which a cell of slow calls (> 150 ms each) stops at 5 calls
