@@ -61,6 +61,19 @@ def test_every_latency_row_is_measured_and_checked(device):
     json.dumps(latency.as_json(result, device))
 
 
+def test_peers_get_their_columns_and_ratios(device):
+    numpy = backends.numpy_backend()
+    peer = backends.Backend("peer", put=np.array, copy_in=np.array, host_operand=np.array,
+                            get=np.asarray, sync=lambda: None, convolve=numpy.convolve)
+    result = latency.run(device, (16,), peers=[peer], **TINY)
+    assert result.peers == ["peer"]
+    x_at_y = result.rows[0]
+    assert {"peer", "peer + get"} <= set(x_at_y.times) and x_at_y.ratio("peer") > 0
+    table = _table(latency.format_table(result))
+    assert float(table[0]["peer µs"]) > 0 and table[0]["peer / ours"].endswith("x")
+    assert all(row["peer µs"] != "-" for row in table)
+
+
 def test_a_wrong_result_is_flagged_in_its_row(device):
     case = latency.cases((16,))[0]
     honest = backends.ours(device)

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..device import Device
+from .report import error_text
 
 __all__ = ["Backend", "numpy_backend", "ours", "cuda_backends"]
 
@@ -90,5 +91,5 @@ def cuda_backends() -> tuple[list[Backend], dict[str, str]]:
         try:
             found.append(make())
         except Exception as exc:  # ImportError, or the CUDA driver's own errors
-            skipped[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            skipped[name] = error_text(exc)
     return found, skipped

@@ -33,7 +33,7 @@ from ..device import Device
 from . import backends
 from .backends import Backend
 from .raw_opencl import RawOpenCL
-from .report import markdown_table, micros, timing_json
+from .report import error_text, markdown_table, micros, timing_json
 from .timing import Timing, wall_seconds
 
 __all__ = ["Call", "Case", "LatencyRow", "LatencyResult", "cases", "run", "format_table",
@@ -215,8 +215,7 @@ def _measure(row: LatencyRow, case: Case, bk: Backend, label: str, clock: dict[s
             row.times[read_label] = wall_seconds(lambda: bk.get(call.run()), **clock)
         return first
     except Exception as exc:  # a failed row is reported, and the others still run
-        row.notes.append(f"{label} failed: {type(exc).__name__}: {str(exc).splitlines()[0]}"
-                         if str(exc) else f"{label} failed: {type(exc).__name__}")
+        row.notes.append(f"{label} failed: {error_text(exc)}")
         return None
 
 
@@ -235,13 +234,19 @@ def _close(got: np.ndarray, ref: np.ndarray) -> bool:
 
 def run(device: Device, matmul_sizes: Sequence[int] = MATMUL_SIZES, budget_s: float = 0.2,
         min_reps: int = 20, warmup: int = 2, cap_s: float | None = CAP_S,
-        with_peers: bool = True, progress: Any = None) -> LatencyResult:
+        with_peers: bool = True, peers: Sequence[Backend] | None = None,
+        progress: Any = None) -> LatencyResult:
     """Measure every row of :func:`cases` on ``device``, NumPy, the OpenCL floor and (with
-    ``with_peers``) CuPy and PyTorch when importable with a CUDA device. A cell whose calls
-    are so slow that ``min_reps`` of them would pass ``cap_s`` seconds stops at 5 calls."""
+    ``with_peers``) ``peers``, by default CuPy and PyTorch when importable with a CUDA device.
+    A cell whose calls are so slow that ``min_reps`` of them would pass ``cap_s`` seconds stops
+    at 5 calls."""
     clock = {"budget_s": budget_s, "min_reps": min_reps, "warmup": warmup, "cap_s": cap_s,
              "capped_min_reps": min(5, min_reps)}
-    peers, skipped = backends.cuda_backends() if with_peers else ([], {})
+    skipped: dict[str, str] = {}
+    if not with_peers:
+        peers = []
+    elif peers is None:
+        peers, skipped = backends.cuda_backends()
     numpy_bk, ours_bk = backends.numpy_backend(), backends.ours(device)
     raw = RawOpenCL(device)
     rows = []

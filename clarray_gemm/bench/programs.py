@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..device import Device
-from .report import markdown_table, timing_json
+from .report import error_text, markdown_table, timing_json
 from .timing import Timing, wall_seconds
 
 __all__ = ["Program", "PROGRAMS", "ProgramRow", "mlp_step", "least_squares", "fir_filter_bank",
@@ -222,7 +222,7 @@ def run(device: Device, budget_s: float = 0.3, min_reps: int = 5, warmup: int = 
             row.ours_error = max_error(to_host(prog.fn(*on_device)), reference)
             row.ours = wall_seconds(lambda: to_host(prog.fn(*on_device)), **clock)
         except Exception as exc:  # a failing program is reported; the others still run
-            row.note = f"FAILED: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            row.note = f"FAILED: {error_text(exc)}"
         again = wall_seconds(numpy_call, **clock)  # NumPy before and after ours: the faster counts
         row.numpy = min(row.numpy, again, key=lambda t: t.seconds)
         if row.ours_error is not None and not row.ok:

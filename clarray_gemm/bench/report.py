@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 from .timing import Timing
 
-__all__ = ["Row", "format_table", "plot", "skip_note", "markdown_table", "micros",
+__all__ = ["Row", "format_table", "plot", "skip_note", "error_text", "markdown_table", "micros",
            "timing_json", "write_json"]
 
 
@@ -48,6 +48,12 @@ def skip_note(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     text = re.sub(r"^.*? does not fit this call: ", "", text)
     return "skipped: " + (text if len(text) <= 100 else text[:97] + "...")
+
+
+def error_text(exc: BaseException) -> str:
+    """An exception in one line for a table note: its type and the first line of its message."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
 PEER_COLUMNS = ("x NumPy", "x CLBlast", "x cuBLAS")
