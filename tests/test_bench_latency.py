@@ -138,6 +138,20 @@ def test_programs_bench_runs_every_program(device):
     json.dumps(programs.as_json(rows, device))
 
 
+def _napping(x):
+    time.sleep(0.02)
+    return x
+
+
+def test_each_program_keeps_its_own_numpy_time(device):
+    ones = lambda rng: (np.ones(4, np.float32),)  # noqa: E731
+    fake = (programs.Program("nap", "-", _napping, ones),
+            programs.Program("copy", "-", np.copy, ones))
+    nap, copy = programs.run(device, budget_s=0.0, min_reps=2, warmup=0, programs=fake)
+    assert nap.numpy.seconds >= 0.02 and copy.numpy.seconds < 0.01
+    assert nap.ours.seconds >= 0.02 and nap.ok and copy.ok
+
+
 def test_device_array_inputs_are_converted_once_and_read_back(device):
     inputs = (np.ones(3, np.float32), (np.zeros(2, np.float32), np.arange(4.0)))
     on_device = programs.to_device(inputs, device)
