@@ -173,6 +173,7 @@ def test_cli_bench_latency_and_programs(capsys, device, tmp_path):
     assert "OpenCL floor" in out and "queue drained" in out
     saved = json.loads(out_json.read_text())
     assert saved["bench"] == "latency" and len(saved["rows"]) == len(rows)
+    assert saved["host"].startswith("host: ") and "host: " in out
     assert saved["rows"][0]["times"]["ours"]["median_s"] > 0
 
     assert main(["bench", "programs", "--budget", "0", "--min-reps", "1", "--quiet"]) == 0

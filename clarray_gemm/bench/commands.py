@@ -5,15 +5,28 @@ numbers. The command line (``cli.py``) parses the options and hands them here.
 from __future__ import annotations
 
 import argparse
+import os
 
 from ..device import Device
 from .progress import Progress
 from .report import write_json
 
-__all__ = ["latency", "programs", "LATENCY_BUDGET_S", "PROGRAMS_BUDGET_S"]
+__all__ = ["latency", "programs", "host_load", "LATENCY_BUDGET_S", "PROGRAMS_BUDGET_S"]
 
 LATENCY_BUDGET_S = 0.2  # seconds of calls per measurement (at least --min-reps calls)
 PROGRAMS_BUDGET_S = 1.0
+
+
+def host_load() -> str:
+    """The host's CPU count and load average, printed with a table: on a shared machine a busy
+    CPU slows NumPy's threads and ours alike, and the reader should know."""
+    cpus = os.cpu_count() or 1
+    try:
+        one, five, _ = os.getloadavg()
+    except OSError:  # not on every platform
+        return f"host: {cpus} CPUs"
+    busy = " (busy: expect noisy timings)" if five > 0.5 * cpus else ""
+    return f"host: {cpus} CPUs, load average {one:.1f} / {five:.1f} (1 / 5 min){busy}"
 
 
 def latency(device: Device, args: argparse.Namespace) -> int:
@@ -32,11 +45,12 @@ def latency(device: Device, args: argparse.Namespace) -> int:
           "'+ np.asarray' / '+ get': the result also read on the host; ratios: peer time / ours "
           "(>1: ours is faster); OpenCL floor: raw pyopencl on the same queue (one no-op launch "
           "+ finish, a blocking write, a blocking map)")
+    print(host_load())
     print(bench.format_table(result))
     for name, why in result.skipped.items():
         print(f"\n{name} not measured: {why}")
     if args.json:
-        write_json(args.json, bench.as_json(result, device))
+        write_json(args.json, {**bench.as_json(result, device), "host": host_load()})
         print(f"\nraw numbers written to {args.json}")
     failed = [r for r in result.rows if any("WRONG" in n or "ours failed" in n for n in r.notes)]
     return 1 if failed else 0
@@ -54,8 +68,9 @@ def programs(device: Device, args: argparse.Namespace) -> int:
           f"time, median of >= {min_reps} calls and ~{budget:g} s; float32; ratio: NumPy time / "
           f"ours (>1: ours is faster); errors: relative norm error against the same program in "
           f"float64 NumPy (labels exact), limit {bench.TOLERANCE:g}")
+    print(host_load())
     print(bench.format_table(rows))
     if args.json:
-        write_json(args.json, bench.as_json(rows, device))
+        write_json(args.json, {**bench.as_json(rows, device), "host": host_load()})
         print(f"\nraw numbers written to {args.json}")
     return 0 if all(r.ok for r in rows) else 1
