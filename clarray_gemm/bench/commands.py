@@ -38,9 +38,10 @@ def latency(device: Device, args: argparse.Namespace) -> int:
     with Progress(len(bench.cases(sizes)), "bench latency", not args.quiet, unit="row") as bar:
         result = bench.run(device, sizes, budget_s=budget, min_reps=min_reps,
                            with_peers=not args.no_peers, progress=bar)
-    slow_ms = bench.CAP_S / max(min_reps, 1) * 1e3
-    print(f"per-call wall time, median of >= {min_reps} calls and ~{budget:g} s per cell (calls "
-          f"over {slow_ms:.0f} ms: 5 or more in {bench.CAP_S:g} s), after a warm-up; float32. "
+    capped = (f" (calls over {bench.CAP_S / min_reps * 1e3:.0f} ms: 5 or more in "
+              f"{bench.CAP_S:g} s)" if min_reps > 5 else "")
+    print(f"per-call wall time, median of >= {min_reps} calls and ~{budget:g} s per cell"
+          f"{capped}, after a warm-up; float32. "
           "ours: device operands, queue drained at the end of each call; "
           "'+ np.asarray' / '+ get': the result also read on the host; ratios: peer time / ours "
           "(>1: ours is faster); OpenCL floor: raw pyopencl on the same queue (one no-op launch "
