@@ -120,6 +120,19 @@ def test_program_on_device_arrays_gives_numpys_answer(device, prog):
         assert len(np.unique(got[0])) > 1
 
 
+def test_noisy_cells_are_said_so():
+    from clarray_gemm.bench.report import noise_note
+    from clarray_gemm.bench.timing import Timing
+    assert noise_note("NumPy", Timing(0.010, 0.002, 20, "wall")) == \
+        "NumPy noisy (median 5.0x its fastest)"
+    assert noise_note("NumPy", Timing(0.010, 0.008, 20, "wall")) is None
+    assert noise_note("NumPy", Timing(0.010, 0.002, 3, "wall")) is None  # too few calls to say
+    row = programs.ProgramRow("p", "-", numpy=Timing(0.01, 0.002, 9, "wall"),
+                              ours=Timing(0.01, 0.009, 9, "wall"), ours_error=0.0)
+    assert _table(programs.format_table([row]))[0]["note"] == \
+        "NumPy noisy (median 5.0x its fastest)"
+
+
 def test_max_error_is_exact_for_integer_outputs():
     labels = np.array([0, 1, 2])
     assert programs.max_error((labels, np.ones(3)), (labels, np.ones(3))) == 0.0

@@ -35,7 +35,7 @@ from ..device import Device
 from . import backends
 from .backends import Backend
 from .raw_opencl import RawOpenCL
-from .report import error_text, markdown_table, micros, timing_json
+from .report import error_text, markdown_table, micros, noise_note, timing_json
 from .timing import Timing, wall_seconds
 
 __all__ = ["Call", "Case", "LatencyRow", "LatencyResult", "cases", "run", "format_table",
@@ -287,7 +287,8 @@ def format_table(result: LatencyResult) -> str:
                  micros(t.get("OpenCL floor"))]
         for p in result.peers:
             cells += [micros(t.get(p)), micros(t.get(p + " + get")), _ratio(r.ratio(p))]
-        cells.append("; ".join(r.notes))
+        noisy = (noise_note(k, t.get(k)) for k in ("ours", "NumPy"))
+        cells.append("; ".join([*r.notes, *(n for n in noisy if n)]))
         table.append(cells)
     return markdown_table(head, table)
 

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..device import Device
-from .report import error_text, markdown_table, timing_json
+from .report import error_text, markdown_table, noise_note, timing_json
 from .timing import Timing, wall_seconds
 
 __all__ = ["Program", "PROGRAMS", "ProgramRow", "mlp_step", "least_squares", "fir_filter_bank",
@@ -86,9 +86,9 @@ def _mlp_inputs(rng: np.random.Generator) -> tuple:
 
 
 def _lstsq_inputs(rng: np.random.Generator) -> tuple:
-    x = _normal(rng, 4096, 128)
+    x = _normal(rng, 8192, 128)
     beta = _normal(rng, 128, 4)
-    return x, (x @ beta + _normal(rng, 4096, 4, scale=0.1)).astype(np.float32)
+    return x, (x @ beta + _normal(rng, 8192, 4, scale=0.1)).astype(np.float32)
 
 
 def _fir_inputs(rng: np.random.Generator) -> tuple:
@@ -124,7 +124,7 @@ class Program:
 
 PROGRAMS = (
     Program("MLP forward + backward", "256x512 -> 256 -> 64, tanh", mlp_step, _mlp_inputs),
-    Program("least squares (normal equations)", "4096x128, 4 right-hand sides", least_squares,
+    Program("least squares (normal equations)", "8192x128, 4 right-hand sides", least_squares,
             _lstsq_inputs),
     Program("FIR filter bank", "N=65536, m=15/31/63, 'same'", fir_filter_bank, _fir_inputs),
     Program("softmax attention", "512 tokens, d=64", softmax_attention, _attention_inputs),
@@ -253,7 +253,12 @@ def format_table(rows: list[ProgramRow]) -> str:
             "ours error", "note"]
     return markdown_table(head, [
         [r.name, r.size, _ms(r.numpy), _ms(r.ours), "-" if r.ratio is None else f"{r.ratio:.3g}x",
-         _err(r.numpy_error), _err(r.ours_error), r.note] for r in rows])
+         _err(r.numpy_error), _err(r.ours_error), _notes(r)] for r in rows])
+
+
+def _notes(r: ProgramRow) -> str:
+    noisy = (noise_note("NumPy", r.numpy), noise_note("ours", r.ours))
+    return "; ".join(n for n in (r.note, *noisy) if n)
 
 
 def _ms(t: Timing | None) -> str:

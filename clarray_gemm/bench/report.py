@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from .timing import Timing
 
 __all__ = ["Row", "format_table", "plot", "skip_note", "error_text", "markdown_table", "micros",
-           "timing_json", "write_json"]
+           "noise_note", "timing_json", "write_json"]
 
 
 @dataclass
@@ -89,6 +89,17 @@ def micros(t: Timing | float | None) -> str:
         return "-"
     us = (t.seconds if isinstance(t, Timing) else t) * 1e6
     return f"{us:.2f}" if us < 10 else f"{us:.1f}" if us < 1000 else f"{us:.0f}"
+
+
+NOISY = 2.0  # a median this many times the fastest call marks a cell as noisy
+
+
+def noise_note(label: str, t: Timing | None) -> str | None:
+    """"<label> noisy (median Nx its fastest)" when a cell's calls spread that much (a shared
+    CPU, a clock boost, a driver's wake-up latency), else None."""
+    if t is None or t.reps < 5 or t.best <= 0 or t.seconds < NOISY * t.best:
+        return None
+    return f"{label} noisy (median {t.seconds / t.best:.1f}x its fastest)"
 
 
 def timing_json(t: Timing | None) -> dict[str, Any] | None:
