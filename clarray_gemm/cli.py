@@ -4,7 +4,8 @@
 * ``demo``: multiply and convolve on the default device; prints the kernel that ran, the check
   against NumPy and the speed next to NumPy's, measured in the same run (exit status 1 if a
   check fails).
-* ``bench [matmul|convolve|seed000]``: the benchmark tables (see ``clarray_gemm.bench``).
+* ``bench [matmul|convolve|seed000|latency|programs]``: the benchmark tables (see
+  ``clarray_gemm.bench``); ``latency`` and ``programs`` are wall-clock time per call.
 * ``tune``: search kernel parameters for this device and store the winners, and measure the
   host/OpenCL crossovers (see ``clarray_gemm.tuning``); ``--crossover-only`` measures just the
   crossovers, ``--reset`` removes the stored results.
@@ -194,6 +195,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     device = _bench_device(args)
     what = args.what
     print(f"# {what} on {device.name} ({device.info.platform}), {time.strftime('%Y-%m-%d')}")
+    if what in ("latency", "programs"):
+        from .bench import commands
+        return getattr(commands, what)(device, args)
+    args.budget = 0.5 if args.budget is None else args.budget
     if what == "seed000":
         from .bench import seed000
         n = args.sizes[0] if args.sizes else seed000.default_size(device)
@@ -313,17 +318,24 @@ def _parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_demo)
 
     s = sub.add_parser("bench", help="benchmark kernels against NumPy, CLBlast and cuBLAS")
-    s.add_argument("what", nargs="?", default="matmul", choices=("matmul", "convolve", "seed000"),
-                   help="matmul (default), convolve, or seed000 (seed 000's table reproduced)")
+    s.add_argument("what", nargs="?", default="matmul",
+                   choices=("matmul", "convolve", "seed000", "latency", "programs"),
+                   help="matmul (default), convolve, seed000 (seed 000's table reproduced), "
+                        "latency (wall time per call vs NumPy, CuPy, torch, raw OpenCL) or "
+                        "programs (six NumPy programs on device arrays vs NumPy)")
     s.add_argument("--sizes", type=int, nargs="+", help="matrix sizes N, or signal lengths")
     s.add_argument("--kernels", nargs="+", help="kernel names (default: all of the family)")
     s.add_argument("--dtype", default="float32", help="element type (default float32)")
     s.add_argument("--mask", type=int, default=31, help="convolution mask width (default 31)")
     s.add_argument("--plot", metavar="FILE.png", help="save a chart of rate against size")
     s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
-    s.add_argument("--budget", type=float, default=0.5,
-                   help="seconds of repetitions per measurement (at least 3 runs; default 0.5)")
-    s.add_argument("--no-peers", action="store_true", help="skip NumPy, CLBlast and cuBLAS")
+    s.add_argument("--budget", type=float, help="seconds of repetitions per measurement (at "
+                   "least 3 runs; default 0.5; latency / programs: 0.2 / 1.0)")
+    s.add_argument("--min-reps", type=int, help="latency / programs: at least this many calls "
+                                                "per measurement (default 20 / 5)")
+    s.add_argument("--json", metavar="FILE", help="latency / programs: write the raw numbers")
+    s.add_argument("--no-peers", action="store_true",
+                   help="skip NumPy, CLBlast and cuBLAS (latency: CuPy and torch)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_bench)
 
