@@ -39,6 +39,46 @@ def _is_basic_index(key: Any) -> bool:
     return True
 
 
+def _basic_view_geometry(shape: tuple, strides: tuple, key: Any):
+    """(shape, strides, byte offset delta) of ``a[key]`` for a basic index that NumPy would
+    accept and that leaves at least one axis, computed directly; None where NumPy's own
+    template indexing should answer (errors, every axis an integer: a scalar)."""
+    items = key if type(key) is tuple else (key,)
+    n_index = sum(1 for k in items if k is not None and k is not Ellipsis)
+    ellipses = sum(1 for k in items if k is Ellipsis)
+    if ellipses > 1 or n_index > len(shape):
+        return None
+    out_shape, out_strides, delta, axis = [], [], 0, 0
+    for k in items:
+        if k is Ellipsis:
+            for _ in range(len(shape) - n_index):
+                out_shape.append(shape[axis])
+                out_strides.append(strides[axis])
+                axis += 1
+        elif k is None:
+            out_shape.append(1)
+            out_strides.append(0)
+        elif type(k) is slice:
+            start, stop, step = k.indices(shape[axis])
+            length = len(range(start, stop, step))
+            out_shape.append(length)
+            out_strides.append(strides[axis] * step)
+            if length:
+                delta += start * strides[axis]
+            axis += 1
+        else:
+            i = int(k)
+            if not -shape[axis] <= i < shape[axis]:
+                return None
+            delta += (i % shape[axis]) * strides[axis]
+            axis += 1
+    out_shape.extend(shape[axis:])
+    out_strides.extend(strides[axis:])
+    if not out_shape and n_index:
+        return (None, None, None)
+    return tuple(out_shape), tuple(out_strides), delta
+
+
 def call_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     """``ufunc(*inputs, **kwargs)`` with at least one device array among them: the registered
     device implementation (one dict lookup), else NumPy's ufunc on host views."""
@@ -245,6 +285,11 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         if isinstance(key, DeviceArray):
             key = key.__array__()
         if _is_basic_index(key):
+            fast = _basic_view_geometry(self._shape, self._strides, key)
+            if fast is not None and fast[0] is not None:
+                shape, strides, delta = fast
+                return DeviceArray._wrap(self._storage, shape, self._dtype, strides,
+                                         self._offset + delta)
             t = self._template()
             v = t[key]
             if not isinstance(v, np.ndarray):  # every axis indexed by an int: a NumPy scalar
