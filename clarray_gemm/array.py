@@ -736,8 +736,8 @@ def asarray(a: Any, dtype=None, device=None, copy: bool | None = None) -> Device
     if host.dtype.hasobject:
         raise TypeError(f"arrays of dtype {host.dtype} (Python objects) cannot live on an "
                         "OpenCL device")
-    out = DeviceArray._wrap(Storage(dev, host.nbytes, True), host.shape, host.dtype,
-                            _c_strides(host.shape, host.itemsize))
+    strides = host.strides if host.flags.c_contiguous else _c_strides(host.shape, host.itemsize)
+    out = DeviceArray._wrap(Storage(dev, host.nbytes, True), host.shape, host.dtype, strides)
     out.storage.write_from(host)
     return out
 

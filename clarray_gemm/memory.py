@@ -166,7 +166,10 @@ def _park(device: Device, nbytes: int, buffer: cl.MemoryObject, mapping: np.ndar
     global _parked_bytes
     with _parked_lock:
         if _parked_bytes + nbytes <= _PARKED_BYTES_MAX:
-            _parked.setdefault((device, nbytes), []).append((buffer, mapping))
+            entries = _parked.get((device, nbytes))
+            if entries is None:
+                entries = _parked[(device, nbytes)] = []
+            entries.append((buffer, mapping))
             _parked_bytes += nbytes
             return
     _unmap(device, mapping)
