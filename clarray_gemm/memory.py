@@ -249,10 +249,6 @@ class _HostExport(np.ndarray):
     collapse of a plain ndarray view stops."""
 
 
-def _keep_alive(*_objects: object) -> None:
-    """A finalizer's no-op: holding its arguments is the point."""
-
-
 class Storage:
     """One ``ALLOC_HOST_PTR`` buffer, shared by an array and all of its device views."""
 
@@ -368,9 +364,7 @@ class Storage:
                 mapped = self._read_map() if self._read_map is not None else None
                 if mapped is None:
                     mapped = self._map_read_shared()
-        view = mapped.view()
-        view.flags.writeable = False
-        return view
+        return mapped
 
     def _map_read_shared(self) -> np.ndarray:
         """Discrete devices: map for reading, shared by all host views until they die."""
@@ -378,11 +372,12 @@ class Storage:
             self.device.queue, self.buffer, cl.map_flags.READ, 0, (self.nbytes,), np.uint8,
             is_blocking=True)
         mapped.flags.writeable = False
-        # The pool must not hand this buffer out again while the mapping lives.
-        weakref.finalize(mapped, _keep_alive, self.buffer)
-        self._read_map = weakref.ref(mapped)
+        parent = mapped.view(_HostExport).view(_HostExport)
+        # The pool must not hand this buffer out again while the mapping's views live.
+        parent.mapping = self.buffer
+        self._read_map = weakref.ref(parent)
         count_transfer(maps=1, device_to_host=self.nbytes)
-        return mapped
+        return parent
 
     @contextlib.contextmanager
     def map_for_write(self, offset: int = 0, nbytes: int | None = None,
@@ -424,10 +419,16 @@ class Storage:
             np.copyto(np.ndarray(host.shape, host.dtype, buffer=target), host, casting="no")
             count_transfer(host_to_device=host.nbytes)
             return
-        with self.map_for_write(discard=True) as mapped:
-            np.copyto(np.ndarray(host.shape, host.dtype, buffer=mapped), host, casting="no")
-        if self._unified:
-            count_transfer(host_to_device=host.nbytes)
+        if self._write_mapped:
+            raise RuntimeError("buffer is already mapped for writing")
+        if self.has_host_views():
+            self._detach(copy_contents=False)
+        queue = self.device.queue
+        mapped, _ = cl.enqueue_map_buffer(queue, self.buffer, cl.map_flags.WRITE_INVALIDATE_REGION,
+                                          0, (host.nbytes,), np.uint8, is_blocking=True)
+        np.copyto(np.ndarray(host.shape, host.dtype, buffer=mapped), host, casting="no")
+        mapped.base.release(queue=queue)
+        count_transfer(maps=1, host_to_device=host.nbytes)
 
     # -- device side -----------------------------------------------------------------------------
     def kernel_buffer(self, write: bool = False) -> cl.MemoryObject:
