@@ -137,6 +137,8 @@ def _operators(ufunc: np.ufunc):
 class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     """An array whose data lives in an OpenCL ``ALLOC_HOST_PTR`` buffer.
 
+    ``layout_key`` (internal API for ``ops/``' plan keys) is ``(dtype, shape, strides)``.
+
     Create one with :func:`clarray_gemm.asarray` (or ``empty``/``zeros``/``ones``/``full``);
     get the data back with ``np.asarray(x)`` (a zero-copy read-only view on unified memory) or
     ``x.get()`` (a writable copy).
@@ -155,6 +157,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         self._offset = int(offset)
         self._size = math.prod(self._shape)
         self._host_cache = None  # (mapping, view) of the last host_view()
+        self.layout_key = (self._dtype, self._shape, self._strides)
 
     @classmethod
     def _wrap(cls, storage: Storage, shape: tuple, dtype: np.dtype, strides: tuple,
@@ -164,6 +167,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         self._storage, self._shape, self._dtype = storage, shape, dtype
         self._strides, self._offset, self._size = strides, offset, math.prod(shape)
         self._host_cache = None
+        self.layout_key = (dtype, shape, strides)
         return self
 
     # -- attributes ------------------------------------------------------------------------

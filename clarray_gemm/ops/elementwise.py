@@ -42,11 +42,11 @@ def _describe(x: Any) -> tuple | None:
     """The key part of one operand; None for operands the device path does not take."""
     t = type(x)
     if t is DeviceArray:
-        return (0, x.dtype, x.shape, x.strides)
+        return x.layout_key
     if t in _PYTHON_SCALARS:
         return (1, t)  # a "weak" Python scalar (NEP 50): its value is an argument, not a key
     if isinstance(x, (np.ndarray, np.generic)):
-        return (2, x.dtype, x.shape)
+        return (2, x.dtype, x.shape)  # starts with 2, a device array's layout key with a dtype
     return None
 
 
@@ -146,18 +146,20 @@ class ElementwisePlan:
 
     def _launch(self, inputs: tuple, target: DeviceArray) -> None:
         device = self.device
-        bufs = []
-        for x, d in zip(inputs, self.loop):
-            if type(x) is not DeviceArray:
-                x = _constant(x, np.dtype(d), device)
-            bufs.append((x.storage.kernel_buffer(), _offset_arg(x)))
-        if len(bufs) == 1:
-            bufs.append(bufs[0])
-        out_buf = target.storage.kernel_buffer(write=True)
+        a = inputs[0]
+        if type(a) is not DeviceArray:
+            a = _constant(a, np.dtype(self.loop[0]), device)
+        b = a
+        if len(inputs) > 1:
+            b = inputs[1]
+            if type(b) is not DeviceArray:
+                b = _constant(b, np.dtype(self.loop[1]), device)
+        a_buf, b_buf = a._storage.kernel_buffer(), b._storage.kernel_buffer()
+        out_buf = target._storage.kernel_buffer(write=True)
         n, dims, sa, sb, so = self.fixed
-        (a_buf, a_off), (b_buf, b_off) = bufs
-        self.launcher(device.queue, *self.geometry, n, dims, a_buf, a_off, sa, b_buf, b_off, sb,
-                      out_buf, _offset_arg(target), so)
+        global_size, local_size = self.geometry
+        self.launcher(device.queue, global_size, local_size, n, dims, a_buf, _offset_arg(a), sa,
+                      b_buf, _offset_arg(b), sb, out_buf, _offset_arg(target), so)
 
     def describe(self) -> str:
         if not self.supported:
@@ -190,7 +192,7 @@ _ZERO = np.int64(0)
 
 def _offset_arg(x: DeviceArray) -> np.int64:
     """An operand's element offset as a kernel argument (one shared object for 0)."""
-    return _ZERO if x.offset == 0 else np.int64(x.offset // x.itemsize)
+    return _ZERO if x._offset == 0 else np.int64(x._offset // x.itemsize)
 
 
 # Scalars and NumPy operands of kernel calls, uploaded once per (device, dtype, bytes): a loop
