@@ -13,9 +13,23 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 UFUNCS: dict[np.ufunc, Callable[..., Any]] = {}
 
 __all__ = ["FUNCTIONS", "UFUNCS", "implements", "implements_ufunc", "register_namespace",
-           "array_namespace"]
+           "array_namespace", "register_strided_copy", "strided_copy"]
 
 _namespace_factory: Callable[[str | None], Any] | None = None
+_strided_copy: Callable[..., Any] | None = None
+
+
+def register_strided_copy(copy: Callable[..., Any]) -> None:
+    """Install the device copy between two strided layouts (``kernels/copy.py`` registers
+    ``strided_copy``), which the array type uses for ``astype``, ``copy`` and assignments
+    without importing the kernels, which sit above it."""
+    global _strided_copy
+    _strided_copy = copy
+
+
+def strided_copy(*args: Any, **kwargs: Any) -> Any:
+    """The registered device copy (see :func:`register_strided_copy`)."""
+    return _strided_copy(*args, **kwargs)
 
 
 def register_namespace(factory: Callable[[str | None], Any]) -> None:

@@ -17,8 +17,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from . import _dispatch
+from .dtypes import device_copy_supported
 from .device import Device, get_device
-from .kernels.copy import strided_copy
 from .memory import Storage
 
 __all__ = ["DeviceArray", "asarray", "empty", "zeros", "ones", "full", "empty_like",
@@ -313,7 +313,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
                 np.broadcast_shapes(value.shape, target.shape)  # NumPy's error if they don't fit
                 if not np.can_cast(value.dtype, target.dtype, casting="unsafe"):
                     raise TypeError(f"cannot assign {value.dtype} to {target.dtype}")
-                if _device_copy_supported(value.dtype, target.dtype):
+                if device_copy_supported(value.dtype, target.dtype):
                     if value.storage is target.storage:
                         value = value.copy()  # overlapping source: NumPy buffers it too
                     target.assign_from(value)
@@ -330,14 +330,15 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def assign_from(self, value: "DeviceArray") -> None:
         """Device-side copy of ``value`` (broadcast, cast) into this view."""
         src = value.broadcast_view(self._shape)
-        self._storage.prepare_write()
-        self._storage.check_kernel_access()
-        src._storage.check_kernel_access()
+        src_buffer = src._storage.kernel_buffer()
+        dst_buffer = self._storage.kernel_buffer(write=True)
+        if src._storage is self._storage:
+            src_buffer = dst_buffer  # a detach for the write moved both
         try:
-            strided_copy(self.device, self._shape,
-                         src._storage.buffer, src.dtype, src.element_offset, src.element_strides,
-                         self._storage.buffer, self.dtype, self.element_offset,
-                         self.element_strides)
+            _dispatch.strided_copy(self.device, self._shape,
+                                   src_buffer, src.dtype, src.element_offset, src.element_strides,
+                                   dst_buffer, self.dtype, self.element_offset,
+                                   self.element_strides)
         except NotImplementedError:  # more dimensions than the kernel addresses: via the host
             with self.host_write() as host:
                 host[...] = src.__array__()
@@ -370,7 +371,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         f_order = order == "F" or (order in ("A", "K") and self.ndim > 1 and not
                                    self.is_c_contiguous and _is_f_contiguous(self))
         out = empty(self._shape, dtype, device=self.device, order="F" if f_order else "C")
-        if _device_copy_supported(self._dtype, dtype):
+        if device_copy_supported(self._dtype, dtype):
             out.assign_from(self)
         else:
             with out.host_write() as host:
@@ -527,21 +528,6 @@ def _f_strides(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
 
 def _is_f_contiguous(a: DeviceArray) -> bool:
     return a.strides == _f_strides(a.shape, a.itemsize)
-
-
-_DEVICE_COPY_KINDS = "biuf"
-
-
-def _device_copy_supported(src: np.dtype, dst: np.dtype) -> bool:
-    """The copy kernel handles native bool/int/uint/float32/float64 (float16 only unchanged)."""
-    for dt in (src, dst):
-        if dt.kind not in _DEVICE_COPY_KINDS or not dt.isnative or dt.itemsize > 8:
-            return False
-    if (src == np.float16) != (dst == np.float16):
-        return False
-    if src == np.float16:
-        return True  # same bytes: plain copy
-    return True
 
 
 def is_device_array(x: Any) -> bool:

@@ -39,13 +39,5 @@ def _lint_imports(*contracts: str) -> subprocess.CompletedProcess:
 
 
 def test_import_contracts_hold():
-    result = _lint_imports("call-path", "layers")
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-@pytest.mark.xfail(strict=True, reason="target layering not met yet: clarray_gemm.array imports "
-                   "clarray_gemm.kernels.copy and clarray_gemm.array_api (see pyproject.toml); "
-                   "when this passes, drop the xfail and add the contract to the test above")
-def test_target_layers_with_the_array_below_the_kernels():
-    result = _lint_imports("layers-with-array")
+    result = _lint_imports("call-path", "layers", "layers-with-array")
     assert result.returncode == 0, result.stdout + result.stderr

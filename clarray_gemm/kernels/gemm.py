@@ -16,7 +16,8 @@ import pyopencl as cl
 from ..device import Device, DeviceInfo
 from ..memory import Storage, new_buffer
 from .copy import strided_copy
-from .programs import dtype_defines, get_kernel, unsupported_dtype
+from ..dtypes import dtype_defines, unsupported_dtype
+from .programs import get_kernel
 from .variant import Catalogue, Choice, Variant
 
 __all__ = ["GemmOperand", "GemmProblem", "CATALOGUE", "choose", "run", "launch", "pack_operand"]
@@ -103,6 +104,7 @@ def prepared_standard(device: Device, problem: GemmProblem, launcher, global_siz
 
 
 def dtype_supported(problem: GemmProblem, info: DeviceInfo) -> str | None:
+    """Why the GEMM kernels cannot take the problem's dtype on this device, or None."""
     return unsupported_dtype(problem.dtype, info)
 
 

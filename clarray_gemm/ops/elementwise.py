@@ -22,7 +22,8 @@ from ..device import Device
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.crossover import prefer_host
 from ..kernels.plans import PlanCache
-from ..kernels.programs import ctype, dtype_defines, get_kernel
+from ..dtypes import ctype, dtype_defines, kernel_supports
+from ..kernels.programs import get_kernel
 from ..memory import Storage
 
 _OP_IDS = {np.add: 1, np.subtract: 2, np.multiply: 3, np.true_divide: 4, np.maximum: 5,
@@ -30,12 +31,6 @@ _OP_IDS = {np.add: 1, np.subtract: 2, np.multiply: 3, np.true_divide: 4, np.maxi
 _WRAPPING_OPS = {1, 2, 3, 7}  # computed in unsigned integers so overflow wraps like NumPy
 _ALLOWED_KWARGS = {"out", "casting"}
 _PYTHON_SCALARS = (int, float)
-
-
-def _kernel_dtype(dt: np.dtype, device: Device) -> bool:
-    if not dt.isnative or dt.kind not in "iuf" or dt == np.float16:
-        return False
-    return dt != np.float64 or device.info.fp64
 
 
 def _describe(x: Any) -> tuple | None:
@@ -63,16 +58,16 @@ class ElementwisePlan:
             shape = np.broadcast_shapes(*(np.shape(x) for x in inputs))
         except (TypeError, ValueError, OverflowError):
             return
-        if not all(_kernel_dtype(np.dtype(d), device) for d in loop):
+        if not all(kernel_supports(np.dtype(d), device.info) for d in loop):
             return
-        if not all(x.dtype == np.bool_ or _kernel_dtype(x.dtype, device)
+        if not all(x.dtype == np.bool_ or kernel_supports(x.dtype, device.info)
                    for x in inputs if not isinstance(x, _PYTHON_SCALARS)):
             return  # e.g. a float16 operand: loaded only through vload_half
         out_dtype = np.dtype(loop[-1])
         if out is not None:
             if (np.broadcast_shapes(shape, out.shape) != out.shape
                     or not np.can_cast(out_dtype, out.dtype, casting)
-                    or not _kernel_dtype(out.dtype, device)):
+                    or not kernel_supports(out.dtype, device.info)):
                 return
             shape = out.shape
         self.supported = True
