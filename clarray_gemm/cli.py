@@ -11,11 +11,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import time
 import warnings
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 import numpy as np
 
@@ -35,7 +36,6 @@ def _size(n: int) -> str:
 
 def _info_rows(d: Device) -> list[tuple[str, str]]:
     i = d.info
-    err = d.compiler_error
     try:
         driver = d.cl_device.driver_version.strip()
     except Exception:  # some drivers do not report it
@@ -45,7 +45,7 @@ def _info_rows(d: Device) -> list[tuple[str, str]]:
     return [
         ("platform", f"{i.platform} (vendor {i.vendor}, driver {driver})"),
         ("type", i.type + (" (simulator)" if i.is_simulator else "")),
-        ("compiler", "works" if err is None else f"FAILS: {err}"),
+        ("driver probe", d.verdict.summary()),
         ("compute units", str(i.compute_units)),
         ("max work-group size", str(i.max_work_group_size)),
         ("local memory", _size(i.local_mem_bytes)
@@ -65,9 +65,13 @@ def _info_rows(d: Device) -> list[tuple[str, str]]:
 
 def cmd_info(args: argparse.Namespace) -> int:
     """Print every OpenCL device with the capabilities dispatch depends on."""
+    from .drivers import vetting
     from .kernels import tuning
     all_devs = devices()
     with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vetting.vet(d.cl_device for d in all_devs)  # every driver's verdict, probed in parallel
+    with warnings.catch_warnings(record=True) as caught_default:
         warnings.simplefilter("always")
         try:
             default = default_device()
@@ -83,7 +87,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         if d.usable:
             stored = tuning.store_for(d).entries
             print(f"  {'tuning':<24}{len(stored)} stored result(s) in {tuning.store_path(d)}")
-    for w in caught:
+    for w in caught + caught_default:
         print(f"\nnote: {w.message}")
     return 0
 
@@ -190,6 +194,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """Run a benchmark and print its table (Markdown) and, with ``--plot``, save a chart."""
     from .bench import report
     from .bench.progress import Progress
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        raise UsageError("--plot needs matplotlib: pip install 'clarray_gemm[bench]' "
+                         "(or pip install matplotlib)")
     device = _bench_device(args)
     what = args.what
     print(f"# {what} on {device.name} ({device.info.platform}), {time.strftime('%Y-%m-%d')}")
@@ -269,8 +276,36 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 # -- parser ------------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage block) and exit status 2."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _positive(kind: type) -> Any:
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {kind.__name__}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r} is not positive")
+        return value
+    parse.__name__ = f"positive {kind.__name__}"
+    return parse
+
+
+def _dtype_name(text: str) -> str:
+    try:
+        np.dtype(text)
+    except TypeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a NumPy dtype") from None
+    return text
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m clarray_gemm",
+    p = _Parser(prog="python -m clarray_gemm",
                                 description="NumPy-compatible OpenCL arrays: device info, demo, "
                                             "benchmarks and auto-tuning.")
     p.add_argument("--version", action="version", version=f"clarray_gemm {__version__}")
@@ -280,7 +315,7 @@ def _parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_info)
 
     s = sub.add_parser("demo", help="multiply and convolve on the default device, check and time")
-    s.add_argument("--size", type=int, help="matrix size N (N x N @ N x N); default 512 "
+    s.add_argument("--size", type=_positive(int), help="matrix size N (N x N @ N x N); default 512 "
                                             "(64 on a simulator)")
     s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
     s.set_defaults(func=cmd_demo)
@@ -288,13 +323,13 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bench", help="benchmark kernels against NumPy, CLBlast and cuBLAS")
     s.add_argument("what", nargs="?", default="matmul", choices=("matmul", "convolve", "seed000"),
                    help="matmul (default), convolve, or seed000 (seed 000's table reproduced)")
-    s.add_argument("--sizes", type=int, nargs="+", help="matrix sizes N, or signal lengths")
+    s.add_argument("--sizes", type=_positive(int), nargs="+", help="matrix sizes N, or signal lengths")
     s.add_argument("--kernels", nargs="+", help="kernel names (default: all of the family)")
-    s.add_argument("--dtype", default="float32", help="element type (default float32)")
-    s.add_argument("--mask", type=int, default=31, help="convolution mask width (default 31)")
+    s.add_argument("--dtype", default="float32", type=_dtype_name, help="element type (default float32)")
+    s.add_argument("--mask", type=_positive(int), default=31, help="convolution mask width (default 31)")
     s.add_argument("--plot", metavar="FILE.png", help="save a chart of rate against size")
     s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
-    s.add_argument("--budget", type=float, default=0.5,
+    s.add_argument("--budget", type=_positive(float), default=0.5,
                    help="seconds of repetitions per measurement (at least 3 runs; default 0.5)")
     s.add_argument("--no-peers", action="store_true", help="skip NumPy, CLBlast and cuBLAS")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -305,17 +340,21 @@ def _parser() -> argparse.ArgumentParser:
                    help="remove stored results (of --device, else of every device) and exit")
     s.add_argument("--quick", action="store_true", help="one small size, 4 sets per kernel")
     s.add_argument("--family", default="matmul", choices=("matmul", "convolve", "all"))
-    s.add_argument("--sizes", type=int, nargs="+",
+    s.add_argument("--sizes", type=_positive(int), nargs="+",
                    help="sizes to tune (matrix N, or signal length with a 31-tap mask)")
     s.add_argument("--kernels", nargs="+",
                    help="kernels to tune (default: the one dispatch chooses at each size; "
                         "'all': every kernel that fits)")
-    s.add_argument("--dtype", nargs="+", default=["float32"], help="dtypes (default float32)")
-    s.add_argument("--limit", type=int, help="parameter sets per kernel and size (default 24)")
+    s.add_argument("--dtype", nargs="+", default=["float32"], type=_dtype_name, help="dtypes (default float32)")
+    s.add_argument("--limit", type=_positive(int), help="parameter sets per kernel and size (default 24)")
     s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_tune)
     return p
+
+
+class UsageError(Exception):
+    """A bad command-line argument: reported in one line, exit status 2."""
 
 
 def _device_arg(value: str | None) -> Any:
@@ -326,11 +365,18 @@ def _device_arg(value: str | None) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     if getattr(args, "device", None) is not None:
         args.device = _device_arg(args.device)
+        try:
+            get_device(args.device)
+        except (ValueError, TypeError) as exc:  # unknown index or name: a usage error
+            parser.error(str(exc))
     try:
         return int(args.func(args) or 0)
+    except UsageError as exc:
+        parser.error(str(exc))
     except BrokenPipeError:  # output piped into `head`: stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

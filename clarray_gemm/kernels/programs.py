@@ -17,6 +17,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..device import Device
+from ..drivers.build import build as drivers_build
 
 __all__ = ["source_text", "build_program", "get_kernel", "ctype", "dtype_defines",
            "build_count"]
@@ -98,7 +99,8 @@ def _options(defines: Mapping[str, object], extra: tuple[str, ...]) -> list[str]
 
 def build_program(device: Device, source: str, defines: Mapping[str, object] | None = None,
                   options: tuple[str, ...] = ()) -> cl.Program:
-    """Build ``opencl/<source>`` for ``device`` with ``-D`` defines, once per process."""
+    """Build ``opencl/<source>`` for ``device`` with ``-D`` defines, once per process; a build
+    the driver fails raises :class:`clarray_gemm.KernelBuildError` (kernel and driver named)."""
     global _builds
     defines = dict(defines or {})
     key = (device.cl_device.int_ptr, source, tuple(sorted((k, str(v)) for k, v in defines.items())),
@@ -115,7 +117,8 @@ def build_program(device: Device, source: str, defines: Mapping[str, object] | N
             opts = _options(defines, options)
             if os.environ.get("CLARRAY_GEMM_NV_VERBOSE") and device.info.is_nvidia:
                 opts.append("-cl-nv-verbose")
-            prog = cl.Program(device.context, text).build(options=opts)
+            prog = drivers_build(device.context, text, opts, source,
+                                 f"{device.info.platform} / {device.name}")
             _cache[key] = prog
             _builds += 1
     return prog
