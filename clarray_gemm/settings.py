@@ -5,9 +5,9 @@
   directory (``platformdirs.user_cache_dir("clarray_gemm")``).
 * ``CLARRAY_GEMM_REGISTER_DRIVERS=0``: leave ``OCL_ICD_VENDORS`` and the program caches alone.
 * ``CLARRAY_GEMM_PROBE_TIMEOUT``: seconds a driver probe may take (default 180).
-* ``CLARRAY_GEMM_PROBE_FAULT``: a test hook, ``abort:<text>`` or ``hang:<text>``: the probe child of
-  every driver whose platform or device name contains ``<text>`` aborts (or hangs) as a compiler
-  that crashes would.
+* ``CLARRAY_GEMM_PROBE_FAULT``: a test hook, ``abort:<text>[,<text>...]`` or ``hang:...``: the
+  probe child of every driver whose platform or device name contains one of the texts aborts (or
+  hangs) as a compiler that crashes would.
 * ``CLARRAY_GEMM_PROBE_CHILD``: set by the package in its probe children (they trust the device).
 """
 from __future__ import annotations
@@ -51,12 +51,14 @@ def probe_timeout_s() -> float:
         return 180.0
 
 
-def probe_fault() -> tuple[str, str] | None:
-    """The test hook ``CLARRAY_GEMM_PROBE_FAULT=abort:<text>`` as ``("abort", text)``, or None."""
+def probe_fault() -> tuple[str, tuple[str, ...]] | None:
+    """The test hook ``CLARRAY_GEMM_PROBE_FAULT=abort:<text>[,<text>...]`` as
+    ``("abort", (text, ...))``, or None."""
     spec = os.environ.get("CLARRAY_GEMM_PROBE_FAULT", "")
     kind, _, text = spec.partition(":")
-    if kind in ("abort", "hang") and text:
-        return kind, text
+    names = tuple(t for t in text.split(",") if t)
+    if kind in ("abort", "hang") and names:
+        return kind, names
     return None
 
 

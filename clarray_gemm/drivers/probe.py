@@ -168,8 +168,8 @@ def _find_device(spec: dict[str, Any]) -> Any:
 def _inject_fault(spec: dict[str, Any]) -> None:
     from .. import settings
     fault = settings.probe_fault()
-    if fault and (fault[1] in spec["platform_name"] or fault[1] in spec["device_name"]):
-        print(f"LLVM ERROR: injected by CLARRAY_GEMM_PROBE_FAULT={fault[0]}:{fault[1]}",
+    if fault and any(t in spec["platform_name"] or t in spec["device_name"] for t in fault[1]):
+        print(f"LLVM ERROR: injected by CLARRAY_GEMM_PROBE_FAULT={fault[0]}:{','.join(fault[1])}",
               file=sys.stderr, flush=True)
         if fault[0] == "abort":
             os.abort()
