@@ -160,3 +160,93 @@ def steer(cache_dir: Path, environ: MutableMapping[str, str] = os.environ) -> No
     if invoker is not None and hasattr(invoker, "invoker_cache") and not isinstance(
             invoker.invoker_cache, _SafeInvokerCache):
         invoker.invoker_cache = _SafeInvokerCache(invoker.invoker_cache)
+
+
+# -- PoCL's cache: structural checks -------------------------------------------------------------
+# PoCL trusts its cache: a truncated program.bc or kernel .so (a killed process, a full disk, a
+# damaged file) makes later processes fail to find kernels, abort in LLVM or die of SIGBUS. The
+# checks below read only headers: an LLVM bitcode file is a sequence of top-level blocks whose
+# lengths must add up to the file size; an ELF file's segments and section table must lie inside it.
+_BITCODE_MAGIC = b"BC\xc0\xde"
+
+
+def _read_bits(data: bytes, bit: int, width: int) -> int:
+    start, shift = bit // 8, bit % 8
+    chunk = int.from_bytes(data[start:start + (shift + width + 7) // 8], "little")
+    return (chunk >> shift) & ((1 << width) - 1)
+
+
+def _read_vbr(data: bytes, bit: int, width: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        if bit + width > len(data) * 8:
+            raise ValueError("truncated")
+        piece = _read_bits(data, bit, width)
+        bit += width
+        value |= (piece & ((1 << (width - 1)) - 1)) << shift
+        shift += width - 1
+        if not piece >> (width - 1):
+            return value, bit
+
+
+def bitcode_is_whole(data: bytes) -> bool:
+    """True when ``data`` is LLVM bitcode whose top-level blocks exactly fill it."""
+    if len(data) < 8 or data[:4] != _BITCODE_MAGIC or len(data) % 4:
+        return False
+    bit = 32
+    try:
+        while bit < len(data) * 8:
+            if _read_bits(data, bit, 2) != 1:  # ENTER_SUBBLOCK, the only top-level entry
+                return False
+            _, bit = _read_vbr(data, bit + 2, 8)   # block id
+            _, bit = _read_vbr(data, bit, 4)       # abbreviation width
+            bit = (bit + 31) // 32 * 32
+            if bit + 32 > len(data) * 8:
+                return False
+            words = _read_bits(data, bit, 32)
+            bit += 32 + 32 * words
+    except ValueError:
+        return False
+    return bit == len(data) * 8
+
+
+def elf_is_whole(data: bytes) -> bool:
+    """True when ``data`` is a 64-bit little-endian ELF file whose segments and sections fit."""
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return False
+    u = lambda off, n: int.from_bytes(data[off:off + n], "little")  # noqa: E731
+    phoff, shoff = u(0x20, 8), u(0x28, 8)
+    phentsize, phnum, shentsize, shnum = u(0x36, 2), u(0x38, 2), u(0x3A, 2), u(0x3C, 2)
+    if phoff + phnum * phentsize > len(data) or shoff + shnum * shentsize > len(data):
+        return False
+    for i in range(phnum):
+        entry = phoff + i * phentsize
+        if u(entry, 4) == 1 and u(entry + 8, 8) + u(entry + 32, 8) > len(data):  # PT_LOAD
+            return False
+    return True
+
+
+def _entry_is_whole(path: Path) -> bool:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return bitcode_is_whole(data) if path.suffix == ".bc" else elf_is_whole(data)
+
+
+def check_pocl_cache(folder: Path | None = None) -> list[Path]:
+    """Remove the programs of PoCL's cache whose bitcode or kernel library is damaged (with one
+    warning); returns the folders removed."""
+    folder = folder if folder is not None else pocl_cache_dir()
+    if folder is None or not folder.is_dir():
+        return []
+    removed = []
+    for program in folder.glob("*/*"):
+        files = [p for p in program.rglob("*") if p.suffix in (".bc", ".so") and p.is_file()]
+        if any(not _entry_is_whole(p) for p in files):
+            wipe(program)
+            removed.append(program)
+    if removed:
+        warnings.warn(f"clarray_gemm: removed {len(removed)} damaged program(s) from PoCL's "
+                      f"cache {folder}; they are rebuilt", RuntimeWarning, stacklevel=3)
+    return removed

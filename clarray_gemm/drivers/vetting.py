@@ -272,6 +272,17 @@ def _finish(run: _Running, deadline: float) -> Verdict:
 
 
 _memo: dict[int, Verdict] = {}
+_pocl_cache_checked = False
+
+
+def _check_pocl_cache_once(cl_devices: list[Any]) -> None:
+    """Before PoCL is first used in this process, drop damaged programs from its cache."""
+    global _pocl_cache_checked
+    if _pocl_cache_checked or settings.in_probe_child():
+        return
+    if any("Portable Computing Language" in d.platform.name for d in cl_devices):
+        _pocl_cache_checked = True
+        caches.check_pocl_cache()
 
 
 def _trusted(identity: dict[str, str]) -> Verdict:
@@ -281,7 +292,9 @@ def _trusted(identity: dict[str, str]) -> Verdict:
 def vet(cl_devices: Iterable[Any]) -> dict[int, Verdict]:
     """The verdict of each ``pyopencl.Device`` (keyed by ``int_ptr``): stored, else probed now,
     in parallel child processes. Inside a probe child every device is trusted."""
+    cl_devices = list(cl_devices)
     wanted = [d for d in cl_devices if d.int_ptr not in _memo]
+    _check_pocl_cache_once(wanted)
     running = []
     for d in wanted:
         identity = _identity(d)
