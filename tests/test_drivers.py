@@ -310,3 +310,75 @@ def test_stale_pyopencl_lock_is_removed(tmp_path, monkeypatch):
     os.utime(lock, (1, 1))
     assert caches.program_cache_dir() == str(tmp_path / "pyopencl")
     assert not lock.exists()
+
+
+_POCL_RUN = textwrap.dedent("""
+    import warnings, numpy as np, clarray_gemm as cg
+    warnings.simplefilter("always")
+    with warnings.catch_warnings(record=True) as caught:
+        d = cg.get_device("Portable Computing Language")
+        x = cg.asarray(np.arange(40, dtype=np.float32).reshape(5, 8), device=d)
+        assert np.array_equal(np.asarray(x @ np.eye(8, dtype=np.float32)), np.asarray(x))
+        assert np.array_equal(np.asarray(x + x), 2 * np.asarray(x))
+    print(sum("damaged program" in str(w.message) for w in caught))
+""")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "delete"])
+def test_a_damaged_pocl_cache_is_repaired_before_use(tmp_path, damage):
+    if not any(d.info.platform == "Portable Computing Language" and d.usable
+               for d in cg.devices()):
+        pytest.skip("PoCL is not installed or does not pass here")
+    env = {**os.environ, settings.CACHE_ENV: str(tmp_path / "cache")}
+    env.pop("POCL_CACHE_DIR", None)
+
+    def run() -> str:
+        done = subprocess.run([sys.executable, "-c", _POCL_RUN], capture_output=True, text=True,
+                              env=env, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip().splitlines()[-1]
+
+    assert run() == "0"
+    files = [p for p in (tmp_path / "cache" / "pocl").rglob("*") if p.suffix in (".bc", ".so")]
+    assert any(p.suffix == ".so" for p in files) and any(p.suffix == ".bc" for p in files)
+    for p in files:
+        if damage == "truncate":
+            p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+        elif damage == "garbage":
+            p.write_bytes(os.urandom(3000))
+    if damage == "delete":
+        caches.wipe(tmp_path / "cache" / "pocl")
+    assert run() == ("0" if damage == "delete" else "1")
+    assert run() == "0"
+
+
+def test_bitcode_and_elf_checks_accept_whole_files_and_reject_truncated_ones():
+    elf = Path(sys.executable).resolve().read_bytes()
+    if elf[:4] != b"\x7fELF":
+        pytest.skip("not an ELF platform")
+    assert caches.elf_is_whole(elf)
+    assert not caches.elf_is_whole(elf[: len(elf) // 2]) and not caches.elf_is_whole(b"x" * 99)
+    assert not caches.bitcode_is_whole(b"BC\xc0\xde" + b"\x00" * 96)
+
+
+def test_deleting_the_cache_while_running_only_costs_rebuilds(tmp_path):
+    code = textwrap.dedent(f"""
+        import shutil, warnings, numpy as np, clarray_gemm as cg
+        warnings.simplefilter("ignore")
+        real = [d for d in cg.devices() if not d.info.is_simulator and d.usable]
+        for d in real:
+            x = cg.asarray(np.ones((5, 8), np.float32), device=d)
+            np.asarray(x @ np.ones((8, 3), np.float32))
+        shutil.rmtree({str(tmp_path / "cache")!r})
+        for d in real:
+            x = cg.asarray(np.arange(63, dtype=np.int64).reshape(7, 9), device=d)
+            assert np.array_equal(np.asarray(x @ np.ones((9, 4), np.int64)),
+                                  np.arange(63).reshape(7, 9) @ np.ones((9, 4), np.int64))
+        print(len(real))
+    """)
+    env = {**os.environ, settings.CACHE_ENV: str(tmp_path / "cache")}
+    env.pop("POCL_CACHE_DIR", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.strip().splitlines()[-1]) >= 1

@@ -39,6 +39,7 @@ def build(context: cl.Context, text: str, options: Sequence[str], kernel: str,
           driver: str) -> cl.Program:
     """Build ``text`` (the source of ``kernel``) for ``context`` on ``driver``; raise
     :class:`KernelBuildError` if the driver cannot."""
+    caches.restore_pocl_cache_dir()
     cache_dir = caches.program_cache_dir()
     cached_failure = None
     if cache_dir is not False:

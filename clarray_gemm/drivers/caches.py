@@ -22,17 +22,27 @@ from typing import Any, MutableMapping
 
 from .. import settings
 
-__all__ = ["steer", "pocl_cache_dir", "program_cache_dir", "wipe", "merge_scratch",
+__all__ = ["steer", "pocl_cache_dir", "restore_pocl_cache_dir", "check_pocl_cache", "program_cache_dir", "wipe", "merge_scratch",
            "SCRATCH_ENV"]
 
 SCRATCH_ENV = "CLARRAY_GEMM_PROGRAM_CACHE"
 _STALE_LOCK_S = 30.0
-_pocl_dir_is_ours = False
+_pocl_dir: Path | None = None
 
 
 def pocl_cache_dir() -> Path | None:
     """PoCL's cache folder when we chose it (None when the user set ``POCL_CACHE_DIR``)."""
-    return settings.cache_dir() / "pocl" if _pocl_dir_is_ours else None
+    return _pocl_dir
+
+
+def restore_pocl_cache_dir() -> None:
+    """Recreate PoCL's cache folder if it was deleted while this process runs (PoCL makes it only
+    at start-up, and its builds fail without it)."""
+    if _pocl_dir is not None:
+        try:
+            _pocl_dir.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            pass
 
 
 def _writable_dir(path: Path) -> bool:
@@ -148,10 +158,10 @@ def _import_invoker(environ: MutableMapping[str, str], folder: Path) -> Any:
 
 def steer(cache_dir: Path, environ: MutableMapping[str, str] = os.environ) -> None:
     """Point PoCL's and pyopencl's caches into ``cache_dir`` (before the first OpenCL call)."""
-    global _pocl_dir_is_ours
+    global _pocl_dir
     if "POCL_CACHE_DIR" not in environ or environ["POCL_CACHE_DIR"] == str(cache_dir / "pocl"):
         environ["POCL_CACHE_DIR"] = str(cache_dir / "pocl")
-        _pocl_dir_is_ours = True
+        _pocl_dir = cache_dir / "pocl"
     import sys
     if "pyopencl.invoker" in sys.modules or not _writable_dir(cache_dir):
         invoker = sys.modules.get("pyopencl.invoker")
