@@ -72,6 +72,20 @@ def test_registration_takes_a_library_or_icd_file_in_ocl_icd_vendors(tmp_path):
         assert sorted(entries.values()) == sorted([expected, "/x/libintelocl.so"])
 
 
+def test_a_library_is_listed_once_even_if_several_sources_name_it(tmp_path):
+    """A child process with another cache dir inherits the parent's folder: no second Intel."""
+    parent = tmp_path / "parent-vendors"
+    parent.mkdir()
+    (parent / registry.INTEL_ICD_NAME).write_text("/x/libintelocl.so\n")
+    (parent / "system-a.icd").write_text("liba.so\n")
+    system = tmp_path / "system"
+    system.mkdir()
+    (system / "a.icd").write_text("liba.so\n")
+    entries = registry.vendor_entries(Path("/x/libintelocl.so"), tmp_path / "own",
+                                      system_dir=system, env_vendors=str(parent))
+    assert sorted(entries.values()) == ["/x/libintelocl.so", "liba.so"]
+
+
 def test_no_registration_without_a_pip_driver(tmp_path):
     env: dict[str, str] = {}
     reg = registry.register(tmp_path, environ=env, intel_library=None)
@@ -102,6 +116,7 @@ _CHILD = textwrap.dedent("""
         verdicts = {f"{x.info.platform}": [x.verdict.passed, x.verdict.cause]
                     for x in cg.devices() if not x.info.is_simulator}
     print(json.dumps({"default": d.info.platform, "simulator": d.info.is_simulator,
+                      "platforms": [x.info.platform for x in cg.devices()],
                       "verdicts": verdicts,
                       "warnings": [str(w.message) for w in caught
                                    if "skipped OpenCL devices" in str(w.message)]}))
@@ -158,6 +173,7 @@ def test_an_icd_pointing_at_a_missing_library_is_ignored(tmp_path):
     (vendors / "ghost.icd").write_text(str(tmp_path / "libghost.so") + "\n")
     out = _run_child(tmp_path / "cache", OCL_ICD_VENDORS=str(vendors))
     assert not out["simulator"] and cpu.info.platform in out["verdicts"]
+    assert len(out["platforms"]) == len(set(out["platforms"])), out["platforms"]
     assert all(v[0] for v in out["verdicts"].values()), out
 
 

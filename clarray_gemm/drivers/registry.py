@@ -139,7 +139,11 @@ def vendor_entries(intel_library: Path | None, own_folder: Path,
                         if _usable_library_line(v)})
     if intel_library is not None:
         entries[INTEL_ICD_NAME] = str(intel_library)
-    return entries
+    unique: dict[str, str] = {}
+    for name, line in entries.items():  # a library listed twice would be two platforms
+        if line not in unique.values():
+            unique[name] = line
+    return unique
 
 
 def _write_folder(folder: Path, entries: dict[str, str]) -> None:
