@@ -21,7 +21,7 @@ from typing import Any, NoReturn, Sequence
 import numpy as np
 
 from . import __version__
-from .device import Device, default_device, devices, get_device
+from .device import Device, NoDeviceError, default_device, devices, get_device
 
 __all__ = ["main"]
 
@@ -353,6 +353,11 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line_warning(message: Warning | str, category: type, filename: str, lineno: int,
+                      line: str | None = None) -> str:
+    return f"warning: {message}\n"
+
+
 class UsageError(Exception):
     """A bad command-line argument: reported in one line, exit status 2."""
 
@@ -364,19 +369,23 @@ def _device_arg(value: str | None) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status (2: bad arguments, 1: no usable device)."""
     parser = _parser()
     args = parser.parse_args(argv)
-    if getattr(args, "device", None) is not None:
-        args.device = _device_arg(args.device)
-        try:
-            get_device(args.device)
-        except (ValueError, TypeError) as exc:  # unknown index or name: a usage error
-            parser.error(str(exc))
+    warnings.formatwarning = _one_line_warning
     try:
+        if getattr(args, "device", None) is not None:
+            args.device = _device_arg(args.device)
+            try:
+                get_device(args.device)
+            except (ValueError, TypeError) as exc:  # unknown index or name: a usage error
+                parser.error(str(exc))
         return int(args.func(args) or 0)
     except UsageError as exc:
         parser.error(str(exc))
+    except NoDeviceError as exc:  # nothing to run on: say why in one line
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # output piped into `head`: stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

@@ -23,8 +23,12 @@ import pyopencl as cl
 
 from .drivers import vetting
 
-__all__ = ["Device", "DeviceInfo", "devices", "default_device", "current_device", "use_device",
+__all__ = ["NoDeviceError", "Device", "DeviceInfo", "devices", "default_device", "current_device", "use_device",
            "get_device"]
+
+
+class NoDeviceError(RuntimeError):
+    """No OpenCL device is installed, or none passed the driver probe."""
 
 
 @dataclass(frozen=True)
@@ -209,9 +213,9 @@ def default_device() -> Device:
     if _default is None:
         all_devs = devices()
         if not all_devs:
-            raise RuntimeError(
-                "no OpenCL device found; install the embedded CPU driver with "
-                "`pip install pocl-binary-distribution` (or `pip install clarray_gemm[pocl]`)")
+            raise NoDeviceError(
+                "no OpenCL device found; install the CPU drivers from pip with "
+                "`pip install clarray_gemm[cpu]`")
         spec = os.environ.get("PYOPENCL_CTX")
         if spec:
             _default = _vetted(_from_env(spec))
@@ -230,9 +234,9 @@ def _first_usable(all_devs: list[Device]) -> Device:
     ordered = [d for d in passed if d.info.is_gpu] + others
     if not ordered:
         ordered = [d for d in simulators if d.usable]
-    _warn_failed([d for d in real if not d.usable])
+    _warn_failed([d for d in real if not d.usable and not d.verdict.cached])
     if not ordered:
-        raise RuntimeError("no OpenCL device can run the kernels: " + "; ".join(
+        raise NoDeviceError("no OpenCL device can run the kernels: " + "; ".join(
             f"{d!r}: {d.compiler_error}" for d in real + simulators))
     if ordered[0].info.is_simulator:
         warnings.warn(f"clarray_gemm: using the simulator {ordered[0]!r} as the default device "
@@ -242,7 +246,8 @@ def _first_usable(all_devs: list[Device]) -> Device:
 
 
 def _warn_failed(failed: list[Device]) -> None:
-    """One warning for the drivers the quarantine rejected: the cause and the fix of each."""
+    """One warning for the drivers the quarantine rejected in this process (a verdict read from
+    the cache is not repeated: ``info`` shows it): the cause and the fix of each."""
     if failed:
         warnings.warn("clarray_gemm: skipped OpenCL devices that failed the driver probe: "
                       + "; ".join(f"{d!r}: {d.compiler_error}. Fix: {vetting.fix_for(d.verdict)}"

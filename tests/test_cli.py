@@ -140,3 +140,18 @@ def test_the_module_entry_point_fails_like_a_cli(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "out of range" in done.stderr
+
+
+def test_no_usable_device_is_a_one_line_error(tmp_path):
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "CLARRAY_GEMM_CACHE_DIR": str(tmp_path / "c"),
+           "CLARRAY_GEMM_PROBE_FAULT": "abort:Portable,Intel,Oclgrind,NVIDIA,AMD,Apple"}
+    env.pop("PYOPENCL_CTX", None)
+    done = subprocess.run([sys.executable, "-m", "clarray_gemm", "demo"], capture_output=True,
+                          text=True, timeout=600, env=env)
+    assert done.returncode == 1
+    errors = [ln for ln in done.stderr.splitlines() if "error:" in ln]
+    assert len(errors) == 1 and "no OpenCL device can run the kernels" in errors[0]
+    assert "Traceback" not in done.stderr

@@ -145,6 +145,7 @@ def test_a_driver_whose_probe_aborts_is_skipped_with_one_warning(tmp_path):
     # the verdict is cached: a second process does not probe again (no fault hook now)
     out2 = _run_child(tmp_path / "cache")
     assert out2["verdicts"][target] == [False, cause]
+    assert out2["warnings"] == []  # said once per machine; `info` shows it
 
 
 @pytest.mark.slow
