@@ -169,8 +169,10 @@ def write_verdict(verdict: Verdict) -> None:
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=1)
         os.replace(tmp, folder / f"verdict-{verdict.key}.json")
-    except OSError:
-        pass
+    except OSError as exc:
+        warnings.warn(f"clarray_gemm: cannot store the driver verdict in {folder} ({exc}); "
+                      f"drivers are probed again in each process (set {settings.CACHE_ENV} to a "
+                      "writable folder)", RuntimeWarning, stacklevel=2)
 
 
 def fix_for(verdict: Verdict) -> str:
