@@ -323,10 +323,13 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bench", help="benchmark kernels against NumPy, CLBlast and cuBLAS")
     s.add_argument("what", nargs="?", default="matmul", choices=("matmul", "convolve", "seed000"),
                    help="matmul (default), convolve, or seed000 (seed 000's table reproduced)")
-    s.add_argument("--sizes", type=_positive(int), nargs="+", help="matrix sizes N, or signal lengths")
+    s.add_argument("--sizes", type=_positive(int), nargs="+",
+                   help="matrix sizes N, or signal lengths")
     s.add_argument("--kernels", nargs="+", help="kernel names (default: all of the family)")
-    s.add_argument("--dtype", default="float32", type=_dtype_name, help="element type (default float32)")
-    s.add_argument("--mask", type=_positive(int), default=31, help="convolution mask width (default 31)")
+    s.add_argument("--dtype", default="float32", type=_dtype_name,
+                   help="element type (default float32)")
+    s.add_argument("--mask", type=_positive(int), default=31,
+                   help="convolution mask width (default 31)")
     s.add_argument("--plot", metavar="FILE.png", help="save a chart of rate against size")
     s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
     s.add_argument("--budget", type=_positive(float), default=0.5,
@@ -345,8 +348,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--kernels", nargs="+",
                    help="kernels to tune (default: the one dispatch chooses at each size; "
                         "'all': every kernel that fits)")
-    s.add_argument("--dtype", nargs="+", default=["float32"], type=_dtype_name, help="dtypes (default float32)")
-    s.add_argument("--limit", type=_positive(int), help="parameter sets per kernel and size (default 24)")
+    s.add_argument("--dtype", nargs="+", default=["float32"], type=_dtype_name,
+                   help="dtypes (default float32)")
+    s.add_argument("--limit", type=_positive(int),
+                   help="parameter sets per kernel and size (default 24)")
     s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_tune)

@@ -23,8 +23,8 @@ import pyopencl as cl
 
 from .drivers import vetting
 
-__all__ = ["NoDeviceError", "Device", "DeviceInfo", "devices", "default_device", "current_device", "use_device",
-           "get_device"]
+__all__ = ["NoDeviceError", "Device", "DeviceInfo", "devices", "default_device", "current_device",
+           "use_device", "get_device"]
 
 
 class NoDeviceError(RuntimeError):

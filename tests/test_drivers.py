@@ -296,7 +296,8 @@ def test_a_corrupt_invoker_database_is_a_cache_miss(tmp_path):
     cache = tmp_path / "cache"
     folder = cache / "pytools"
     folder.mkdir(parents=True)
-    db = folder / f"pdict-v5-pyopencl-invoker-cache-v42-nano-{'.'.join(map(str, sys.version_info))}.sqlite"
+    version = ".".join(map(str, sys.version_info))
+    db = folder / f"pdict-v5-pyopencl-invoker-cache-v42-nano-{version}.sqlite"
     db.write_bytes(b"this is not an sqlite database" * 100)
     code = textwrap.dedent("""
         import numpy as np, clarray_gemm as cg, pyopencl.invoker as inv

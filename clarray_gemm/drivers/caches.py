@@ -22,7 +22,8 @@ from typing import Any, MutableMapping
 
 from .. import settings
 
-__all__ = ["steer", "pocl_cache_dir", "restore_pocl_cache_dir", "check_pocl_cache", "program_cache_dir", "wipe", "merge_scratch",
+__all__ = ["steer", "pocl_cache_dir", "restore_pocl_cache_dir", "check_pocl_cache",
+           "program_cache_dir", "wipe", "merge_scratch",
            "SCRATCH_ENV"]
 
 SCRATCH_ENV = "CLARRAY_GEMM_PROGRAM_CACHE"

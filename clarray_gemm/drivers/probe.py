@@ -3,7 +3,7 @@
 SPEC (JSON) names one device: ``{"platform": i, "device": j, "platform_name": ..., "device_name":
 ...}``. The child builds and runs ``opencl/driver_probe.cl`` (vector fma/mad of every width,
 double, 64-bit integers, images), builds the CPU catalogue kernels (``gemm_cpu.cl``,
-``conv_vec.cl``) with their defaults for float32 and float64, then runs the library's own matrix
+``conv_vec.cl``) with their defaults for float32 and float64 on CPU devices, then runs the library's own matrix
 product, convolution and integer arithmetic on the device against NumPy, timing the float32
 product and convolution. It prints one line ``RESULT_PREFIX + json`` and exits 0; a compiler
 that aborts kills only this process. Each step is announced on stderr (``stage: ...``) so that the
@@ -105,8 +105,11 @@ def _language_features(device: Any) -> None:
 
 
 def _catalogue_builds(device: Any) -> None:
-    """Build the CPU catalogue kernels with their source defaults, float32 and float64."""
+    """Build the CPU catalogue kernels with their source defaults, float32 and float64 (on CPU
+    devices: a GPU is tested through the kernels dispatch chooses for it, in _library_runs)."""
     from ..kernels.programs import build_program, dtype_defines
+    if not device.info.is_cpu:
+        return
     dtypes = [np.float32] + ([np.float64] if device.info.fp64 else [])
     for source in ("gemm_cpu.cl", "conv_vec.cl"):
         for dtype in dtypes:

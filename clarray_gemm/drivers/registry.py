@@ -108,7 +108,8 @@ def _read_icd_folder(folder: Path) -> dict[str, str]:
 
 
 def _environment_entries(value: str, own_folder: Path) -> dict[str, str]:
-    """The entries an existing ``OCL_ICD_VENDORS`` names: a folder, an ``.icd`` file or a library."""
+    """The entries an existing ``OCL_ICD_VENDORS`` names: a folder, an ``.icd`` file or a
+    library."""
     path = Path(value)
     if path.resolve() == own_folder.resolve():
         return {}
