@@ -65,7 +65,8 @@ def _info_rows(d: Device) -> list[tuple[str, str]]:
 
 def cmd_info(args: argparse.Namespace) -> int:
     """Print every OpenCL device with the capabilities dispatch depends on."""
-    from .drivers import vetting
+    from . import settings
+    from .drivers import registration, vetting
     from .kernels import tuning
     all_devs = devices()
     with warnings.catch_warnings(record=True) as caught:
@@ -79,6 +80,10 @@ def cmd_info(args: argparse.Namespace) -> int:
             default = None
             print(f"no usable default device: {exc}")
     print(f"clarray_gemm {__version__}: {len(all_devs)} OpenCL device(s)")
+    reg = registration()
+    if reg.folder is not None:
+        print(f"pip drivers registered: {reg.intel_library} (OCL_ICD_VENDORS={reg.folder})")
+    print(f"cache: {settings.cache_dir()} (driver verdicts, program caches, tuning)")
     for d in all_devs:
         mark = "  [default]" if d == default else ""
         print(f"\n{d}{mark}")

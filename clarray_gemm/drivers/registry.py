@@ -4,7 +4,7 @@ Intel's CPU runtime from pip (``intel-opencl-rt``) installs ``libintelocl.so`` b
 nowhere a loader looks (its shipped ``.icd`` holds a build-time placeholder path). The ICD loader
 reads ``OCL_ICD_VENDORS`` (a folder of ``.icd`` files, each naming a library) instead of
 ``/etc/OpenCL/vendors`` when it is set, at its first call. So :func:`register` writes such a folder
-in our cache directory: an ``.icd`` with the absolute path of ``libintelocl.so``, copies of the
+in our cache directory (``opencl-vendors/<hash of its content>``): an ``.icd`` with the absolute path of ``libintelocl.so``, copies of the
 system's ``.icd`` files and of the entries of any ``OCL_ICD_VENDORS`` already set (nothing that
 worked before disappears), and points ``OCL_ICD_VENDORS`` at it.
 
@@ -22,6 +22,8 @@ loaded here first with ``RTLD_GLOBAL`` (``LD_LIBRARY_PATH`` cannot change after 
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import json
 import importlib.metadata as metadata
 import importlib.util
 import os
@@ -111,7 +113,7 @@ def _environment_entries(value: str, own_folder: Path) -> dict[str, str]:
     """The entries an existing ``OCL_ICD_VENDORS`` names: a folder, an ``.icd`` file or a
     library."""
     path = Path(value)
-    if path.resolve() == own_folder.resolve():
+    if path.resolve() == own_folder.resolve() or path.resolve().parent == own_folder.resolve():
         return {}
     if path.is_dir():
         return {f"env-{k}": v for k, v in _read_icd_folder(path).items()}
@@ -178,12 +180,18 @@ def register(cache_dir: Path, environ: MutableMapping[str, str] = os.environ,
         intel_library = intel_runtime_library()
     if not intel_library:
         return Registration(note="no pip driver to register")
-    folder = cache_dir / "opencl-vendors"
-    if environ.get("OCL_ICD_VENDORS") == str(folder):  # a parent process of ours registered it
+    parent = cache_dir / "opencl-vendors"
+    current = environ.get("OCL_ICD_VENDORS")
+    if current and Path(current).parent == parent:  # a parent process of ours registered it
+        folder = Path(current)
         return Registration(folder, _read_icd_folder(folder), intel_library,
                             _preload_dependencies(intel_library), "inherited")
-    entries = vendor_entries(intel_library, folder, system_dir, environ.get("OCL_ICD_VENDORS"),
+    entries = vendor_entries(intel_library, parent, system_dir, current,
                              _pyopencl_bundles_loader())
+    # named after its content: processes of other environments sharing the cache never rewrite
+    # a folder another process is about to read
+    digest = hashlib.sha256(json.dumps(sorted(entries.items())).encode()).hexdigest()[:16]
+    folder = parent / digest
     _write_folder(folder, entries)
     preloaded = _preload_dependencies(intel_library)
     environ["OCL_ICD_VENDORS"] = str(folder)

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from dataclasses import asdict, dataclass, fields
@@ -274,6 +275,7 @@ def _finish(run: _Running, deadline: float) -> Verdict:
 
 
 _memo: dict[int, Verdict] = {}
+_lock = threading.Lock()  # one probe per device, even when threads ask at once
 _pocl_cache_checked = False
 
 
@@ -295,6 +297,13 @@ def vet(cl_devices: Iterable[Any]) -> dict[int, Verdict]:
     """The verdict of each ``pyopencl.Device`` (keyed by ``int_ptr``): stored, else probed now,
     in parallel child processes. Inside a probe child every device is trusted."""
     cl_devices = list(cl_devices)
+    if all(d.int_ptr in _memo for d in cl_devices):
+        return {d.int_ptr: _memo[d.int_ptr] for d in cl_devices}
+    with _lock:
+        return _vet_locked(cl_devices)
+
+
+def _vet_locked(cl_devices: list[Any]) -> dict[int, Verdict]:
     wanted = [d for d in cl_devices if d.int_ptr not in _memo]
     _check_pocl_cache_once(wanted)
     running = []
