@@ -179,6 +179,11 @@ def write_verdict(verdict: Verdict) -> None:
 def fix_for(verdict: Verdict) -> str:
     """What a user can do about a failed driver."""
     if "Portable Computing Language" in verdict.platform:
+        from .registry import intel_runtime_library
+        if intel_runtime_library() is not None:
+            return ("none needed: Intel's CPU OpenCL runtime (installed) is used instead; pip's "
+                    "PoCL 3.0 (LLVM 14) cannot compile for this CPU, a newer PoCL "
+                    "(Debian/Ubuntu: pocl-opencl-icd) can")
         return ("pip's PoCL 3.0 (LLVM 14) cannot compile for this CPU; `pip install "
                 "intel-opencl-rt intel-cmplr-lib-rt` (included in clarray_gemm[cpu]) gives a CPU "
                 "driver that can, or install a newer PoCL (Debian/Ubuntu: pocl-opencl-icd)")
