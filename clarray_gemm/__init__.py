@@ -7,7 +7,11 @@
 """
 from __future__ import annotations
 
-from . import ops  # noqa: F401  (fills the dispatch table)
+from .drivers import KernelBuildError, prepare as _prepare_drivers
+
+_prepare_drivers()  # before the first OpenCL call: register pip drivers, steer program caches
+
+from . import ops  # noqa: F401,E402  (fills the dispatch table)
 from .array import (DeviceArray, asarray, empty, empty_like, full, full_like, is_device_array,
                     ones, ones_like, zeros, zeros_like)
 from .device import Device, DeviceInfo, current_device, default_device, devices, get_device, use_device
@@ -34,4 +38,5 @@ __all__ = ["DeviceArray", "asarray", "empty", "empty_like", "full", "full_like",
            "devices", "default_device", "current_device", "get_device", "use_device",
            "TransferStats", "transfer_stats", "reset_transfer_stats", "free_cached_memory", "matmul", "dot",
            "explain_matmul", "kernels", "__version__",
-           "convolve", "correlate", "explain_convolve", "host_path", "host_path_enabled"]
+           "convolve", "correlate", "explain_convolve", "host_path", "host_path_enabled",
+           "KernelBuildError"]

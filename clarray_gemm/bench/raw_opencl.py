@@ -11,7 +11,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..device import Device
-from ..kernels.programs import source_text
+from ..sources import source_text
 
 __all__ = ["RawOpenCL"]
 

@@ -71,7 +71,7 @@ _fences: dict[int, tuple[cl.Kernel, cl.Buffer]] = {}
 
 
 def _fence_kernel(device: Device) -> tuple[cl.Kernel, cl.Buffer]:
-    from ..kernels.programs import source_text  # not at the top: kernels.tuning imports us
+    from ..sources import source_text
     key = device.cl_device.int_ptr
     if key not in _fences:
         prog = cl.Program(device.context, source_text("bench_noop.cl")).build()

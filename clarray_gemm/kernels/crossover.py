@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
+
 from typing import Callable, Iterator
 
 import numpy as np
 
+from .. import settings
 from ..device import Device
 from . import plans
 
 __all__ = ["crossover", "prefer_host", "set_tuned_lookup", "host_path", "host_path_enabled"]
 
-_enabled = os.environ.get("CLARRAY_GEMM_HOST_PATH", "1").strip().lower() not in ("0", "off", "no")
+_enabled = settings.host_path()
 
 
 def host_path_enabled() -> bool:

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import re
 import threading
-from functools import lru_cache
-from importlib import resources
-from pathlib import Path
 from typing import Mapping
 
 import numpy as np
@@ -17,28 +14,13 @@ import pyopencl as cl
 
 from .. import settings
 from ..device import Device
+from ..sources import source_names, source_text  # noqa: F401  (re-exported)
 # The dtype rules live in clarray_gemm.dtypes; importable from here too for older callers.
 from ..dtypes import ctype, dtype_defines, unsupported_dtype  # noqa: F401
+from ..drivers.build import build as drivers_build
 
 __all__ = ["source_text", "build_program", "get_kernel", "ctype", "dtype_defines",
            "unsupported_dtype", "build_count"]
-
-_CHECKOUT_DIR = Path(__file__).resolve().parents[2] / "opencl"
-
-
-_INCLUDE = re.compile(r'^#include "([^"]+)"[ \t]*$', re.MULTILINE)
-
-
-@lru_cache(maxsize=None)
-def source_text(name: str) -> str:
-    """The text of ``opencl/<name>`` (from the installed package, else the checkout), with
-    ``#include "file"`` lines replaced by that file's text, so no include path is needed."""
-    try:
-        text = resources.files("clarray_gemm.opencl").joinpath(name).read_text()
-    except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
-        text = (_CHECKOUT_DIR / name).read_text()
-    return _INCLUDE.sub(lambda m: source_text(m.group(1)), text)
-
 
 _cache: dict[tuple, cl.Program] = {}
 _kernels: dict[tuple[int, str], "Launcher"] = {}
@@ -58,7 +40,8 @@ def _options(defines: Mapping[str, object], extra: tuple[str, ...]) -> list[str]
 
 def build_program(device: Device, source: str, defines: Mapping[str, object] | None = None,
                   options: tuple[str, ...] = ()) -> cl.Program:
-    """Build ``opencl/<source>`` for ``device`` with ``-D`` defines, once per process."""
+    """Build ``opencl/<source>`` for ``device`` with ``-D`` defines, once per process; a build
+    the driver fails raises :class:`clarray_gemm.KernelBuildError` (kernel and driver named)."""
     global _builds
     defines = defines or {}
     key = (device, source, frozenset(defines.items()), options)
@@ -75,7 +58,8 @@ def build_program(device: Device, source: str, defines: Mapping[str, object] | N
             opts = _options(defines, options)
             if settings.nv_verbose() and device.info.is_nvidia:
                 opts.append("-cl-nv-verbose")
-            prog = cl.Program(device.context, text).build(options=opts)
+            prog = drivers_build(device.context, text, opts, source,
+                                 f"{device.info.platform} / {device.name}")
             _cache[key] = prog
             _builds += 1
     return prog
