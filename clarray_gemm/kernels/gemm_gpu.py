@@ -106,7 +106,8 @@ def resolve(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -
             bm, bn = PRESETS[pr][:2]
             groups = math.ceil(problem.M / bm) * math.ceil(problem.N / bn) * problem.batch
             return groups >= units * _RESIDENT[pr]
-        best = min(((pr, s) for pr in presets for s in splits if s == 1 or not fills(pr)),
+        best = min(((pr, s) for pr in presets for s in splits
+                    if s == 1 or ksplit or not fills(pr)),  # a forced KSPLIT stands
                    key=lambda ps: _cost(problem, info, *ps))
         preset, ksplit = best
     bm, bn, tm, tn, bk, edge = PRESETS[preset]
