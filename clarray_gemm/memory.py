@@ -39,7 +39,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
-from .device import Device
+from .device import Device, register_fork_reset
 
 __all__ = ["Storage", "TransferStats", "transfer_stats", "reset_transfer_stats", "new_buffer",
            "free_cached_memory"]
@@ -93,6 +93,7 @@ def count_transfer(host_to_device: int = 0, device_to_host: int = 0,
 
 
 _pools: dict[Device, cl_tools.MemoryPool] = {}
+register_fork_reset(_pools)
 
 
 def new_buffer(device: Device, nbytes: int) -> cl.MemoryObject:

@@ -24,7 +24,7 @@ from typing import Any, Callable
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device
+from ..device import Device, register_fork_reset
 from ..memory import TransferStats, transfer_stats
 
 __all__ = ["Timing", "device_seconds", "host_seconds", "repetitions"]
@@ -64,6 +64,7 @@ _FENCE_SOURCE = """
 __kernel void clarray_fence(__global float* x) { if (get_global_id(0) == 0) x[1] = x[0]; }
 """
 _fences: dict[int, tuple[cl.Kernel, cl.Buffer]] = {}
+register_fork_reset(_fences)
 
 
 def _fence_kernel(device: Device) -> tuple[cl.Kernel, cl.Buffer]:

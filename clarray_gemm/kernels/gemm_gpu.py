@@ -15,7 +15,7 @@ from typing import Mapping
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device, DeviceInfo
+from ..device import Device, DeviceInfo, register_fork_reset
 from ..memory import new_buffer
 from .gemm import CATALOGUE, GemmOperand, GemmProblem, base_defines, dtype_supported, standard_args
 from .programs import get_kernel
@@ -60,6 +60,7 @@ DEFAULTS = {"PRESET": 0, "BK": 0, "KSPLIT": 0, "GROUP_M": 16, "WARP_X": 8, "PAD_
 # Split-K partial sums: one scratch buffer per device, grown on demand (the queue is in order,
 # so consecutive launches can share it).
 _workspace: dict[Device, cl.Buffer] = {}
+register_fork_reset(_workspace)
 
 
 def _scratch(device: Device, nbytes: int) -> cl.Buffer:

@@ -16,7 +16,7 @@ from typing import Mapping
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device
+from ..device import Device, register_fork_reset
 
 __all__ = ["source_text", "build_program", "get_kernel", "ctype", "dtype_defines",
            "build_count"]
@@ -82,6 +82,8 @@ def unsupported_dtype(dtype: np.dtype, info) -> str | None:
 
 _cache: dict[tuple, cl.Program] = {}
 _kernels: dict[tuple[int, str], cl.Kernel] = {}
+register_fork_reset(_cache)
+register_fork_reset(_kernels)
 _lock = threading.Lock()
 _builds = 0
 

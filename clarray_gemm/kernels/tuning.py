@@ -31,7 +31,7 @@ import pyopencl as cl
 
 from ..bench.progress import Progress
 from ..bench.timing import device_seconds
-from ..device import Device, get_device
+from ..device import Device, get_device, register_fork_reset
 from . import gemm
 from .samples import BenchProblem, WrongResult, bench_problem, conv_bench_problem
 from .variant import Catalogue, Variant
@@ -66,6 +66,7 @@ def cache_dir() -> Path:
 
 
 _identities: dict[int, tuple[str, str]] = {}
+register_fork_reset(_identities)  # keyed by the parent's device handles
 
 
 def device_identity(device: Device) -> str:
