@@ -211,6 +211,10 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def __str__(self) -> str:
         return str(self.__array__())
 
+    def __format__(self, spec: str) -> str:
+        # NumPy's rules: a 0-d array formats as its element, others only with an empty spec.
+        return format(self.__array__(), spec)
+
     def __bool__(self) -> bool:
         return bool(self.__array__())
 
@@ -627,13 +631,24 @@ def _host_ufunc_into_mapping(device: Device, ufunc: np.ufunc, inputs: tuple):
 def _new(shape, dtype, device: Device, order: str = "C", host_resident: bool = False
          ) -> DeviceArray:
     dtype = np.dtype(dtype)
-    if dtype.hasobject:
-        raise TypeError(f"arrays of dtype {dtype} (Python objects) cannot live on an OpenCL device")
+    check_device_dtype(dtype)
     shape = _normalize_shape(shape)
+    _check_byte_size(shape, dtype.itemsize)
     size = math.prod(shape)
     storage = Storage(device, size * dtype.itemsize, host_resident)
     strides = (_f_strides if order == "F" else _c_strides)(shape, dtype.itemsize)
     return DeviceArray(storage, shape, dtype, strides)
+
+
+def check_device_dtype(dtype: np.dtype, context: str = "") -> None:
+    """Raise NumPy's ``TypeError`` for a dtype no device buffer can hold (Python objects)."""
+    if np.dtype(dtype).hasobject:
+        raise TypeError(f"{context}{'' if not context else ': '}dtype {np.dtype(dtype)} holds "
+                        "Python objects, which an OpenCL device cannot store; use a numeric, "
+                        "bool, string or bytes dtype")
+
+
+_MAX_INTP = np.iinfo(np.intp).max
 
 
 def _normalize_shape(shape) -> tuple[int, ...]:
@@ -643,6 +658,8 @@ def _normalize_shape(shape) -> tuple[int, ...]:
     for n in shape:
         if not isinstance(n, numbers.Integral):
             raise TypeError(f"'{type(n).__name__}' object cannot be interpreted as an integer")
+        if n > _MAX_INTP:
+            raise ValueError("Maximum allowed dimension exceeded")
         if n < 0:
             raise ValueError("negative dimensions are not allowed")
     return tuple(int(n) for n in shape)
@@ -653,6 +670,17 @@ def empty(shape, dtype=np.float64, device=None, order: str = "C", *,
     """An uninitialised device array (NumPy's default dtype, float64). ``host_resident=True``
     (unified-memory devices) leaves its buffer mapped for host writes that follow."""
     return _new(shape, dtype, get_device(device), order, host_resident)
+def _check_byte_size(shape: tuple[int, ...], itemsize: int) -> None:
+    """NumPy's overflow rule: the nonzero extents times the item size must fit an intp
+    (even when another extent is 0), else ``ValueError: array is too big``."""
+    nbytes = max(itemsize, 1)
+    for n in shape:
+        nbytes *= n or 1
+    if nbytes > _MAX_INTP:
+        raise ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than the "
+                         "maximum possible size.")
+
+
 
 
 def full(shape, fill_value, dtype=None, device=None, order: str = "C") -> DeviceArray:
@@ -721,6 +749,8 @@ def asarray(a: Any, dtype=None, device=None, copy: bool | None = None) -> Device
     if copy is False:
         raise ValueError("Unable to avoid copy while creating a device array from host data.")
     host = np.asarray(a, dtype=dtype)
+    if host.dtype.hasobject:
+        check_device_dtype(host.dtype, f"clarray_gemm.asarray({_short_repr(a)})")
     if not host.dtype.isnative:
         host = host.astype(host.dtype.newbyteorder("="))
     if host.dtype.hasobject:
@@ -730,6 +760,11 @@ def asarray(a: Any, dtype=None, device=None, copy: bool | None = None) -> Device
     out = DeviceArray._wrap(Storage(dev, host.nbytes, True), host.shape, host.dtype, strides)
     out.storage.write_from(host)
     return out
+
+
+def _short_repr(obj: Any) -> str:
+    text = repr(obj)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def iter_device_arrays(objs: Iterable[Any]) -> list[DeviceArray]:

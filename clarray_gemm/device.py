@@ -8,6 +8,13 @@ real kernels built and run in a child process, the verdict cached per machine) a
 because some drivers install fine but cannot compile or abort the process (PoCL 3.0 from pip,
 built on LLVM 14, on CPUs newer than LLVM 14 knows). ``use_device`` changes the current device
 for a ``with`` block.
+
+Processes forked after OpenCL was loaded cannot use it: OpenCL drivers keep threads and
+device state that ``fork()`` does not copy (PoCL's child hangs on its first command, even
+with a new context). In such a child every device call raises ``RuntimeError`` at once,
+saying so; a child forked before any device was touched, and any ``spawn``/``forkserver``
+child, works normally. Modules that cache per-process OpenCL objects (memory pools, program
+and plan caches) hand them to ``register_fork_reset`` so that a child starts without them.
 """
 from __future__ import annotations
 
@@ -17,14 +24,14 @@ import os
 import warnings
 from dataclasses import dataclass, fields
 from functools import cached_property
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import pyopencl as cl
 
 from .drivers import vetting
 
 __all__ = ["NoDeviceError", "Device", "DeviceInfo", "devices", "default_device", "current_device",
-           "use_device", "get_device"]
+           "use_device", "get_device", "register_fork_reset"]
 
 
 class NoDeviceError(RuntimeError):
@@ -132,10 +139,12 @@ class Device:
 
     @cached_property
     def context(self) -> cl.Context:
+        _check_not_forked()
         return cl.Context([self.cl_device])
 
     @cached_property
     def queue(self) -> cl.CommandQueue:
+        _check_not_forked()
         return cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
 
@@ -180,6 +189,7 @@ _current: contextvars.ContextVar[Device | None] = contextvars.ContextVar(
 def devices() -> list[Device]:
     """All OpenCL devices of all platforms, in platform order (``opencl:<index>``)."""
     global _devices
+    _check_not_forked()
     if _devices is None:
         found = []
         for platform in cl.get_platforms():
@@ -313,3 +323,54 @@ def use_device(spec: "Device | int | str | cl.Device") -> Iterator[Device]:
         yield dev
     finally:
         _current.reset(token)
+
+
+# -- fork ------------------------------------------------------------------------------------
+_FORK_MESSAGE = (
+    "clarray_gemm: this process was forked after its parent loaded OpenCL, and OpenCL drivers "
+    "do not survive fork() (their threads and device state are not copied: the first command "
+    "would hang). Start worker processes with the 'spawn' or 'forkserver' method, e.g. "
+    "multiprocessing.get_context('spawn'), or fork before the parent uses a device.")
+_forked_after_use = False
+_fork_resets: list[Callable[[], None]] = []
+# The parent's OpenCL objects, kept alive in a forked child: releasing them there would call
+# into a driver that has no threads behind it.
+_inherited: list[Any] = []
+
+
+def register_fork_reset(target: "Callable[[], None] | dict") -> None:
+    """Forget per-process OpenCL state in a forked child: ``target`` is a callable run right
+    after ``fork()`` in the child, or a dict (a cache of programs, kernels, buffers) that is
+    emptied there; its values are kept alive, never released, in the child."""
+    if isinstance(target, dict):
+        def forget(cache: dict = target) -> None:
+            _inherited.append(dict(cache))
+            cache.clear()
+        _fork_resets.append(forget)
+    else:
+        _fork_resets.append(target)
+
+
+def _check_not_forked() -> None:
+    if _forked_after_use:
+        raise RuntimeError(_FORK_MESSAGE)
+
+
+def _after_fork_in_child() -> None:
+    global _forked_after_use, _devices, _default
+    if _devices is None:
+        return  # OpenCL was never loaded by this module: the child starts clean
+    _forked_after_use = True
+    for dev in _devices:
+        for name in ("context", "queue"):
+            handle = dev.__dict__.pop(name, None)
+            if handle is not None:
+                _inherited.append(handle)
+    _inherited.append(_devices)
+    _devices, _default = None, None
+    for reset in _fork_resets:
+        reset()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

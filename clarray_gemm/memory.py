@@ -48,7 +48,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
-from .device import Device
+from .device import Device, register_fork_reset
 
 __all__ = ["Storage", "TransferStats", "transfer_stats", "reset_transfer_stats", "new_buffer",
            "free_cached_memory", "format_bytes"]
@@ -160,6 +160,8 @@ def new_buffer(device: Device, nbytes: int) -> cl.MemoryObject:
 _parked: dict[tuple[Device, int], list[tuple[cl.MemoryObject, np.ndarray]]] = {}
 _parked_bytes = 0
 _parked_lock = threading.Lock()
+register_fork_reset(_pools)
+register_fork_reset(_parked)
 
 
 def _park(device: Device, nbytes: int, buffer: cl.MemoryObject, mapping: np.ndarray) -> None:

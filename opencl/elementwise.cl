@@ -1,11 +1,21 @@
 // Elementwise binary and unary operations over broadcast, strided operands (NumPy ufunc loops).
 //
-//   out[i] = OP((CT) a[i], (CT) b[i])      for every multi-index i of `shape`
+//   out[i] = (OUT_T) OP((CT) a[i], (CT) b[i])      for every multi-index i of `shape`
 //
 // Operands are addressed like opencl/copy.cl: element offset + sum_d i_d * stride_d over up to
 // 8 dimensions (stride 0 broadcasts). Integers are computed in the unsigned type of the same
 // width (CT), so add/subtract/multiply wrap exactly like NumPy's instead of hitting C's
-// undefined signed overflow.
+// undefined signed overflow. The conversions are NumPy's (numpy_cast.h), also for an
+// `out=` of another type.
+//
+// Floating results equal NumPy's bit for bit (x86-64, the reference):
+//   - negative is -x (so -(+0.0) is -0.0; 0 - x would give +0.0);
+//   - maximum(x, y) is x when x is NaN or x > y, else y; minimum likewise with x < y: NaN
+//     propagates, and of two equal values (-0.0 and +0.0) the second is returned, as NumPy's
+//     maxps/minps loops do;
+//   - float division is rounded correctly (OpenCL allows 2.5 ulp): where the device has fp64
+//     the quotient is taken in double and rounded once to float, which is exact rounding for
+//     a 24-bit quotient (53 >= 2*24 + 2).
 //
 // Parameters:
 //   A_T, B_T, OUT_T  element types; CT the compute type (the ufunc loop's, unsigned for ints)
@@ -35,6 +45,23 @@
 #define UNARY 0
 #endif
 
+#if defined(cl_khr_fp64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#define NP_CAST_SRC A_T
+#define NP_CAST_DST CT
+#define NP_CAST_NAME load_a
+#include "numpy_cast.h"
+#define NP_CAST_SRC B_T
+#define NP_CAST_DST CT
+#define NP_CAST_NAME load_b
+#include "numpy_cast.h"
+#define NP_CAST_SRC CT
+#define NP_CAST_DST OUT_T
+#define NP_CAST_NAME store_out
+#include "numpy_cast.h"
+
 inline CT apply(const CT x, const CT y)
 {
 #if OP == 1
@@ -42,23 +69,31 @@ inline CT apply(const CT x, const CT y)
 #elif OP == 2
     return x - y;
 #elif OP == 3
+#if IS_FLOAT
     return x * y;
+#else
+    return (x + 0u) * y;  // uchar/ushort would be promoted to int, where overflow is undefined
+#endif
 #elif OP == 4
+#if NP_KIND(CT) == NP_FLOATING && NP_BITS(CT) == 32 && defined(cl_khr_fp64)
+    return (CT)((double)x / (double)y);
+#else
     return x / y;
+#endif
 #elif OP == 5
 #if IS_FLOAT
-    return (isnan(x) || x > y) ? x : (isnan(y) ? y : (x >= y ? x : y));
+    return (isnan(x) || x > y) ? x : y;
 #else
     return x > y ? x : y;
 #endif
 #elif OP == 6
 #if IS_FLOAT
-    return (isnan(x) || x < y) ? x : (isnan(y) ? y : (x <= y ? x : y));
+    return (isnan(x) || x < y) ? x : y;
 #else
     return x < y ? x : y;
 #endif
 #elif OP == 7
-    return (CT)0 - x;
+    return -x;
 #else
 #error "unknown OP"
 #endif
@@ -88,8 +123,8 @@ __kernel void elementwise(const long n, const long8 shape,
         oi += idx * os[d];
     }
 #if UNARY
-    out[oi] = (OUT_T)apply((CT)a[ai], (CT)0);
+    out[oi] = store_out(apply(load_a(a[ai]), (CT)0));
 #else
-    out[oi] = (OUT_T)apply((CT)a[ai], (CT)b[bi]);
+    out[oi] = store_out(apply(load_a(a[ai]), load_b(b[bi])));
 #endif
 }

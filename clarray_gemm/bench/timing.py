@@ -30,7 +30,7 @@ from typing import Any, Callable
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device
+from ..device import Device, register_fork_reset
 from ..memory import TransferStats, transfer_stats
 
 __all__ = ["Timing", "device_seconds", "host_seconds", "synced_seconds", "cuda_event_seconds",
@@ -68,6 +68,7 @@ def repetitions(first: float, budget_s: float, lo: int = 3, hi: int = 20) -> int
 # carry the device's own timestamps; marker events do not on every driver (NVIDIA's are on
 # another clock and held user-event waits show up in them as ~4 ms steps).
 _fences: dict[int, tuple[cl.Kernel, cl.Buffer]] = {}
+register_fork_reset(_fences)
 
 
 def _fence_kernel(device: Device) -> tuple[cl.Kernel, cl.Buffer]:

@@ -13,7 +13,7 @@ from typing import Mapping
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device, DeviceInfo
+from ..device import Device, DeviceInfo, register_fork_reset
 from ..memory import Storage, new_buffer
 from .copy import strided_copy
 from ..dtypes import dtype_defines, unsupported_dtype
@@ -109,6 +109,7 @@ def dtype_supported(problem: GemmProblem, info: DeviceInfo) -> str | None:
 
 
 _zero_scalars: dict[tuple[Device, np.dtype], cl.Buffer] = {}
+register_fork_reset(_zero_scalars)
 
 
 def _zero_fill(device: Device, buf: cl.Buffer, count: int, dtype: np.dtype) -> None:

@@ -15,7 +15,7 @@ from typing import Mapping
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device, DeviceInfo
+from ..device import Device, DeviceInfo, register_fork_reset
 from ..dtypes import FLOATING, unsupported_dtype
 from ..memory import new_buffer
 from .gemm import GemmOperand, GemmProblem, base_defines, prepared_standard, standard_args
@@ -61,6 +61,7 @@ DEFAULTS = {"PRESET": 0, "BK": 0, "KSPLIT": 0, "GROUP_M": 16, "WARP_X": 8, "PAD_
 # Split-K partial sums: one scratch buffer per device, grown on demand (the queue is in order,
 # so consecutive launches can share it).
 _workspace: dict[Device, cl.Buffer] = {}
+register_fork_reset(_workspace)
 
 
 def _scratch(device: Device, nbytes: int) -> cl.Buffer:
@@ -107,7 +108,8 @@ def resolve(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -
             bm, bn = PRESETS[pr][:2]
             groups = math.ceil(problem.M / bm) * math.ceil(problem.N / bn) * problem.batch
             return groups >= units * _RESIDENT[pr]
-        best = min(((pr, s) for pr in presets for s in splits if s == 1 or not fills(pr)),
+        best = min(((pr, s) for pr in presets for s in splits
+                    if s == 1 or ksplit or not fills(pr)),  # a forced KSPLIT stands
                    key=lambda ps: _cost(problem, info, *ps))
         preset, ksplit = best
     bm, bn, tm, tn, bk, edge = PRESETS[preset]
@@ -167,6 +169,7 @@ def _geometry_key(p: GemmProblem, device: Device, params: Mapping[str, int]) -> 
 
 # Resolved launches, so that a repeated shape does not run the cost model again.
 _resolved: dict[tuple, tuple] = {}
+register_fork_reset(_resolved)
 
 
 def _resolve_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> tuple:

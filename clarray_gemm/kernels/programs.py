@@ -1,11 +1,10 @@
-"""Kernel sources and the program cache: each (device, source, defines) is built once.
+"""The program cache (each (device, source, defines) is built once) and the launchers.
 
-Sources are the ``.cl`` files of the top-level ``opencl/`` folder. An installed wheel carries them
-as the ``clarray_gemm.opencl`` package; a source checkout reads the folder directly.
+Sources come from :mod:`clarray_gemm.sources`; builds go through the driver layer, which turns a
+failed build into :class:`clarray_gemm.KernelBuildError`.
 """
 from __future__ import annotations
 
-import re
 import threading
 from typing import Mapping
 
@@ -13,7 +12,7 @@ import numpy as np
 import pyopencl as cl
 
 from .. import settings
-from ..device import Device
+from ..device import Device, register_fork_reset
 from ..sources import source_names, source_text  # noqa: F401  (re-exported)
 # The dtype rules live in clarray_gemm.dtypes; importable from here too for older callers.
 from ..dtypes import ctype, dtype_defines, unsupported_dtype  # noqa: F401
@@ -24,6 +23,8 @@ __all__ = ["source_text", "build_program", "get_kernel", "ctype", "dtype_defines
 
 _cache: dict[tuple, cl.Program] = {}
 _kernels: dict[tuple[int, str], "Launcher"] = {}
+register_fork_reset(_cache)
+register_fork_reset(_kernels)
 _lock = threading.Lock()
 _builds = 0
 

@@ -31,7 +31,7 @@ import numpy as np
 import pyopencl as cl
 
 from .. import settings
-from ..device import Device
+from ..device import Device, register_fork_reset
 from . import crossover as host_path_crossovers
 from .variant import Catalogue, Variant
 
@@ -75,6 +75,7 @@ def crossover_key(family: str, dtype: Any) -> str:
 
 
 _identities: dict[int, tuple[str, str]] = {}
+register_fork_reset(_identities)  # keyed by the parent's device handles
 
 
 def device_identity(device: Device) -> str:

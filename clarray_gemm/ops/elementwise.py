@@ -18,7 +18,7 @@ import numpy as np
 
 from .._dispatch import implements_ufunc
 from ..array import DeviceArray, asarray
-from ..device import Device
+from ..device import Device, register_fork_reset
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.crossover import prefer_host
 from ..kernels.plans import PlanCache
@@ -193,6 +193,7 @@ def _offset_arg(x: DeviceArray) -> np.int64:
 # Scalars and NumPy operands of kernel calls, uploaded once per (device, dtype, bytes): a loop
 # that adds the same constant pays no upload after its first call.
 _constants: dict[tuple, DeviceArray] = {}
+register_fork_reset(_constants)
 
 
 def _constant(x: Any, dtype: np.dtype, device: Device) -> DeviceArray:
