@@ -18,6 +18,7 @@ from .kernels import gemm as _gemm
 from .ops.convolve import convolve, correlate, explain_convolve
 from .kernels import conv as _conv
 from . import array_api  # noqa: F401,E402  (registers the Array API namespace)
+from . import interop  # noqa: F401,E402  (pickling; dask/distributed hooks, run when they import)
 
 __version__ = "0.1.0"
 

@@ -167,6 +167,10 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def __str__(self) -> str:
         return str(self.__array__())
 
+    def __format__(self, spec: str) -> str:
+        # NumPy's rules: a 0-d array formats as its element, others only with an empty spec.
+        return format(self.__array__(), spec)
+
     def __bool__(self) -> bool:
         return bool(self.__array__())
 
