@@ -198,13 +198,11 @@ def full_like(x: Any, /, fill_value: builtins.bool | int | float | complex, *, d
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None
                 ) -> DeviceArray:
-    """A device array from a DLPack producer on the CPU (always a copy into a device buffer:
-    ``copy=False`` raises ``ValueError``) or from a device array."""
-    if isinstance(x, DeviceArray):
-        return _array.asarray(x, device=device, copy=copy)
-    if copy is False:
-        raise ValueError("from_dlpack: host data always needs a copy into an OpenCL buffer")
-    return _array.asarray(np.from_dlpack(x), device=device)
+    """A device array from a DLPack producer: CPU producers (NumPy, PyTorch on the CPU) are
+    copied once into a device buffer (``copy=False``: ``BufferError``); device arrays are
+    returned, moved or copied as ``device`` and ``copy`` ask."""
+    from .interop.dlpack import from_dlpack as _from_dlpack
+    return _from_dlpack(x, device=device, copy=copy)
 
 
 def astype(x: Any, dtype: Any, /, *, copy: builtins.bool = True, device: Any = None

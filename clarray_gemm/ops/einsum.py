@@ -64,9 +64,10 @@ def _pair(a: DeviceArray, sa: str, b: DeviceArray, sb: str, keep: str
     cols = [c for c in sb if c not in sa]
     if any(c not in keep for c in rows + cols):
         return None
-    size = {**dict(zip(sa, a.shape)), **dict(zip(sb, b.shape))}
-    if any(size[c] != dict(zip(sb, b.shape))[c] for c in sa if c in sb):
+    size_a, size_b = dict(zip(sa, a.shape)), dict(zip(sb, b.shape))
+    if any(size_a[c] != size_b[c] for c in sa if c in sb):
         return None  # a length-1 axis broadcast against a longer one: NumPy's einsum
+    size = {**size_a, **size_b}
     nb = math.prod(size[c] for c in batch)
     m, k, n = (math.prod(size[c] for c in group) for group in (rows, contracted, cols))
     a3 = a.transpose([sa.index(c) for c in batch + rows + contracted]).reshape(nb, m, k)
