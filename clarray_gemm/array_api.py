@@ -70,7 +70,7 @@ _OWN_FUNCTIONS = """asarray empty empty_like from_dlpack full full_like ones one
     zeros_like astype finfo matmul matrix_transpose tensordot vecdot reshape permute_dims
     expand_dims squeeze moveaxis broadcast_to __array_namespace_info__""".split()
 # Beyond the standard, for libraries that look them up in the namespace (xarray's dot and shift).
-_EXTRA_FUNCTIONS = ["einsum", "pad"]
+_EXTRA_FUNCTIONS = ["einsum", "pad", "transpose"]
 _LINALG_HOST = """cholesky cross det diagonal eigh eigvalsh inv matrix_norm matrix_power
     matrix_rank outer pinv qr slogdet solve svd svdvals trace vector_norm""".split() + (
     ["eig", "eigvals"] if _V2025 else [])
@@ -363,6 +363,11 @@ def pad(x: Any, /, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Dev
     """NumPy's ``pad`` (not in the standard; xarray's ``shift`` and ``rolling`` call it): a
     constant border is filled on the device, other modes run on the host."""
     return _padding.pad(x, pad_width, mode, **kwargs)
+
+
+def transpose(x: Any, /, axes: tuple[int, ...] | None = None) -> DeviceArray:
+    """NumPy's ``transpose`` as a view (not in the standard; xarray's ``transpose`` calls it)."""
+    return _device_array(x).transpose(axes)
 
 
 def sliding_window_view(x: Any, window_shape: int | tuple[int, ...],

@@ -131,3 +131,21 @@ def test_broadcast_views_and_sliding_windows():
     s = random_array((10,), np.float32, 11)
     w = xp.lib.stride_tricks.sliding_window_view(cg.asarray(s), 4)
     np.testing.assert_array_equal(np.asarray(w), np.lib.stride_tricks.sliding_window_view(s, 4))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+def test_in_place_between_overlapping_views_of_one_buffer(dtype):
+    # scipy.signal.oaconvolve's overlap-add: ret[1:, :k] += ret[:-1, -k:] on one buffer. The
+    # kernel once wrote the temporary with the target view's strides (out of bounds).
+    base = random_array((6, 44), dtype, 12)
+    x = cg.asarray(base)
+    target = x[:, :-8][1:, :8]
+    target += x[:, -8:][:-1]
+    want = base.copy()
+    want[1:, :8] += base[:-1, -8:]
+    np.testing.assert_array_equal(np.asarray(x), want)
+    y = cg.asarray(base)
+    np.subtract(y[1:], y[:-1], out=y[:-1])
+    want = base.copy()
+    np.subtract(want[1:], want[:-1].copy(), out=want[:-1])
+    np.testing.assert_array_equal(np.asarray(y), want)
