@@ -86,6 +86,10 @@ def test_array_backend_creates_device_chunks():
         assert isinstance(lazy.compute(), cg.DeviceArray)
     assert float(ones.sum().compute()) == 24.0
     np.testing.assert_array_equal(np.asarray(ramp.compute()), np.arange(10))
+    moved = da.from_array(np.arange(6.0), chunks=4).to_backend("clarray_gemm")
+    assert isinstance(moved._meta, cg.DeviceArray) and isinstance(moved.compute(), cg.DeviceArray)
+    back = moved.to_backend("numpy").compute()
+    assert type(back) is np.ndarray and back.tolist() == list(range(6))
 
 
 def test_distributed_serialization_is_a_view_of_the_buffer():

@@ -1,5 +1,4 @@
-"""Device arrays as dask chunks: dask.array dispatch, tokenizing, sizes, serialization and an
-array backend.
+"""Device arrays as dask chunks: dask.array dispatch, tokenizing, sizes and serialization.
 
 Nothing here runs at ``import clarray_gemm``: :mod:`clarray_gemm.interop` calls each
 ``register_*`` function when dask (or dask.distributed) finishes importing.
@@ -31,8 +30,10 @@ __all__ = ["register_array", "register_sizeof", "register_tokenize", "register_s
            "device_meta"]
 
 
-def device_meta(dtype: Any = np.float64, ndim: int = 0) -> DeviceArray:
-    """An empty device array for dask's ``meta=``: tells dask its chunks are device arrays."""
+def device_meta(dtype: Any = np.float64, ndim: int = 1) -> DeviceArray:
+    """An empty device array for dask's ``meta=``: tells dask its chunks are device arrays. Give
+    the collection's ``ndim``: dask indexes a meta with ``ndim`` slices, and a 0-d one would
+    index to a NumPy scalar, as NumPy's do."""
     return _array.empty((0,) * ndim, dtype)
 
 
