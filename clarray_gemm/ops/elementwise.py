@@ -251,7 +251,15 @@ def elementwise(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
                 return NotImplemented
     if out is not None and out.device != device:
         return NotImplemented
-    plan = plan_for(ufunc, inputs, out, kwargs.get("casting", "same_kind"), device)
+    casting = kwargs.get("casting", "same_kind")
+    plan = plan_for(ufunc, inputs, out, casting, device)
     if plan is None or not plan.supported:
         return NotImplemented
+    if out is not None and any(type(x) is DeviceArray and _overlaps_differently(out, x)
+                               for x in inputs):
+        # out's plan addresses out's layout, not a temporary's: compute into a fresh array with
+        # the out=None plan (NumPy buffers overlapping operands too), then copy into out.
+        fresh = plan_for(ufunc, inputs, None, casting, device)
+        out[...] = fresh.run(inputs, None)
+        return out
     return plan.run(inputs, out)
