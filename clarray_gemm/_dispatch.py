@@ -13,10 +13,25 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 UFUNCS: dict[np.ufunc, Callable[..., Any]] = {}
 
 __all__ = ["FUNCTIONS", "UFUNCS", "implements", "implements_ufunc", "register_namespace",
-           "array_namespace", "register_strided_copy", "strided_copy"]
+           "array_namespace", "register_strided_copy", "strided_copy", "register_copy_on_host",
+           "copy_on_host"]
 
 _namespace_factory: Callable[[str | None], Any] | None = None
 _strided_copy: Callable[..., Any] | None = None
+_copy_on_host: Callable[[Any, Any, int], bool] = lambda device, dtype, size: False
+
+
+def register_copy_on_host(rule: Callable[[Any, Any, int], bool]) -> None:
+    """Install the rule (``kernels/crossover.py``'s host path) saying when a copy or cast of
+    ``size`` elements of host-resident data runs as NumPy on the mapping."""
+    global _copy_on_host
+    _copy_on_host = rule
+
+
+def copy_on_host(device: Any, dtype: Any, size: int) -> bool:
+    """Whether a copy of host-resident data to ``dtype`` runs on the host (see
+    :func:`register_copy_on_host`)."""
+    return _copy_on_host(device, dtype, size)
 
 
 def register_strided_copy(copy: Callable[..., Any]) -> None:

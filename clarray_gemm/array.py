@@ -374,8 +374,13 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
             return self
         f_order = order == "F" or (order in ("A", "K") and self.ndim > 1 and not
                                    self.is_c_contiguous and _is_f_contiguous(self))
-        out = empty(self._shape, dtype, device=self.device, order="F" if f_order else "C")
-        if device_copy_supported(self._dtype, dtype):
+        on_host = (self._storage.host_resident
+                   and _dispatch.copy_on_host(self.device, dtype, self._size))
+        out = empty(self._shape, dtype, device=self.device, order="F" if f_order else "C",
+                    host_resident=on_host)
+        if on_host:  # the data is on the host side now: no unmap, kernel and map back
+            np.copyto(out.host_view(write=True), self.host_view(), casting="unsafe")
+        elif device_copy_supported(self._dtype, dtype):
             out.assign_from(self)
         else:
             with out.host_write() as host:

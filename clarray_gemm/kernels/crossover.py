@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .. import settings
+from .. import _dispatch, settings
 from ..device import Device
 from . import plans
 
@@ -102,3 +102,10 @@ def _units(family: str, size: float) -> str:
     if family == "convolve":
         return f"N*m = {size:.3g}"
     return f"{size:.3g}-element"
+
+
+def _copy_on_host(device: Device, dtype: np.dtype, size: int) -> bool:
+    return size < crossover(device, "elementwise", dtype)[0]
+
+
+_dispatch.register_copy_on_host(_copy_on_host)
