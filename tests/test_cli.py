@@ -155,6 +155,6 @@ def test_no_usable_device_is_a_one_line_error(tmp_path):
     done = subprocess.run([sys.executable, "-m", "clarray_gemm", "demo"], capture_output=True,
                           text=True, timeout=600, env=env)
     assert done.returncode == 1
-    errors = [ln for ln in done.stderr.splitlines() if "error:" in ln]
+    errors = [ln for ln in done.stderr.splitlines() if ln.startswith("python -m clarray_gemm: error:")]
     assert len(errors) == 1 and "no OpenCL device can run the kernels" in errors[0]
     assert "Traceback" not in done.stderr

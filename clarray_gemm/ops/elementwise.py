@@ -113,7 +113,9 @@ class ElementwisePlan:
                    "IS_FLOAT": int(compute.kind == "f"), "UNARY": int(unary)}
         if np.dtype(np.float64) in (*operand_dtypes, target_dtype, compute):
             defines["IS_FP64"] = 1
-        self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise", defines)
+        options = (("-cl-fp32-correctly-rounded-divide-sqrt",)
+                   if self.device.info.fp32_divide_option else ())
+        self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise", defines, options)
         local = min(256, self.device.info.max_work_group_size)
         self.geometry = ((-(-self.size // local) * local,), (local,))
         self.fixed = (np.int64(self.size), as_long8(dims, 1), as_long8(sa, 0), as_long8(sb, 0),
