@@ -11,8 +11,13 @@ import numpy as np
 
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 UFUNCS: dict[np.ufunc, Callable[..., Any]] = {}
+# ufunc methods other than __call__ ("reduce", "accumulate"): (ufunc, inputs, kwargs) -> result
+# or NotImplemented.
+UFUNC_METHODS: dict[str, Callable[..., Any]] = {}
+# Advanced (non-basic) indexing of a device array: (array, key) -> result or NotImplemented.
+GETITEM: Callable[[Any, Any], Any] | None = None
 
-__all__ = ["FUNCTIONS", "UFUNCS", "implements", "implements_ufunc", "register_namespace",
+__all__ = ["FUNCTIONS", "UFUNCS", "UFUNC_METHODS", "implements", "implements_ufunc", "register_namespace",
            "array_namespace"]
 
 _namespace_factory: Callable[[str | None], Any] | None = None

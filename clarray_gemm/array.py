@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _dispatch
 from .device import Device, get_device
+from .fallbacks import record_host_call
 from .kernels.copy import strided_copy
 from .memory import Storage
 
@@ -252,6 +253,11 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
                                      else t[key + (Ellipsis,)], t).__array__()[()]
             return self._view_of(v, t)
         # Advanced indexing gathers, as in NumPy: the result is a new (device) array.
+        if _dispatch.GETITEM is not None:
+            result = _dispatch.GETITEM(self, key)
+            if result is not NotImplemented:
+                return result
+        record_host_call("__getitem__")
         return asarray(self.__array__()[key], device=self.device)
 
     def __setitem__(self, key, value) -> None:
@@ -379,6 +385,11 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs, **kwargs):
         if method == "__call__":
             return call_ufunc(ufunc, inputs, kwargs)
+        impl = _dispatch.UFUNC_METHODS.get(method)
+        if impl is not None:
+            result = impl(ufunc, inputs, kwargs)
+            if result is not NotImplemented:
+                return result
         return _host_ufunc(self.device, ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -516,6 +527,7 @@ def to_host(obj: Any, writable: bool = False) -> Any:
 def _host_function(func, args, kwargs):
     """Run a NumPy function on host views; ``out=`` device arrays and in-place targets are
     written back to the device."""
+    record_host_call(func.__name__)
     out = kwargs.get("out")
     if func in _INPLACE_FIRST_ARG and args and isinstance(args[0], DeviceArray):
         with args[0].host_write() as target:
@@ -532,6 +544,7 @@ def _host_function(func, args, kwargs):
 def _host_ufunc(device: Device, ufunc: np.ufunc, method: str, inputs, kwargs):
     """Run a ufunc on host views; array results come back as device arrays (written into device
     ``out=`` arrays when given)."""
+    record_host_call(ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}")
     outs = kwargs.get("out")
     outs = outs if isinstance(outs, tuple) else ((outs,) if outs is not None else None)
     if (method == "__call__" and outs is None and not kwargs
