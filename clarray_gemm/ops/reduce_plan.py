@@ -1,0 +1,219 @@
+"""Reduction and scan plans over ``opencl/reduce.cl``: one cached plan per (operation, device,
+dtypes, shape, strides, axes), holding the programs, launch geometry and fixed arguments.
+
+A reduction runs as one launch when there are enough outputs to fill the device (one
+work-group per output, a tree in local memory; or one work-item per output when the kept
+dimensions are innermost in memory), and as two launches when few outputs each reduce many
+elements (partial results per chunk, then a reduction of the partials).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..array import DeviceArray
+from ..device import Device
+from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
+from ..kernels.plans import PlanCache
+from ..kernels.programs import ctype, get_kernel
+from ..memory import Storage
+
+__all__ = ["ReducePlan", "ScanPlan", "reduce_plan", "scan_plan", "ROPS"]
+
+ROPS = {"sum": "ROP_SUM", "prod": "ROP_PROD", "max": "ROP_MAX", "min": "ROP_MIN",
+        "any": "ROP_ANY", "all": "ROP_ALL", "argmax": "ROP_ARGMAX", "argmin": "ROP_ARGMIN"}
+_MAX_GROUPS = 1024
+_PER_LANE = 32  # elements a lane reduces before a reduction is split into two launches
+_INT_LIMITS = {"char": "CHAR", "short": "SHRT", "int": "INT", "long": "LONG"}
+
+
+def _identity(rop: str, acc: np.dtype) -> str:
+    if rop in ("sum", "any", "argmax", "argmin"):
+        return "0"  # +0.0 for floats: NumPy's sum of [-0.0] is 0.0
+    if rop in ("prod", "all"):
+        return "1"
+    if acc.kind == "f":
+        return "((ACC)(-INFINITY))" if rop == "max" else "((ACC)INFINITY)"
+    if acc.kind == "b":
+        return "0" if rop == "max" else "1"
+    c = ctype(acc)
+    if acc.kind == "u":
+        return "0" if rop == "max" else f"U{_INT_LIMITS[c[1:]]}_MAX"
+    return f"{_INT_LIMITS[c]}_MIN" if rop == "max" else f"{_INT_LIMITS[c]}_MAX"
+
+
+def _pow2_at_most(n: int, cap: int) -> int:
+    w = 1
+    while w < n and w < cap:
+        w *= 2
+    return w
+
+
+def _defines(rop: str, in_dt: np.dtype, acc: np.dtype, out_dt: np.dtype, wg: int) -> dict:
+    c = ctype(acc)
+    defines = {"IN_T": ctype(in_dt), "ACC": c, "OUT_T": ctype(out_dt), "ROP": ROPS[rop],
+               "UACC": ("u" + c if acc.kind == "i" else c), "IDENTITY": _identity(rop, acc),
+               "IS_FLOAT": int(acc.kind == "f"), "WG": wg}
+    if np.dtype(np.float64) in (in_dt, acc, out_dt):
+        defines["IS_FP64"] = 1
+    return defines
+
+
+def _elem_strides(x: DeviceArray) -> list[int]:
+    return [s // x.itemsize for s in x.strides]
+
+
+def _c_elem_strides(shape) -> list[int]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return list(reversed(strides))
+
+
+class ReducePlan:
+    """``rop`` of ``x`` over ``axes`` into a fresh array of the kept shape (``out_dtype``),
+    accumulating in ``acc``; ``mean`` divides by the reduced count."""
+
+    def __init__(self, rop: str, x: DeviceArray, axes: tuple, acc: np.dtype, out_dtype: np.dtype,
+                 mean: bool, device: Device):
+        self.device, self.out_dtype = device, out_dtype
+        kept = [a for a in range(x.ndim) if a not in axes]
+        self.kept_shape = tuple(x.shape[a] for a in kept)
+        strides = _elem_strides(x)
+        red_shape = [x.shape[a] for a in axes]
+        self.n_out, self.n_red = math.prod(self.kept_shape), math.prod(red_shape)
+        odims, (ostride, out_stride) = merge_dims(self.kept_shape, [strides[a] for a in kept],
+                                                  _c_elem_strides(self.kept_shape))
+        rdims, (rstride,) = merge_dims(red_shape, [strides[a] for a in axes])
+        self.supported = len(odims) <= MAX_DIMS and len(rdims) <= MAX_DIMS
+        if not self.supported or self.n_out == 0:
+            return
+        self.count = np.int64(self.n_red)
+        shapes = (as_long8(odims, 1), as_long8(ostride, 0), as_long8(rdims, 1),
+                  as_long8(rstride, 0))
+        self.out_stride = as_long8(out_stride, 0)
+        base = _defines(rop, x.dtype, acc, out_dtype, 1)
+        base.update(NDIM_OUT=len(odims), NDIM_RED=len(rdims), MEAN=int(mean))
+        innermost_kept = abs(ostride[-1]) if odims else math.inf
+        innermost_red = abs(rstride[-1]) if rdims else math.inf
+        info = device.info
+        self.stages = []
+        if self.n_out >= 1024 and innermost_kept < innermost_red:
+            local = min(256, info.max_work_group_size)
+            launcher = get_kernel(device, "reduce.cl", "reduce_cols", base)
+            self.stages.append(("cols", launcher, ((-(-self.n_out // local) * local,), (local,)),
+                                shapes))
+            return
+        wg = _pow2_at_most(self.n_red, min(256, info.max_work_group_size))
+        groups = 1
+        if self.n_out < 64 and self.n_red > wg * _PER_LANE:
+            groups = min(_MAX_GROUPS, -(-self.n_red // (wg * _PER_LANE)))
+        chunk = -(-self.n_red // groups) if self.n_red else 0
+        first = dict(base, WG=wg, PARTIAL=int(groups > 1), MEAN=int(mean and groups == 1))
+        if groups > 1:
+            first["OUT_T"] = ctype(acc)  # the partial results
+        self.stages.append(("reduce", get_kernel(device, "reduce.cl", "reduce", first),
+                            ((self.n_out * groups * wg,), (wg,)),
+                            (np.int64(self.n_red), np.int64(chunk), np.int64(groups)) + shapes))
+        self.groups = groups
+        if groups > 1:
+            wg2 = _pow2_at_most(groups, min(256, info.max_work_group_size))
+            second = _defines(rop, acc, acc, out_dtype, wg2)
+            second.update(NDIM_OUT=1, NDIM_RED=1, MEAN=int(mean), FROM_PARTIALS=1)
+            partial_shapes = (as_long8([self.n_out], 1), as_long8([groups], 0),
+                              as_long8([groups], 1), as_long8([1], 0))
+            self.partial_dtype = acc
+            self.out_stride2 = as_long8([1], 0)
+            self.stages.append(("reduce", get_kernel(device, "reduce.cl", "reduce", second),
+                                ((self.n_out * wg2,), (wg2,)),
+                                (np.int64(groups), np.int64(groups), np.int64(1)) + partial_shapes))
+
+    def run(self, x: DeviceArray) -> DeviceArray:
+        """The reduction of ``x`` (kept shape, C order)."""
+        device = self.device
+        result = DeviceArray._wrap(Storage(device, self.n_out * self.out_dtype.itemsize),
+                                   self.kept_shape, self.out_dtype,
+                                   tuple(s * self.out_dtype.itemsize
+                                         for s in _c_elem_strides(self.kept_shape)))
+        if self.n_out == 0:
+            return result
+        queue, src = device.queue, x.storage.kernel_buffer()
+        off = np.int64(x.offset // x.itemsize)
+        out_buf = result.storage.kernel_buffer(write=True)
+        zero = np.int64(0)
+        kind, launcher, geometry, fixed = self.stages[0]
+        if kind == "cols":
+            n_red, odims, ostride, rdims, rstride = self.n_red, *fixed
+            launcher(queue, *geometry, np.int64(self.n_out), np.int64(n_red), self.count, odims,
+                     ostride, rdims, rstride, src, off, out_buf, zero, self.out_stride)
+            return result
+        if len(self.stages) == 1:
+            launcher(queue, *geometry, *fixed[:3], self.count, *fixed[3:], src, off, src, out_buf,
+                     zero, self.out_stride, src)
+            return result
+        n_partial = self.n_out * self.groups
+        partial = Storage(device, n_partial * self.partial_dtype.itemsize)
+        idx = Storage(device, n_partial * 8)
+        p_buf, i_buf = partial.kernel_buffer(write=True), idx.kernel_buffer(write=True)
+        launcher(queue, *geometry, *fixed[:3], self.count, *fixed[3:], src, off, src, p_buf, zero,
+                 self.out_stride, i_buf)
+        _, launcher2, geometry2, fixed2 = self.stages[1]
+        launcher2(queue, *geometry2, *fixed2[:3], self.count, *fixed2[3:], p_buf, zero, i_buf,
+                  out_buf, zero, self.out_stride2, i_buf)
+        return result
+
+
+class ScanPlan:
+    """Inclusive scan (``sum`` or ``prod``) of ``x`` along ``axis`` into a fresh C array."""
+
+    def __init__(self, rop: str, x: DeviceArray, axis: int, acc: np.dtype, out_dtype: np.dtype,
+                 device: Device):
+        self.device, self.out_dtype, self.shape = device, out_dtype, x.shape
+        strides, out_strides = _elem_strides(x), _c_elem_strides(x.shape)
+        kept = [a for a in range(x.ndim) if a != axis]
+        kept_shape = [x.shape[a] for a in kept]
+        odims, (ostride, out_stride) = merge_dims(kept_shape, [strides[a] for a in kept],
+                                                  [out_strides[a] for a in kept])
+        self.n_out, self.n_red = math.prod(kept_shape), x.shape[axis]
+        self.supported = len(odims) <= MAX_DIMS
+        if not self.supported or self.n_out * self.n_red == 0:
+            return
+        wg = _pow2_at_most(self.n_red, min(256, device.info.max_work_group_size))
+        defines = _defines(rop, x.dtype, acc, out_dtype, wg)
+        defines["NDIM_OUT"] = len(odims)
+        self.launcher = get_kernel(device, "reduce.cl", "scan", defines)
+        self.geometry = ((self.n_out * wg,), (wg,))
+        self.fixed = (np.int64(self.n_red), as_long8(odims, 1), as_long8(ostride, 0),
+                      np.int64(strides[axis]))
+        self.fixed_out = (as_long8(out_stride, 0), np.int64(out_strides[axis]))
+
+    def run(self, x: DeviceArray) -> DeviceArray:
+        n = math.prod(self.shape)
+        result = DeviceArray._wrap(Storage(self.device, n * self.out_dtype.itemsize), self.shape,
+                                   self.out_dtype, tuple(s * self.out_dtype.itemsize
+                                                         for s in _c_elem_strides(self.shape)))
+        if n:
+            n_red, odims, ostride, rstride = self.fixed
+            self.launcher(self.device.queue, *self.geometry, n_red, odims, ostride, rstride,
+                          x.storage.kernel_buffer(), np.int64(x.offset // x.itemsize),
+                          result.storage.kernel_buffer(write=True), np.int64(0), *self.fixed_out)
+        return result
+
+
+_PLANS: PlanCache = PlanCache("reduce")
+
+
+def reduce_plan(rop: str, x: DeviceArray, axes: tuple, acc: np.dtype, out_dtype: np.dtype,
+                mean: bool = False) -> ReducePlan:
+    """The cached :class:`ReducePlan` of this call."""
+    key = ("reduce", rop, x.device, x.dtype, x.shape, x.strides, axes, acc, out_dtype, mean)
+    return _PLANS.get(key, lambda: ReducePlan(rop, x, axes, acc, out_dtype, mean, x.device))
+
+
+def scan_plan(rop: str, x: DeviceArray, axis: int, acc: np.dtype, out_dtype: np.dtype
+              ) -> ScanPlan:
+    """The cached :class:`ScanPlan` of this call."""
+    key = ("scan", rop, x.device, x.dtype, x.shape, x.strides, axis, acc, out_dtype)
+    return _PLANS.get(key, lambda: ScanPlan(rop, x, axis, acc, out_dtype, x.device))

@@ -1,0 +1,246 @@
+"""Reductions and scans on the device with NumPy's semantics: ``sum, prod, mean, var, std, min,
+max, argmin, argmax, any, all, cumsum, cumprod`` (functions and methods) and ``ufunc.reduce`` /
+``ufunc.accumulate`` for ``add, multiply, maximum, minimum, logical_and, logical_or``.
+
+``axis`` (int, tuple, None), ``keepdims``, ``dtype``, ``out`` and ``ddof`` follow NumPy; the
+accumulator dtype is the one NumPy picks (int32 sums in int64, bool sums in int64, int means in
+float64), found by asking NumPy about a one-element array once per plan. Results are device
+arrays, 0-d ones included. ``where=`` and ``initial=``, float16 and complex data, and devices
+without fp64 for float64 work go to NumPy on host views (counted by ``on_host_calls``).
+Float sums are tree sums (per-lane partial sums, then a tree in local memory), so they match
+NumPy's pairwise sums to float rounding, not bit for bit.
+"""
+from __future__ import annotations
+
+import warnings
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from .. import _dispatch
+from .._dispatch import implements
+from ..array import DeviceArray, _host_function
+from .elementwise import kernel_dtype
+from .reduce_plan import reduce_plan, scan_plan
+
+__all__ = ["reduction", "scan"]
+
+_NO = np._NoValue
+_NUMPY = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any": np.any,
+          "all": np.all, "argmax": np.argmax, "argmin": np.argmin, "mean": np.mean}
+_EMPTY_ERRORS = {"max": "maximum", "min": "minimum"}
+
+
+@lru_cache(maxsize=None)
+def _result_dtype(name: str, dtype: np.dtype, requested: np.dtype | None) -> np.dtype:
+    """NumPy's result dtype of reduction ``name`` over ``dtype`` data (``dtype=requested``)."""
+    kwargs = {} if requested is None or name in ("max", "min", "any", "all") else {"dtype": requested}
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return np.asarray(_NUMPY[name](np.ones(1, dtype), **kwargs)).dtype
+
+
+def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+              keepdims: Any = _NO, where: Any = _NO, initial: Any = _NO) -> Any:
+    """``np.<name>(a, ...)`` on the device, or NumPy's on host views where the device cannot."""
+    kwargs = {"axis": axis, "out": out}
+    if name not in ("max", "min", "any", "all", "argmax", "argmin"):
+        kwargs["dtype"] = dtype
+    if keepdims is not _NO:
+        kwargs["keepdims"] = keepdims
+    for k, v in (("where", where), ("initial", initial)):
+        if v is not _NO:
+            kwargs[k] = v
+    requested = None if dtype is None else np.dtype(dtype)
+    if (type(a) is not DeviceArray or where is not _NO and where is not True or initial is not _NO
+            or (out is not None and type(out) is not DeviceArray)):
+        return _host_function(_NUMPY[name], (a,), kwargs)
+    arg = name in ("argmax", "argmin")
+    if arg and axis is not None:
+        axes = (normalize_axis_index(axis, a.ndim),)
+    else:
+        axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
+    result_dtype = _result_dtype(name, a.dtype, requested)
+    acc = result_dtype if name not in ("any", "all", "argmax", "argmin") else a.dtype
+    if name in ("any", "all"):
+        acc = np.dtype(np.bool_)
+    if not all(kernel_dtype(d, a.device) for d in (a.dtype, acc, result_dtype)):
+        return _host_function(_NUMPY[name], (a,), kwargs)
+    n_red = 1
+    for ax in axes:
+        n_red *= a.shape[ax]
+    if n_red == 0 and (name in _EMPTY_ERRORS or arg):
+        if arg:
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        raise ValueError(f"zero-size array to reduction operation {_EMPTY_ERRORS[name]} which "
+                         "has no identity")
+    rop = "sum" if name == "mean" else name
+    plan = reduce_plan(rop, a, axes, acc, result_dtype, mean=name == "mean")
+    if not plan.supported:
+        return _host_function(_NUMPY[name], (a,), kwargs)
+    result = plan.run(a)
+    if keepdims is True:
+        if arg and axis is None:
+            result = result.reshape((1,) * a.ndim)
+        else:
+            result = result.reshape(tuple(1 if i in axes else n for i, n in enumerate(a.shape)))
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """``np.cumsum`` / ``np.cumprod`` on the device (NumPy's dtypes), else on host views."""
+    func = np.cumsum if name == "sum" else np.cumprod
+    kwargs = {"axis": axis, "dtype": dtype, "out": out}
+    if type(a) is not DeviceArray or (out is not None and type(out) is not DeviceArray):
+        return _host_function(func, (a,), kwargs)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    axis = normalize_axis_index(axis, a.ndim)
+    result_dtype = _result_dtype(name, a.dtype, None if dtype is None else np.dtype(dtype))
+    plan = None
+    if kernel_dtype(a.dtype, a.device) and kernel_dtype(result_dtype, a.device):
+        plan = scan_plan(name, a, axis, result_dtype, result_dtype)
+    if plan is None or not plan.supported:
+        return _host_function(func, (a,), kwargs)
+    result = plan.run(a)
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+def _reducer(name: str):
+    def impl(a, axis=None, dtype=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+        return reduction(name, a, axis, dtype, out, keepdims, where, initial)
+    impl.__name__ = impl.__qualname__ = name
+    impl.__doc__ = f"``np.{name}`` on the device (see :func:`reduction`)."
+    return impl
+
+
+for _name in ("sum", "prod"):
+    implements(_NUMPY[_name])(_reducer(_name))
+
+
+@implements(np.max, np.amax)
+def device_max(a, axis=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+    return reduction("max", a, axis, None, out, keepdims, where, initial)
+
+
+@implements(np.min, np.amin)
+def device_min(a, axis=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+    return reduction("min", a, axis, None, out, keepdims, where, initial)
+
+
+@implements(np.any)
+def device_any(a, axis=None, out=None, keepdims=_NO, *, where=_NO):
+    return reduction("any", a, axis, None, out, keepdims, where)
+
+
+@implements(np.all)
+def device_all(a, axis=None, out=None, keepdims=_NO, *, where=_NO):
+    return reduction("all", a, axis, None, out, keepdims, where)
+
+
+@implements(np.argmax)
+def device_argmax(a, axis=None, out=None, *, keepdims=_NO):
+    return reduction("argmax", a, axis, None, out, keepdims)
+
+
+@implements(np.argmin)
+def device_argmin(a, axis=None, out=None, *, keepdims=_NO):
+    return reduction("argmin", a, axis, None, out, keepdims)
+
+
+@implements(np.mean)
+def device_mean(a, axis=None, dtype=None, out=None, keepdims=_NO, *, where=_NO):
+    return reduction("mean", a, axis, dtype, out, keepdims, where)
+
+
+@implements(np.var)
+def device_var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, *, where=_NO, mean=_NO,
+        correction=_NO):
+    return _moment(np.var, a, axis, dtype, out, ddof, keepdims, where, mean, correction)
+
+
+@implements(np.std)
+def device_std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, *, where=_NO, mean=_NO,
+        correction=_NO):
+    return _moment(np.std, a, axis, dtype, out, ddof, keepdims, where, mean, correction)
+
+
+def _moment(func, a, axis, dtype, out, ddof, keepdims, where, mean_, correction):
+    """NumPy's ``_var``: mean (keepdims), squared deviations, their sum / (n - ddof); sqrt for
+    ``std``. Each step is a device kernel."""
+    kwargs = {k: v for k, v in dict(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                                    where=where, mean=mean_, correction=correction).items()
+              if v is not _NO}
+    if (type(a) is not DeviceArray or where is not _NO or mean_ is not _NO
+            or correction is not _NO or a.dtype.kind not in "biuf" or a.dtype == np.float16):
+        return _host_function(func, (a,), kwargs)
+    if dtype is None and a.dtype.kind in "biu":
+        dtype = np.dtype(np.float64)
+    axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
+    count = 1
+    for ax in axes:
+        count *= a.shape[ax]
+    centre = np.true_divide(reduction("sum", a, axes, dtype, None, True), count)
+    deviation = np.subtract(a, centre)
+    squares = np.multiply(deviation, deviation, out=deviation)
+    result = np.true_divide(reduction("sum", squares, axes, dtype, None, keepdims),
+                            max(count - ddof, 0))
+    if func is np.std:
+        result = np.sqrt(result)
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+@implements(np.cumsum)
+def device_cumsum(a, axis=None, dtype=None, out=None):
+    return scan("sum", a, axis, dtype, out)
+
+
+@implements(np.cumprod)
+def device_cumprod(a, axis=None, dtype=None, out=None):
+    return scan("prod", a, axis, dtype, out)
+
+
+_UFUNC_REDUCTIONS = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+                     np.logical_and: "all", np.logical_or: "any"}
+
+
+def _ufunc_reduce(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+    """``ufunc.reduce(a, axis=0, dtype=None, out=None, keepdims=False)`` for the ufuncs above."""
+    name = _UFUNC_REDUCTIONS.get(ufunc)
+    if name is None or len(inputs) != 1 or set(kwargs) - {"axis", "dtype", "out", "keepdims"}:
+        return NotImplemented
+    a = inputs[0]
+    out = kwargs.get("out")
+    out = out[0] if isinstance(out, tuple) else out
+    dtype = kwargs.get("dtype")
+    if name in ("all", "any") and (type(a) is not DeviceArray or a.dtype != np.bool_ or dtype):
+        return NotImplemented  # logical_and.reduce of numbers: NumPy's bool loop rules
+    if name in ("max", "min") and dtype is not None:
+        return NotImplemented
+    return reduction(name, a, kwargs.get("axis", 0), dtype, out,
+                     kwargs.get("keepdims", _NO))
+
+
+def _ufunc_accumulate(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+    """``add.accumulate`` / ``multiply.accumulate``: ``cumsum`` / ``cumprod`` along ``axis``."""
+    name = {np.add: "sum", np.multiply: "prod"}.get(ufunc)
+    if name is None or len(inputs) != 1 or set(kwargs) - {"axis", "dtype", "out"}:
+        return NotImplemented
+    out = kwargs.get("out")
+    out = out[0] if isinstance(out, tuple) else out
+    return scan(name, inputs[0], kwargs.get("axis", 0), kwargs.get("dtype"), out)
+
+
+_dispatch.UFUNC_METHODS["reduce"] = _ufunc_reduce
+_dispatch.UFUNC_METHODS["accumulate"] = _ufunc_accumulate
