@@ -14,6 +14,8 @@ UFUNCS: dict[np.ufunc, Callable[..., Any]] = {}
 # ufunc methods other than __call__ ("reduce", "accumulate"): (ufunc, inputs, kwargs) -> result
 # or NotImplemented.
 UFUNC_METHODS: dict[str, Callable[..., Any]] = {}
+# Creation functions called with ``like=<device array>``: their implementations get ``like=``.
+LIKE_FUNCTIONS: set[Callable[..., Any]] = set()
 # Advanced (non-basic) indexing of a device array: (array, key) -> result or NotImplemented.
 GETITEM: Callable[[Any, Any], Any] | None = None
 

@@ -243,6 +243,10 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         return self.geometry_view(lambda t: t.squeeze(axis))
 
     def __getitem__(self, key) -> "DeviceArray | Any":
+        if _dispatch.GETITEM is not None and not _is_basic_index(key):
+            result = _dispatch.GETITEM(self, key)  # masks and index arrays: gather kernels
+            if result is not NotImplemented:
+                return result
         if isinstance(key, DeviceArray):
             key = key.__array__()
         if _is_basic_index(key):
@@ -253,10 +257,6 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
                                      else t[key + (Ellipsis,)], t).__array__()[()]
             return self._view_of(v, t)
         # Advanced indexing gathers, as in NumPy: the result is a new (device) array.
-        if _dispatch.GETITEM is not None:
-            result = _dispatch.GETITEM(self, key)
-            if result is not NotImplemented:
-                return result
         record_host_call("__getitem__")
         return asarray(self.__array__()[key], device=self.device)
 
@@ -397,6 +397,8 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
             return NotImplemented
         impl = _dispatch.FUNCTIONS.get(func)
         if impl is not None:
+            if func in _dispatch.LIKE_FUNCTIONS:  # np.arange(..., like=x): NumPy drops like=
+                kwargs = dict(kwargs, like=self)
             return impl(*args, **kwargs)
         return _host_function(func, args, kwargs)
 
@@ -437,6 +439,22 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def fill(self, value) -> None:
         with self.host_write() as host:
             host.fill(value)
+
+
+def _numpy_method(name: str):
+    """``x.name(...)`` as ``np.name(x, ...)`` (dispatched like any NumPy function)."""
+    func = getattr(np, name)
+
+    def method(self, *args, **kwargs):
+        return func(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``np.{name}(self, ...)``."
+    return method
+
+
+for _name in ("prod", "var", "std", "argmin", "argmax", "any", "all", "cumsum", "cumprod",
+              "clip", "take", "trace", "diagonal"):
+    setattr(DeviceArray, _name, _numpy_method(_name))
 
 
 class _HostWrite:
