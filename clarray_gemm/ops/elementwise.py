@@ -45,7 +45,9 @@ class OpSpec:
     def resolve(self, described: tuple, out_dtypes: tuple, dtype: Any, casting: str) -> tuple:
         """The loop dtypes (inputs then outputs), NumPy's ``resolve_dtypes``."""
         if self.cond_first:
-            result = np.result_type(*described[1:]) if dtype is None else np.dtype(dtype)
+            weak = {bool: False, int: 0, float: 0.0}  # NEP 50: Python scalars by value
+            result = (np.result_type(*(weak.get(d, d) for d in described[1:])) if dtype is None
+                      else np.dtype(dtype))
             return (np.dtype(np.bool_), result, result, result)
         dtypes = tuple(described) + out_dtypes
         if dtype is None:
@@ -92,7 +94,8 @@ class ElementwisePlan:
                  dtype: Any, device: Device):
         self.spec, self.device, self.casting = spec, device, casting
         self.supported = False
-        described = tuple(type(x) if type(x) in PYTHON_SCALARS else x.dtype for x in inputs)
+        described = tuple(np.dtype(np.bool_) if type(x) is bool else type(x)
+                          if type(x) in PYTHON_SCALARS else x.dtype for x in inputs)
         out_dtypes = (None,) * spec.nout if outs is None else tuple(o.dtype for o in outs)
         try:
             loop = tuple(np.dtype(d) for d in spec.resolve(described, out_dtypes, dtype, casting))
@@ -179,15 +182,13 @@ class ElementwisePlan:
     def run(self, inputs: tuple, outs: tuple | None, mask: Any) -> tuple:
         """The outputs (``outs`` when given) after running the loop."""
         device, spec = self.device, self.spec
-        targets = list(outs) if outs is not None else [None] * spec.nout
-        for k, o in enumerate(targets):
-            if o is None or any(_overlaps_differently(o, x) for x in (*inputs, mask)
-                                if type(x) is DeviceArray):
-                targets[k] = DeviceArray._wrap(
-                    Storage(device, self.size * self.result.itemsize, self.host_reason is not None),
-                    self.shape, self.result, _c_strides_bytes(self.shape, self.result.itemsize))
-                if o is not None and mask is not None:
-                    targets[k].assign_from(o)  # masked-off elements keep out='s values
+        if outs is not None:
+            targets = list(outs)
+        else:
+            targets = [DeviceArray._wrap(
+                Storage(device, self.size * self.result.itemsize, self.host_reason is not None),
+                self.shape, self.result, _c_strides_bytes(self.shape, self.result.itemsize))
+                for _ in range(spec.nout)]
         if self.size == 0:
             pass
         elif self.host_reason is not None:
@@ -197,11 +198,6 @@ class ElementwisePlan:
                       self.casting)
         else:
             self._launch(inputs, targets, mask)
-        if outs is not None:
-            for o, t in zip(outs, targets):
-                if t is not o:
-                    o[...] = t
-            return outs
         return tuple(targets)
 
     def _launch(self, inputs: tuple, targets: list, mask: Any) -> None:
@@ -318,6 +314,11 @@ def run_op(spec: OpSpec, inputs: tuple, outs: tuple | None = None, mask: Any = N
     only NumPy's loop can answer (the caller falls back to the host)."""
     if device is None:
         device = next(x.device for x in (*inputs, *(outs or ())) if type(x) is DeviceArray)
+    if outs is not None:  # NumPy reads overlapping operands as they were before the call
+        inputs = tuple(x.copy() if type(x) is DeviceArray and any(
+            _overlaps_differently(o, x) for o in outs) else x for x in inputs)
+        if type(mask) is DeviceArray and any(_overlaps_differently(o, mask) for o in outs):
+            mask = mask.copy()
     plan = plan_for(spec, inputs, outs, mask, casting, dtype, device)
     if plan is None or not plan.supported:
         return NotImplemented
