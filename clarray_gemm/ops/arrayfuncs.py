@@ -259,8 +259,8 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
     step = 1 if step is None else step
     if step == 0:
         raise ZeroDivisionError("division by zero")
-    probe = np.arange(start, start + 2 * step, step, dtype=dtype)  # NumPy's dtype and first two
-    dt = probe.dtype
+    dt = np.result_type(start, stop, step) if dtype is None else np.dtype(dtype)
+    probe = np.arange(start, start + 2 * step, step, dtype=dt)  # NumPy's first two values
     if all(isinstance(v, numbers.Integral) for v in (start, stop, step)):
         n = len(range(start, stop, step))
     else:

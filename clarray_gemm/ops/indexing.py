@@ -63,7 +63,7 @@ def take(a: DeviceArray, indices: Any, axis: int | None = None) -> Any:
     if indices.dtype == np.uint64:
         indices = indices.astype(np.int64)
     _check_bounds(indices, a.shape[axis], axis)
-    v = a.swapaxes(0, axis) if axis else a
+    v = a.geometry_view(lambda t: np.moveaxis(t, axis, 0)) if axis else a
     layout = _rows(v)
     if layout is None:
         return NotImplemented
