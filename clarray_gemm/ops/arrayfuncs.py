@@ -18,6 +18,7 @@ from .. import _dispatch
 from .._dispatch import implements
 from ..array import DeviceArray, _host_function, asarray, empty, zeros
 from ..device import Device, get_device
+from ..kernels.crossover import prefer_host
 from ._common import device_of
 from .elementwise import kernel_dtype
 from .indexing import iota
@@ -68,6 +69,11 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, dt
                             f"according to the rule {casting!r}")
     shape = list(xs[0].shape)
     shape[axis] = sum(x.shape[axis] for x in xs)
+    if out is None and prefer_host(device, "elementwise", result_dtype, math.prod(shape)):
+        result = empty(tuple(shape), result_dtype, device=device, host_resident=True)
+        np.concatenate([x.host_view() for x in xs], axis, out=result.host_view(write=True),
+                       casting="unsafe")  # the host path; casting was checked above
+        return result
     result = out if out is not None else empty(tuple(shape), result_dtype, device=device)
     start = 0
     for x in xs:

@@ -21,7 +21,8 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, _host_function
+from ..array import DeviceArray, _host_function, asarray, empty
+from ..kernels.crossover import prefer_host
 from .elementwise import kernel_dtype
 from .reduce_plan import reduce_plan, scan_plan
 
@@ -76,6 +77,8 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
             raise ValueError(f"attempt to get {name} of an empty sequence")
         raise ValueError(f"zero-size array to reduction operation {_EMPTY_ERRORS[name]} which "
                          "has no identity")
+    if prefer_host(a.device, "reduce", a.dtype, a.size) is not None:
+        return _on_host_path(_NUMPY[name], a, kwargs)
     rop = "sum" if name == "mean" else name
     plan = reduce_plan(rop, a, axes, acc, result_dtype, mean=name == "mean")
     if not plan.supported:
@@ -98,6 +101,8 @@ def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None
     kwargs = {"axis": axis, "dtype": dtype, "out": out}
     if type(a) is not DeviceArray or (out is not None and type(out) is not DeviceArray):
         return _host_function(func, (a,), kwargs)
+    if prefer_host(a.device, "reduce", a.dtype, a.size) is not None:
+        return _on_host_path(func, a, kwargs)
     if axis is None:
         a, axis = a.reshape(-1), 0
     axis = normalize_axis_index(axis, a.ndim)
@@ -112,6 +117,21 @@ def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None
         out[...] = result
         return out
     return result
+
+
+def _on_host_path(func: Any, a: DeviceArray, kwargs: dict) -> Any:
+    """The host path (unified memory, small work): NumPy on the mapping, a device result."""
+    out = kwargs.get("out")
+    host_kwargs = dict(kwargs, out=None if out is None else out.host_view(write=True))
+    result = func(a.host_view(), **host_kwargs)
+    if out is not None:
+        return out
+    if np.ndim(result) == 0 or np.size(result) < 64:
+        return asarray(result, device=a.device)
+    device_result = empty(np.shape(result), np.asarray(result).dtype, device=a.device,
+                          host_resident=True)
+    device_result.host_view(write=True)[...] = result
+    return device_result
 
 
 def _reducer(name: str):
