@@ -18,6 +18,7 @@
 //   COND_T                WHERE: the condition's storage type
 //   MASKED                1: a `where=` mask (uchar) selects the elements written
 //   NDIM                  merged dimensions (0-8)
+//   IDX32                 1: fewer than 2^31 elements, index decomposition in 32 bits
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef IN0_T
@@ -138,10 +139,19 @@ __kernel void elementwise(const long n, const long8 shape,
     const long so0[8] = STRIDES(ost0);
     const long so1[8] = STRIDES(ost1);
     const long sm[8] = STRIDES(mst);
+#if IDX32
+    uint rem = (uint)i;  // 32-bit index arithmetic: a 64-bit division is many times slower
+#else
     long rem = i;
+#endif
     for (int d = 7; d >= 8 - NDIM; --d) {
-        const long q = rem / shp[d];  // not % and /: see opencl/copy.cl
+#if IDX32
+        const uint q = rem / (uint)shp[d];  // not % and /: see opencl/copy.cl
+        const long idx = rem - q * (uint)shp[d];
+#else
+        const long q = rem / shp[d];
         const long idx = rem - q * shp[d];
+#endif
         rem = q;
         i0 += idx * s0[d];
         i1 += idx * s1[d];

@@ -9,8 +9,10 @@
 //   reduce       one work-group per (output, chunk): lanes stride through the chunk of r, then a
 //                tree in local memory. With PARTIAL the group writes its partial result (and
 //                index) to `out[o * groups + g]`; a second launch with FROM_PARTIALS reduces them.
-//   reduce_cols  one work-item per output, r in order: for kept dimensions that are innermost in
-//                memory (axis=0 of a C array), where neighbouring work-items read neighbours.
+//   reduce_cols  one work-item per (output, chunk), r in order: for kept dimensions that are
+//                innermost in memory (axis=0 of a C array), where neighbouring work-items read
+//                neighbours. PARTIAL / FROM_PARTIALS split it into two launches as for `reduce`
+//                (partials laid out chunk-major: out[g * n_out + o]).
 //   scan         one work-group per line of the scanned axis (the only reduced dimension): lanes
 //                take consecutive chunks, a prefix over the chunk totals, then each lane rescans.
 //
@@ -207,35 +209,52 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
     }
 }
 
-__kernel void reduce_cols(const long n_out, const long n_red, const long count,
+__kernel void reduce_cols(const long n_out, const long n_red, const long chunk, const long count,
                           const long8 oshape, const long8 ostride,
                           const long8 rshape, const long8 rstride,
                           __global const IN_T* restrict in, const long in_off,
-                          __global OUT_T* restrict out, const long out_off, const long8 out_stride)
+                          __global const long* restrict idx_in,
+                          __global OUT_T* restrict out, const long out_off, const long8 out_stride,
+                          __global long* restrict idx_out)
 {
     const long o = get_global_id(0);
     if (o >= n_out) return;
+    const long g = get_global_id(1);
     const long osh[8] = UNPACK8(oshape), ost[8] = UNPACK8(ostride), ust[8] = UNPACK8(out_stride);
     const long rsh[8] = UNPACK8(rshape), rst[8] = UNPACK8(rstride);
     const long base = in_off + offset_of(o, osh, ost, NDIM_OUT);
+    const long end = min((g + 1) * chunk, n_red);
     ACC acc = IDENTITY;
     long best = -1;
-    for (long r = 0; r < n_red; ++r) {
-        const ACC v = LOAD(in[base + offset_of(r, rsh, rst, NDIM_RED)]);
+    for (long r = g * chunk; r < end; ++r) {
+        const long at = base + offset_of(r, rsh, rst, NDIM_RED);
+        const ACC v = LOAD(in[at]);
 #if IS_ARG
-        if (best < 0 || better(acc, best, v, r)) {
+#if FROM_PARTIALS
+        const long ir = idx_in[at];
+#else
+        const long ir = r;
+#endif
+        if (best < 0 || better(acc, best, v, ir)) {
             acc = v;
-            best = r;
+            best = ir;
         }
 #else
         acc = combine(acc, v);
 #endif
     }
+#if PARTIAL
+    out[g * n_out + o] = (OUT_T)acc;
+#if IS_ARG
+    idx_out[g * n_out + o] = best;
+#endif
+#else
     const long at = out_off + offset_of(o, osh, ust, NDIM_OUT);
 #if IS_ARG
     out[at] = (OUT_T)best;
 #else
     out[at] = finish(acc, count);
+#endif
 #endif
 }
 

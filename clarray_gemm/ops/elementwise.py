@@ -156,7 +156,8 @@ class ElementwisePlan:
                    "UT": _unsigned(ct) if compute.kind in "iub" else ct,
                    "IS_FLOAT": int(compute.kind == "f"), "IS_SIGNED": int(compute.kind == "i"),
                    "IS_BOOL": int(compute.kind == "b"), "BITS": 8 * compute.itemsize,
-                   "RES_BOOL": int(result.kind == "b"), "MASKED": int(mask is not None)}
+                   "RES_BOOL": int(result.kind == "b"), "MASKED": int(mask is not None),
+                   "IDX32": int(self.size < 2 ** 31)}
         for k, dt in enumerate(in_dtypes):
             defines[f"IN{k}_T"] = ctype(dt)
             if self.loop[k].kind == "b" and dt.kind != "b" and not (spec.cond_first and k == 0):

@@ -25,6 +25,8 @@ ROPS = {"sum": "ROP_SUM", "prod": "ROP_PROD", "max": "ROP_MAX", "min": "ROP_MIN"
         "any": "ROP_ANY", "all": "ROP_ALL", "argmax": "ROP_ARGMAX", "argmin": "ROP_ARGMIN"}
 _MAX_GROUPS = 1024
 _PER_LANE = 32  # elements a lane reduces before a reduction is split into two launches
+_TREE_GROUPS = 2048  # work-groups that fill a large GPU; fewer outputs split r into chunks
+_COLS_THREADS = 1 << 18  # work-items that fill a large GPU, for the column kernel
 _INT_LIMITS = {"char": "CHAR", "short": "SHRT", "int": "INT", "long": "LONG"}
 
 
@@ -78,7 +80,7 @@ class ReducePlan:
 
     def __init__(self, rop: str, x: DeviceArray, axes: tuple, acc: np.dtype, out_dtype: np.dtype,
                  mean: bool, device: Device):
-        self.device, self.out_dtype = device, out_dtype
+        self.device, self.out_dtype, self.acc = device, out_dtype, acc
         kept = [a for a in range(x.ndim) if a not in axes]
         self.kept_shape = tuple(x.shape[a] for a in kept)
         strides = _elem_strides(x)
@@ -88,47 +90,58 @@ class ReducePlan:
                                                   _c_elem_strides(self.kept_shape))
         rdims, (rstride,) = merge_dims(red_shape, [strides[a] for a in axes])
         self.supported = len(odims) <= MAX_DIMS and len(rdims) <= MAX_DIMS
+        self.stages: list[tuple] = []
         if not self.supported or self.n_out == 0:
             return
-        self.count = np.int64(self.n_red)
+        n_out, n_red = self.n_out, self.n_red
+        self.count = np.int64(n_red)
+        self.out_stride = as_long8(out_stride, 0)
         shapes = (as_long8(odims, 1), as_long8(ostride, 0), as_long8(rdims, 1),
                   as_long8(rstride, 0))
-        self.out_stride = as_long8(out_stride, 0)
         base = _defines(rop, x.dtype, acc, out_dtype, 1)
-        base.update(NDIM_OUT=len(odims), NDIM_RED=len(rdims), MEAN=int(mean))
+        base.update(NDIM_OUT=len(odims), NDIM_RED=len(rdims))
         innermost_kept = abs(ostride[-1]) if odims else math.inf
         innermost_red = abs(rstride[-1]) if rdims else math.inf
-        info = device.info
-        self.stages = []
-        if self.n_out >= 1024 and innermost_kept < innermost_red:
-            local = min(256, info.max_work_group_size)
-            launcher = get_kernel(device, "reduce.cl", "reduce_cols", base)
-            self.stages.append(("cols", launcher, ((-(-self.n_out // local) * local,), (local,)),
-                                shapes))
-            return
-        wg = _pow2_at_most(self.n_red, min(256, info.max_work_group_size))
-        groups = 1
-        if self.n_out < 64 and self.n_red > wg * _PER_LANE:
-            groups = min(_MAX_GROUPS, -(-self.n_red // (wg * _PER_LANE)))
-        chunk = -(-self.n_red // groups) if self.n_red else 0
-        first = dict(base, WG=wg, PARTIAL=int(groups > 1), MEAN=int(mean and groups == 1))
+        max_wg = min(256, device.info.max_work_group_size)
+        cols = n_out >= 1024 and innermost_kept < innermost_red
+        if cols:  # work-items over outputs (and chunks of r when outputs are too few)
+            groups = max(1, min(-(-n_red // 64), _COLS_THREADS // n_out, 256))
+            local = min(max_wg, 64)
+        else:  # work-groups over outputs (and chunks of r when outputs are too few)
+            local = _pow2_at_most(n_red, max_wg)
+            groups = max(1, min(_MAX_GROUPS, -(-_TREE_GROUPS // n_out),
+                                -(-n_red // (local * _PER_LANE))))
+        self.groups = groups
+        chunk = -(-n_red // groups) if n_red else 0
+        first = dict(base, WG=local, PARTIAL=int(groups > 1), MEAN=int(mean and groups == 1))
         if groups > 1:
             first["OUT_T"] = ctype(acc)  # the partial results
-        self.stages.append(("reduce", get_kernel(device, "reduce.cl", "reduce", first),
-                            ((self.n_out * groups * wg,), (wg,)),
-                            (np.int64(self.n_red), np.int64(chunk), np.int64(groups)) + shapes))
-        self.groups = groups
-        if groups > 1:
-            wg2 = _pow2_at_most(groups, min(256, info.max_work_group_size))
-            second = _defines(rop, acc, acc, out_dtype, wg2)
-            second.update(NDIM_OUT=1, NDIM_RED=1, MEAN=int(mean), FROM_PARTIALS=1)
-            partial_shapes = (as_long8([self.n_out], 1), as_long8([groups], 0),
-                              as_long8([groups], 1), as_long8([1], 0))
-            self.partial_dtype = acc
-            self.out_stride2 = as_long8([1], 0)
-            self.stages.append(("reduce", get_kernel(device, "reduce.cl", "reduce", second),
-                                ((self.n_out * wg2,), (wg2,)),
-                                (np.int64(groups), np.int64(groups), np.int64(1)) + partial_shapes))
+        kernel = "reduce_cols" if cols else "reduce"
+        if cols:
+            geometry = ((-(-n_out // local) * local, groups), (local, 1))
+        else:
+            geometry = ((n_out * groups * local,), (local,))
+        self.stages.append((kernel, get_kernel(device, "reduce.cl", kernel, first), geometry,
+                            (np.int64(n_red), np.int64(chunk), np.int64(groups), np.int64(n_out)),
+                            shapes))
+        if groups == 1:
+            return
+        second = _defines(rop, acc, acc, out_dtype, 1)
+        second.update(NDIM_OUT=1, NDIM_RED=1, MEAN=int(mean), FROM_PARTIALS=1)
+        if cols:  # partials: groups x n_out, reduced down the columns
+            second["WG"] = local
+            shapes2 = (as_long8([n_out], 1), as_long8([1], 0), as_long8([groups], 1),
+                       as_long8([n_out], 0))
+            geometry2 = ((-(-n_out // local) * local, 1), (local, 1))
+        else:  # partials: n_out x groups, one work-group per row
+            second["WG"] = local2 = _pow2_at_most(groups, max_wg)
+            shapes2 = (as_long8([n_out], 1), as_long8([groups], 0), as_long8([groups], 1),
+                       as_long8([1], 0))
+            geometry2 = ((n_out * local2,), (local2,))
+        self.out_stride2 = as_long8([1], 0)
+        self.stages.append((kernel, get_kernel(device, "reduce.cl", kernel, second), geometry2,
+                            (np.int64(groups), np.int64(groups), np.int64(1), np.int64(n_out)),
+                            shapes2))
 
     def run(self, x: DeviceArray) -> DeviceArray:
         """The reduction of ``x`` (kept shape, C order)."""
@@ -143,26 +156,34 @@ class ReducePlan:
         off = np.int64(x.offset // x.itemsize)
         out_buf = result.storage.kernel_buffer(write=True)
         zero = np.int64(0)
-        kind, launcher, geometry, fixed = self.stages[0]
-        if kind == "cols":
-            n_red, odims, ostride, rdims, rstride = self.n_red, *fixed
-            launcher(queue, *geometry, np.int64(self.n_out), np.int64(n_red), self.count, odims,
-                     ostride, rdims, rstride, src, off, out_buf, zero, self.out_stride)
-            return result
         if len(self.stages) == 1:
-            launcher(queue, *geometry, *fixed[:3], self.count, *fixed[3:], src, off, src, out_buf,
-                     zero, self.out_stride, src)
+            _, launcher, geometry, sizes, shapes = self.stages[0]
+            _launch(launcher, queue, geometry, sizes, self.count, shapes, src, off, src, out_buf,
+                    self.out_stride, src)
             return result
         n_partial = self.n_out * self.groups
-        partial = Storage(device, n_partial * self.partial_dtype.itemsize)
+        partial = Storage(device, n_partial * self.acc.itemsize)
         idx = Storage(device, n_partial * 8)
         p_buf, i_buf = partial.kernel_buffer(write=True), idx.kernel_buffer(write=True)
-        launcher(queue, *geometry, *fixed[:3], self.count, *fixed[3:], src, off, src, p_buf, zero,
-                 self.out_stride, i_buf)
-        _, launcher2, geometry2, fixed2 = self.stages[1]
-        launcher2(queue, *geometry2, *fixed2[:3], self.count, *fixed2[3:], p_buf, zero, i_buf,
-                  out_buf, zero, self.out_stride2, i_buf)
+        _, launcher, geometry, sizes, shapes = self.stages[0]
+        _launch(launcher, queue, geometry, sizes, self.count, shapes, src, off, src, p_buf,
+                self.out_stride, i_buf)
+        _, launcher, geometry, sizes, shapes = self.stages[1]
+        _launch(launcher, queue, geometry, sizes, self.count, shapes, p_buf, zero, i_buf, out_buf,
+                self.out_stride2, i_buf)
         return result
+
+
+def _launch(launcher, queue, geometry, sizes, count, shapes, src, off, idx_in, out, out_stride,
+            idx_out) -> None:
+    """One launch of ``reduce`` or ``reduce_cols`` (their arguments differ only in order)."""
+    n_red, chunk, groups, n_out = sizes
+    if launcher.name == "reduce":
+        launcher(queue, *geometry, n_red, chunk, groups, count, *shapes, src, off, idx_in, out,
+                 np.int64(0), out_stride, idx_out)
+    else:
+        launcher(queue, *geometry, n_out, n_red, chunk, count, *shapes, src, off, idx_in, out,
+                 np.int64(0), out_stride, idx_out)
 
 
 class ScanPlan:
