@@ -64,8 +64,11 @@ with np.errstate(all="ignore"):
         xb = cg.asarray(big, device=dev)
         same(np.sum(xb[big == big]), np.sum(big[big == big]), 1e-4)
         same(np.argmin(xb), np.argmin(big))
-        cols = rng.standard_normal((3, 1100)).astype(np.float32)
-        same(np.sum(cg.asarray(cols, device=dev), axis=0), cols.sum(axis=0), 1e-5)
+        cols = rng.standard_normal((200, 1100)).astype(np.float32)  # column kernel, 4 chunks
+        xc = cg.asarray(cols, device=dev)
+        same(np.sum(xc, axis=0), cols.sum(axis=0), 1e-5)
+        same(np.argmax(xc, axis=0), np.argmax(cols, axis=0))
+        same(np.mean(xc[:3], axis=0), cols[:3].mean(axis=0), 1e-6)  # one launch
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))
         same(np.cumprod(x[:, :5], axis=0), np.cumprod(a[:, :5], axis=0), 1e-5)

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import clarray_gemm as cg
-from ufunc_cases import ALL_UFUNCS, assert_same, binary_grid, loop_on_device, specials
+from ufunc_cases import (ALL_UFUNCS, TRANSCENDENTAL, assert_same, binary_grid, loop_on_device,
+                         specials)
 
 DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.int64, np.uint64, np.float32, np.float64]
 
@@ -206,3 +207,17 @@ def test_plans_are_cached():
         np.tanh(x)
         np.tanh(x.T)
     assert build_count() - before <= 1  # the transposed layout class, once
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("ufunc", sorted(TRANSCENDENTAL, key=lambda u: u.__name__),
+                         ids=lambda u: u.__name__)
+def test_transcendental_accuracy_on_random_values(ufunc, dtype):
+    if not loop_on_device(ufunc, (dtype,) * ufunc.nin) or (ufunc is np.float_power
+                                                            and dtype == np.float32):
+        pytest.skip("float64 loop only")
+    rng = np.random.default_rng(5)
+    a = np.concatenate([rng.standard_normal(1500) * 3, rng.uniform(-1, 1, 500),
+                        rng.uniform(0, 100, 500)]).astype(dtype)
+    args = (a,) if ufunc.nin == 1 else (a, np.roll(a, 7))
+    check(ufunc, args, tuple(cg.asarray(x) for x in args))
