@@ -6,8 +6,8 @@ from one run::
 
     python benches/gpu_conv.py --out $OUT [--gemm-e2e]
 
-Kernel times are spans of R launches enqueued behind a user event (``gpu_gemm.cl_span``), median
-of 5 spans; ``np.convolve`` and ``cupy.convolve`` are also timed end to end (wall, after a
+Timers are those of ``clarray_gemm.bench.timing``: kernel times are device spans between fence
+kernels around each launch, enqueued behind a user event (median of the spans); ``np.convolve`` and ``cupy.convolve`` are also timed end to end (wall, after a
 warm-up, median of 7, synchronised), and CuPy's device time with CUDA events. Errors: relative
 2-norm against ``cupy.convolve`` in float64. ``--gemm-e2e`` adds ``gpu_gemm.e2e`` (NumPy in,
 NumPy out 4096^2 product against CuPy).
@@ -18,7 +18,6 @@ import argparse
 import inspect
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -30,7 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import clarray_gemm as cg  # noqa: E402
 import gpu_gemm  # noqa: E402
-from gpu_gemm import ROWS, cl_span, say  # noqa: E402
+from gpu_gemm import ROWS, say  # noqa: E402
+from clarray_gemm.bench.timing import (cuda_event_seconds, device_seconds,  # noqa: E402
+                                       synced_seconds)
 from clarray_gemm.kernels import conv  # noqa: E402
 from clarray_gemm.kernels.conv import ConvProblem  # noqa: E402
 
@@ -49,36 +50,6 @@ VARIANTS = (
     ("gpu MC1024", "gpu", {"MC": 1024}),
     ("gpu WG128 R16 (run-2 defaults)", "gpu", {"WG": 128, "R": 16}),
 )
-
-
-def cupy_span(fn, reps: int, rounds: int = 5) -> float:
-    """Median seconds per call of ``fn`` over CUDA-event spans of ``reps`` calls."""
-    import cupy as cp
-    fn()
-    cp.cuda.runtime.deviceSynchronize()
-    out = []
-    for _ in range(rounds):
-        s, e = cp.cuda.Event(), cp.cuda.Event()
-        s.record()
-        for _ in range(reps):
-            fn()
-        e.record()
-        e.synchronize()
-        out.append(cp.cuda.get_elapsed_time(s, e) * 1e-3 / reps)
-    return statistics.median(out)
-
-
-def wall(fn, sync, reps: int = 7) -> float:
-    fn()
-    sync()
-    ts = []
-    for _ in range(reps):
-        sync()
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
 
 
 def row(shape, name, seconds, flops, err=None, extra=""):
@@ -119,7 +90,7 @@ def copy_bandwidth(dev, nbytes: int) -> float:
     src = cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, nbytes)
     dst = cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, nbytes)
     cl.enqueue_fill_buffer(dev.queue, src, np.float32(1), 0, nbytes)
-    t = cl_span(dev, lambda: cl.enqueue_copy(dev.queue, dst, src), 20)
+    t = device_seconds(dev, lambda: cl.enqueue_copy(dev.queue, dst, src), reps=20).seconds
     gbs = 2 * nbytes / t / 1e9
     row(f"copy {nbytes >> 20} MiB", "clEnqueueCopyBuffer", t, 0.0, None, f"{gbs:.0f} GB/s")
     return gbs
@@ -157,7 +128,7 @@ def overhead(dev) -> None:
                       ("cg.empty(2^24)", lambda: cg.empty(N, np.float32, device=dev)),
                       ("mask dw[::-1].astype", lambda: dw[::-1].astype(np.float32)),
                       ("explain (choice only)", lambda: cg.explain_convolve(x, dw, "same"))):
-        row("overhead", label, wall(fn, fin, 15), 0.0)
+        row("overhead", label, synced_seconds(fn, fin, reps=15).seconds, 0.0)
     # The same launch on ALLOC_HOST_PTR buffers (the library's) and on plain device buffers.
     w = cg.asarray(rng.standard_normal(63, dtype=np.float32), device=dev)
     out = cg.empty(N, np.float32, device=dev)
@@ -169,7 +140,8 @@ def overhead(dev) -> None:
     bare = ConvProblem(N, 63, 31, N, np.dtype(np.float32), plain[0], 0, plain[1], plain[2])
     for label, prob in (("conv.run + finish, ALLOC_HOST_PTR", mapped),
                         ("conv.run + finish, plain buffers", bare)):
-        row("overhead", label, wall(lambda: conv.run(dev, prob), fin, 15), 0.0)
+        row("overhead", label, synced_seconds(lambda: conv.run(dev, prob), fin, reps=15).seconds,
+            0.0)
         t0 = time.perf_counter()
         for _ in range(50):
             conv.run(dev, prob)
@@ -236,9 +208,7 @@ def masks(dev, copy_gbs: float, variants, extra_masks=()) -> None:
                 op()
                 cl.enqueue_copy(dev.queue, host, out.storage.buffer)
                 err = float(np.linalg.norm(host - ref) / refn)
-                t1 = gpu_gemm.event_time(op, 3)
-                reps = int(min(50, max(2, 0.02 / t1)))
-                t = cl_span(dev, op, reps, rounds=3 if t1 > 0.01 else 5)
+                t = device_seconds(dev, op, budget_s=0.1).seconds
                 row(shape, label, t, flops, err,
                     f"{8 * N / t / 1e9:.0f} GB/s = {8 * N / t / 1e9 / copy_gbs:.0%} of copy")
             except Exception as exc:  # a variant that fails to build or run is reported
@@ -248,14 +218,15 @@ def masks(dev, copy_gbs: float, variants, extra_masks=()) -> None:
         say("  " + cg.explain_convolve(dw, x).split("\n")[1])
         r = np.asarray(np.convolve(x, dw, "same"))
         err = float(np.linalg.norm(r - ref) / refn)
-        t = wall(lambda: np.convolve(x, dw, "same"), dev.queue.finish)
+        t = synced_seconds(lambda: np.convolve(x, dw, "same"), dev.queue.finish, reps=7).seconds
         row(shape, "np.convolve(x_dev, v_dev) wall", t, flops, err)
         rc = cp.asnumpy(cp.convolve(cx, cw, "same"))
         err = float(np.linalg.norm(rc - ref) / refn)
         sync = cp.cuda.runtime.deviceSynchronize
-        t = wall(lambda: cp.convolve(cx, cw, "same"), sync)
+        t = synced_seconds(lambda: cp.convolve(cx, cw, "same"), sync, reps=7).seconds
         row(shape, "cupy.convolve wall", t, flops, err)
-        t = cupy_span(lambda: cp.convolve(cx, cw, "same"), 20)
+        t = cuda_event_seconds(cp.cuda.Event, lambda: cp.convolve(cx, cw, "same"), sync,
+                               reps=20).seconds
         row(shape, "cupy.convolve CUDA events", t, flops, None)
         if m == MASKS[0]:
             say("  cupy method: " + cupy_method(cx, cw))

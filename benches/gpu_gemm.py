@@ -5,9 +5,10 @@ Run on the GPU machine (see benches/gpu-notes.md); every number of one table com
     python benches/gpu_gemm.py --stage full --out $OUT
 
 Stages: ``explore`` (compiler report and SASS summary, layout checks, variants at the target
-shapes: edit it for the next experiment), ``full`` (the issue-6 target table). Device times are
-spans on the queue of R launches enqueued behind a user event (no host time inside), median of
-several spans; cuBLAS is timed with CUDA events the same way (TF32 off). Correctness: relative Frobenius error against a
+shapes: edit it for the next experiment), ``full`` (the issue-6 target table). Timers are those of
+``clarray_gemm.bench.timing``: device times are spans between fence kernels around each launch,
+enqueued behind a user event (no host time inside), median of R spans; cuBLAS is timed with CUDA
+events (TF32 off); wall times drain the queue after each call. Correctness: relative Frobenius error against a
 float64 product on the GPU (torch), output poisoned with NaN before the checked run.
 """
 from __future__ import annotations
@@ -16,7 +17,6 @@ import argparse
 import ctypes
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -28,6 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import clarray_gemm as cg  # noqa: E402
 from clarray_gemm.kernels import gemm, gemm_gpu, programs  # noqa: E402
 from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem  # noqa: E402
+from clarray_gemm.bench.timing import (cuda_event_seconds, device_seconds,  # noqa: E402
+                                       host_seconds, synced_seconds)
 from clarray_gemm.memory import new_buffer  # noqa: E402
 
 ROWS: list[dict] = []
@@ -40,54 +42,14 @@ def say(*args) -> None:
     LOG.append(line)
 
 
-# -- timing --------------------------------------------------------------------------------------
-def cl_span(dev: cg.Device, op, reps: int, rounds: int = 5) -> float:
-    """Median seconds per ``op`` over ``rounds`` spans of ``reps`` launches enqueued behind a user
-    event: wall time from releasing the event to the end of the queue."""
-    q = dev.queue
-    op()
-    q.finish()
-    spans = []
-    for _ in range(rounds):
-        gate = cl.UserEvent(dev.context)
-        cl.enqueue_marker(q, wait_for=[gate])
-        for _ in range(reps):
-            op()
-        t0 = time.perf_counter()
-        gate.set_status(cl.command_execution_status.COMPLETE)
-        q.finish()
-        spans.append((time.perf_counter() - t0) / reps)
-    return statistics.median(spans)
-
-
-def event_time(op, reps: int = 10) -> float:
-    """Median profiling-event duration of the single kernel ``op`` returns."""
-    ts = []
-    for _ in range(reps):
-        ev = op()
-        ev.wait()
-        ts.append((ev.profile.end - ev.profile.start) * 1e-9)
-    return statistics.median(ts)
-
-
+# -- timing: clarray_gemm.bench.timing ----------------------------------------------------------
 def reps_for(flops: float) -> int:
     return int(min(200, max(3, 2e11 / max(flops, 1))))
 
 
-def torch_span(fn, reps: int, rounds: int = 5) -> float:
-    import torch
-    fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(rounds):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(reps):
-            fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e) * 1e-3 / reps)
-    return statistics.median(out)
+def finished(dev: cg.Device, fn, reps: int) -> float:
+    """Median wall seconds of ``fn`` with the queue drained after it."""
+    return synced_seconds(fn, dev.queue.finish, reps=reps).seconds
 
 
 # -- CLBlast -------------------------------------------------------------------------------------
@@ -183,13 +145,11 @@ def bench_shape(dev, M, N, K, variants, f_clblast, batch=1, do_torch=True, do_cl
                 op()
                 dev.queue.finish()
                 err = case.error()
-            t = cl_span(dev, op, reps)
+            t = device_seconds(dev, op, reps=reps).seconds
             extra = ""
             if kern == "gpu_blocked":
                 d = gemm_gpu.resolve(case.problem, dev.info, params or {})
                 extra = "P{PRESET} BK{BK} KS{KSPLIT} G{GROUP_M} V{VEC_A}{VEC_B}{VEC_C}".format(**d)
-                if d["KSPLIT"] == 1:
-                    extra += f" ev={event_time(op) * 1e3:.4f}ms"
             record(shape, name, t, case.flops, err, extra)
             res[name] = t
         except Exception as exc:  # a variant that fails to build or run is reported, not fatal
@@ -201,7 +161,7 @@ def bench_shape(dev, M, N, K, variants, f_clblast, batch=1, do_torch=True, do_cl
             op()
             dev.queue.finish()
             err = case.error() if check else None
-            t = cl_span(dev, op, reps)
+            t = device_seconds(dev, op, reps=reps).seconds
             record(shape, "CLBlast", t, case.flops, err)
             res["CLBlast"] = t
         except Exception as exc:
@@ -211,7 +171,8 @@ def bench_shape(dev, M, N, K, variants, f_clblast, batch=1, do_torch=True, do_cl
         ta, tb = torch.from_numpy(case.a).cuda(), torch.from_numpy(case.b).cuda()
         if batch == 1:
             ta, tb = ta[0], tb[0]
-        t = torch_span(lambda: ta @ tb, reps)
+        t = cuda_event_seconds(lambda: torch.cuda.Event(enable_timing=True), lambda: ta @ tb,
+                               torch.cuda.synchronize, reps=reps).seconds
         record(shape, "cuBLAS (torch, TF32 off)", t, case.flops)
         res["cuBLAS"] = t
         del ta, tb
@@ -300,13 +261,8 @@ def e2e(dev, n=4096):
     for name, fn, r in (("clarray_gemm np.asarray(asarray(a) @ b)", ours_e2e, r1),
                         ("cupy asnumpy(asarray(a) @ asarray(b))", cupy_e2e, r2),
                         ("write/gemm/read buffers (no mapping)", copies_e2e, r3)):
-        ts = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            fn()
-            ts.append(time.perf_counter() - t0)
         err = float(np.linalg.norm(r - ref) / np.linalg.norm(ref))
-        record(f"e2e {n}^2", name, statistics.median(ts), 2.0 * n ** 3, err)
+        record(f"e2e {n}^2", name, host_seconds(fn, reps=5).seconds, 2.0 * n ** 3, err)
 
 
 def layouts(dev, params, kernel="gpu_blocked"):
@@ -345,29 +301,23 @@ def e2e_parts(dev, n=4096):
     a = rng.standard_normal((n, n), dtype=np.float32)
 
     def timed(fn, reps=5):
-        ts = []
-        for _ in range(reps):
-            dev.queue.finish()
-            t0 = time.perf_counter()
-            r = fn()
-            dev.queue.finish()
-            ts.append(time.perf_counter() - t0)
-        return statistics.median(ts), r
-    t_up, x = timed(lambda: cg.asarray(a, device=dev))
-    t_mm, y = timed(lambda: x @ x)
-    t_down, _ = timed(lambda: np.array(np.asarray(x @ x)))
-    t_buf, _ = timed(lambda: new_buffer(dev, a.nbytes))
+        return finished(dev, fn, reps)
+    t_up = timed(lambda: cg.asarray(a, device=dev))
+    x = cg.asarray(a, device=dev)
+    t_mm = timed(lambda: x @ x)
+    t_down = timed(lambda: np.array(np.asarray(x @ x)))
+    t_buf = timed(lambda: new_buffer(dev, a.nbytes))
 
     def buf_first_use():
         b = new_buffer(dev, a.nbytes)
         cl.enqueue_fill_buffer(dev.queue, b, np.float32(0), 0, a.nbytes)
         return b
-    t_use, _ = timed(buf_first_use)
-    t_copy, _ = timed(lambda: a.copy())
+    t_use = timed(buf_first_use)
+    t_copy = timed(lambda: a.copy())
     pinned = np.empty_like(a)
     plain = cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, a.nbytes)
-    t_h2d, _ = timed(lambda: cl.enqueue_copy(dev.queue, plain, a))
-    t_d2h, _ = timed(lambda: cl.enqueue_copy(dev.queue, pinned, plain))
+    t_h2d = timed(lambda: cl.enqueue_copy(dev.queue, plain, a))
+    t_d2h = timed(lambda: cl.enqueue_copy(dev.queue, pinned, plain))
     for name, t in (("cg.asarray(a) 64 MiB", t_up), ("x @ x (device arrays)", t_mm),
                     ("np.array(np.asarray(x @ x))", t_down), ("new_buffer 64 MiB", t_buf),
                     ("new_buffer + fill (first use)", t_use), ("numpy a.copy() 64 MiB", t_copy),
@@ -394,14 +344,7 @@ def batched(dev, nb=256, n=128):
     err2 = float(np.linalg.norm(rs - ref) / np.linalg.norm(ref))
     flops = 2.0 * nb * n ** 3
     for name, fn, e in (("one batched @ (256 products)", one, err), ("256 separate @ calls", many, err2)):
-        ts = []
-        for _ in range(7):
-            dev.queue.finish()
-            t0 = time.perf_counter()
-            fn()
-            dev.queue.finish()
-            ts.append(time.perf_counter() - t0)
-        record(f"batch {nb}x{n}^3", name, statistics.median(ts), flops, e, "wall, device arrays")
+        record(f"batch {nb}x{n}^3", name, finished(dev, fn, 7), flops, e, "wall, device arrays")
 
 
 def convolve(dev):
@@ -421,28 +364,16 @@ def convolve(dev):
         ref = np.convolve(x.astype(np.float64), w.astype(np.float64), "same")
         r = np.asarray(np.convolve(dx, dw, "same"))
         err = float(np.linalg.norm(r - ref) / np.linalg.norm(ref))
-        ts = []
-        for _ in range(7):
-            dev.queue.finish()
-            t0 = time.perf_counter()
-            np.convolve(dx, dw, "same")
-            dev.queue.finish()
-            ts.append(time.perf_counter() - t0)
-        record(f"conv 2^24 m={m}", "clarray_gemm np.convolve same", statistics.median(ts), 2.0 * n * m, err)
-        cp.convolve(cx, cw, "same")
-        cp.cuda.runtime.deviceSynchronize()
-        ts = []
-        for _ in range(7):
-            t0 = time.perf_counter()
-            cp.convolve(cx, cw, "same")
-            cp.cuda.runtime.deviceSynchronize()
-            ts.append(time.perf_counter() - t0)
-        record(f"conv 2^24 m={m}", "cupy.convolve same", statistics.median(ts), 2.0 * n * m)
+        t = finished(dev, lambda: np.convolve(dx, dw, "same"), 7)
+        record(f"conv 2^24 m={m}", "clarray_gemm np.convolve same", t, 2.0 * n * m, err)
+        t = synced_seconds(lambda: cp.convolve(cx, cw, "same"), cp.cuda.runtime.deviceSynchronize,
+                           reps=7).seconds
+        record(f"conv 2^24 m={m}", "cupy.convolve same", t, 2.0 * n * m)
     nbytes = 1 << 30
     src = cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, nbytes)
     dst = cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, nbytes)
     cl.enqueue_fill_buffer(dev.queue, src, np.float32(1), 0, nbytes)
-    t = cl_span(dev, lambda: cl.enqueue_copy(dev.queue, dst, src), 10)
+    t = device_seconds(dev, lambda: cl.enqueue_copy(dev.queue, dst, src), reps=10).seconds
     say(f"  device-to-device copy 1 GiB: {t * 1e3:.3f} ms = {2 * nbytes / t / 1e9:.0f} GB/s (read+write)")
     ROWS.append(dict(shape="copy 1GiB", name="clEnqueueCopyBuffer", ms=t * 1e3, tflops=0,
                      err=None, extra=f"{2 * nbytes / t / 1e9:.0f} GB/s"))

@@ -7,7 +7,11 @@
 """
 from __future__ import annotations
 
-from . import ops  # noqa: F401  (fills the dispatch table)
+from .drivers import KernelBuildError, prepare as _prepare_drivers
+
+_prepare_drivers()  # before the first OpenCL call: register pip drivers, steer program caches
+
+from . import ops  # noqa: F401,E402  (fills the dispatch table)
 from .array import (DeviceArray, asarray, empty, empty_like, full, full_like, is_device_array,
                     ones, ones_like, zeros, zeros_like)
 from .device import Device, DeviceInfo, current_device, default_device, devices, get_device, use_device
@@ -16,9 +20,8 @@ from .ops.matmul import dot, explain_matmul, matmul
 from .kernels.crossover import host_path, host_path_enabled
 from .fallbacks import on_host_calls, reset_host_calls
 from .ops.arrayfuncs import arange, eye, linspace
-from .kernels import gemm as _gemm
 from .ops.convolve import convolve, correlate, explain_convolve
-from .kernels import conv as _conv
+from .kernels.registry import CATALOGUES as _CATALOGUES
 from . import array_api  # noqa: F401,E402  (registers the Array API namespace)
 
 __version__ = "0.1.0"
@@ -26,11 +29,10 @@ __version__ = "0.1.0"
 
 def kernels(family: str = "matmul") -> list[str]:
     """The names of the kernels of an operation family (``"matmul"`` or ``"convolve"``)."""
-    catalogues = {"matmul": _gemm.CATALOGUE, "convolve": _conv.CATALOGUE}
     try:
-        return catalogues[family].names()
+        return _CATALOGUES[family].names()
     except KeyError:
-        raise ValueError(f"unknown family {family!r}; known: {', '.join(catalogues)}") from None
+        raise ValueError(f"unknown family {family!r}; known: {', '.join(_CATALOGUES)}") from None
 
 
 __all__ = ["DeviceArray", "asarray", "empty", "empty_like", "full", "full_like", "ones",
@@ -39,4 +41,4 @@ __all__ = ["DeviceArray", "asarray", "empty", "empty_like", "full", "full_like",
            "TransferStats", "transfer_stats", "reset_transfer_stats", "free_cached_memory", "matmul", "dot",
            "explain_matmul", "kernels", "__version__",
            "convolve", "correlate", "explain_convolve", "host_path", "host_path_enabled",
-           "on_host_calls", "reset_host_calls", "arange", "linspace", "eye"]
+           "on_host_calls", "reset_host_calls", "arange", "linspace", "eye", "KernelBuildError"]

@@ -19,10 +19,25 @@ LIKE_FUNCTIONS: set[Callable[..., Any]] = set()
 # Advanced (non-basic) indexing of a device array: (array, key) -> result or NotImplemented.
 GETITEM: Callable[[Any, Any], Any] | None = None
 
-__all__ = ["FUNCTIONS", "UFUNCS", "UFUNC_METHODS", "implements", "implements_ufunc", "register_namespace",
-           "array_namespace"]
+__all__ = ["FUNCTIONS", "UFUNCS", "UFUNC_METHODS", "LIKE_FUNCTIONS", "implements",
+           "implements_ufunc", "register_namespace", "array_namespace", "register_strided_copy",
+           "strided_copy"]
 
 _namespace_factory: Callable[[str | None], Any] | None = None
+_strided_copy: Callable[..., Any] | None = None
+
+
+def register_strided_copy(copy: Callable[..., Any]) -> None:
+    """Install the device copy between two strided layouts (``kernels/copy.py`` registers
+    ``strided_copy``), which the array type uses for ``astype``, ``copy`` and assignments
+    without importing the kernels, which sit above it."""
+    global _strided_copy
+    _strided_copy = copy
+
+
+def strided_copy(*args: Any, **kwargs: Any) -> Any:
+    """The registered device copy (see :func:`register_strided_copy`)."""
+    return _strided_copy(*args, **kwargs)
 
 
 def register_namespace(factory: Callable[[str | None], Any]) -> None:

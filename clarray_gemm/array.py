@@ -17,9 +17,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from . import _dispatch
+from .dtypes import device_copy_supported
 from .device import Device, get_device
 from .fallbacks import record_host_call
-from .kernels.copy import strided_copy
 from .memory import Storage
 
 __all__ = ["DeviceArray", "asarray", "empty", "zeros", "ones", "full", "empty_like",
@@ -38,6 +38,46 @@ def _is_basic_index(key: Any) -> bool:
         if not (k is None or k is Ellipsis or isinstance(k, (slice, numbers.Integral))):
             return False
     return True
+
+
+def _basic_view_geometry(shape: tuple, strides: tuple, key: Any):
+    """(shape, strides, byte offset delta) of ``a[key]`` for a basic index that NumPy would
+    accept and that leaves at least one axis, computed directly; None where NumPy's own
+    template indexing should answer (errors, every axis an integer: a scalar)."""
+    items = key if type(key) is tuple else (key,)
+    n_index = sum(1 for k in items if k is not None and k is not Ellipsis)
+    ellipses = sum(1 for k in items if k is Ellipsis)
+    if ellipses > 1 or n_index > len(shape):
+        return None
+    out_shape, out_strides, delta, axis = [], [], 0, 0
+    for k in items:
+        if k is Ellipsis:
+            for _ in range(len(shape) - n_index):
+                out_shape.append(shape[axis])
+                out_strides.append(strides[axis])
+                axis += 1
+        elif k is None:
+            out_shape.append(1)
+            out_strides.append(0)
+        elif type(k) is slice:
+            start, stop, step = k.indices(shape[axis])
+            length = len(range(start, stop, step))
+            out_shape.append(length)
+            out_strides.append(strides[axis] * step)
+            if length:
+                delta += start * strides[axis]
+            axis += 1
+        else:
+            i = int(k)
+            if not -shape[axis] <= i < shape[axis]:
+                return None
+            delta += (i % shape[axis]) * strides[axis]
+            axis += 1
+    out_shape.extend(shape[axis:])
+    out_strides.extend(strides[axis:])
+    if not out_shape and n_index:
+        return (None, None, None)
+    return tuple(out_shape), tuple(out_strides), delta
 
 
 def call_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
@@ -98,6 +138,8 @@ def _operators(ufunc: np.ufunc):
 class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     """An array whose data lives in an OpenCL ``ALLOC_HOST_PTR`` buffer.
 
+    ``layout_key`` (internal API for ``ops/``' plan keys) is ``(dtype, shape, strides)``.
+
     Create one with :func:`clarray_gemm.asarray` (or ``empty``/``zeros``/``ones``/``full``);
     get the data back with ``np.asarray(x)`` (a zero-copy read-only view on unified memory) or
     ``x.get()`` (a writable copy).
@@ -116,6 +158,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         self._offset = int(offset)
         self._size = math.prod(self._shape)
         self._host_cache = None  # (mapping, view) of the last host_view()
+        self.layout_key = (self._dtype, self._shape, self._strides)
 
     @classmethod
     def _wrap(cls, storage: Storage, shape: tuple, dtype: np.dtype, strides: tuple,
@@ -125,6 +168,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         self._storage, self._shape, self._dtype = storage, shape, dtype
         self._strides, self._offset, self._size = strides, offset, math.prod(shape)
         self._host_cache = None
+        self.layout_key = (dtype, shape, strides)
         return self
 
     # -- attributes ------------------------------------------------------------------------
@@ -167,6 +211,10 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
 
     def __str__(self) -> str:
         return str(self.__array__())
+
+    def __format__(self, spec: str) -> str:
+        # NumPy's rules: a 0-d array formats as its element, others only with an empty spec.
+        return format(self.__array__(), spec)
 
     def __bool__(self) -> bool:
         return bool(self.__array__())
@@ -250,6 +298,11 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         if isinstance(key, DeviceArray):
             key = key.__array__()
         if _is_basic_index(key):
+            fast = _basic_view_geometry(self._shape, self._strides, key)
+            if fast is not None and fast[0] is not None:
+                shape, strides, delta = fast
+                return DeviceArray._wrap(self._storage, shape, self._dtype, strides,
+                                         self._offset + delta)
             t = self._template()
             v = t[key]
             if not isinstance(v, np.ndarray):  # every axis indexed by an int: a NumPy scalar
@@ -270,7 +323,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
                 np.broadcast_shapes(value.shape, target.shape)  # NumPy's error if they don't fit
                 if not np.can_cast(value.dtype, target.dtype, casting="unsafe"):
                     raise TypeError(f"cannot assign {value.dtype} to {target.dtype}")
-                if _device_copy_supported(value.dtype, target.dtype):
+                if device_copy_supported(value.dtype, target.dtype):
                     if value.storage is target.storage:
                         value = value.copy()  # overlapping source: NumPy buffers it too
                     target.assign_from(value)
@@ -287,14 +340,15 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def assign_from(self, value: "DeviceArray") -> None:
         """Device-side copy of ``value`` (broadcast, cast) into this view."""
         src = value.broadcast_view(self._shape)
-        self._storage.prepare_write()
-        self._storage.check_kernel_access()
-        src._storage.check_kernel_access()
+        src_buffer = src._storage.kernel_buffer()
+        dst_buffer = self._storage.kernel_buffer(write=True)
+        if src._storage is self._storage:
+            src_buffer = dst_buffer  # a detach for the write moved both
         try:
-            strided_copy(self.device, self._shape,
-                         src._storage.buffer, src.dtype, src.element_offset, src.element_strides,
-                         self._storage.buffer, self.dtype, self.element_offset,
-                         self.element_strides)
+            _dispatch.strided_copy(self.device, self._shape,
+                                   src_buffer, src.dtype, src.element_offset, src.element_strides,
+                                   dst_buffer, self.dtype, self.element_offset,
+                                   self.element_strides)
         except NotImplementedError:  # more dimensions than the kernel addresses: via the host
             with self.host_write() as host:
                 host[...] = src.__array__()
@@ -327,7 +381,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         f_order = order == "F" or (order in ("A", "K") and self.ndim > 1 and not
                                    self.is_c_contiguous and _is_f_contiguous(self))
         out = empty(self._shape, dtype, device=self.device, order="F" if f_order else "C")
-        if _device_copy_supported(self._dtype, dtype):
+        if device_copy_supported(self._dtype, dtype):
             out.assign_from(self)
         else:
             with out.host_write() as host:
@@ -509,21 +563,6 @@ def _is_f_contiguous(a: DeviceArray) -> bool:
     return a.strides == _f_strides(a.shape, a.itemsize)
 
 
-_DEVICE_COPY_KINDS = "biuf"
-
-
-def _device_copy_supported(src: np.dtype, dst: np.dtype) -> bool:
-    """The copy kernel handles native bool/int/uint/float32/float64 (float16 only unchanged)."""
-    for dt in (src, dst):
-        if dt.kind not in _DEVICE_COPY_KINDS or not dt.isnative or dt.itemsize > 8:
-            return False
-    if (src == np.float16) != (dst == np.float16):
-        return False
-    if src == np.float16:
-        return True  # same bytes: plain copy
-    return True
-
-
 def is_device_array(x: Any) -> bool:
     return isinstance(x, DeviceArray)
 
@@ -623,13 +662,24 @@ def _host_ufunc_into_mapping(device: Device, ufunc: np.ufunc, inputs: tuple):
 def _new(shape, dtype, device: Device, order: str = "C", host_resident: bool = False
          ) -> DeviceArray:
     dtype = np.dtype(dtype)
-    if dtype.hasobject:
-        raise TypeError(f"arrays of dtype {dtype} (Python objects) cannot live on an OpenCL device")
+    check_device_dtype(dtype)
     shape = _normalize_shape(shape)
+    _check_byte_size(shape, dtype.itemsize)
     size = math.prod(shape)
     storage = Storage(device, size * dtype.itemsize, host_resident)
     strides = (_f_strides if order == "F" else _c_strides)(shape, dtype.itemsize)
     return DeviceArray(storage, shape, dtype, strides)
+
+
+def check_device_dtype(dtype: np.dtype, context: str = "") -> None:
+    """Raise NumPy's ``TypeError`` for a dtype no device buffer can hold (Python objects)."""
+    if np.dtype(dtype).hasobject:
+        raise TypeError(f"{context}{'' if not context else ': '}dtype {np.dtype(dtype)} holds "
+                        "Python objects, which an OpenCL device cannot store; use a numeric, "
+                        "bool, string or bytes dtype")
+
+
+_MAX_INTP = np.iinfo(np.intp).max
 
 
 def _normalize_shape(shape) -> tuple[int, ...]:
@@ -639,6 +689,8 @@ def _normalize_shape(shape) -> tuple[int, ...]:
     for n in shape:
         if not isinstance(n, numbers.Integral):
             raise TypeError(f"'{type(n).__name__}' object cannot be interpreted as an integer")
+        if n > _MAX_INTP:
+            raise ValueError("Maximum allowed dimension exceeded")
         if n < 0:
             raise ValueError("negative dimensions are not allowed")
     return tuple(int(n) for n in shape)
@@ -649,6 +701,17 @@ def empty(shape, dtype=np.float64, device=None, order: str = "C", *,
     """An uninitialised device array (NumPy's default dtype, float64). ``host_resident=True``
     (unified-memory devices) leaves its buffer mapped for host writes that follow."""
     return _new(shape, dtype, get_device(device), order, host_resident)
+def _check_byte_size(shape: tuple[int, ...], itemsize: int) -> None:
+    """NumPy's overflow rule: the nonzero extents times the item size must fit an intp
+    (even when another extent is 0), else ``ValueError: array is too big``."""
+    nbytes = max(itemsize, 1)
+    for n in shape:
+        nbytes *= n or 1
+    if nbytes > _MAX_INTP:
+        raise ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than the "
+                         "maximum possible size.")
+
+
 
 
 def full(shape, fill_value, dtype=None, device=None, order: str = "C") -> DeviceArray:
@@ -717,15 +780,22 @@ def asarray(a: Any, dtype=None, device=None, copy: bool | None = None) -> Device
     if copy is False:
         raise ValueError("Unable to avoid copy while creating a device array from host data.")
     host = np.asarray(a, dtype=dtype)
+    if host.dtype.hasobject:
+        check_device_dtype(host.dtype, f"clarray_gemm.asarray({_short_repr(a)})")
     if not host.dtype.isnative:
         host = host.astype(host.dtype.newbyteorder("="))
     if host.dtype.hasobject:
         raise TypeError(f"arrays of dtype {host.dtype} (Python objects) cannot live on an "
                         "OpenCL device")
-    out = DeviceArray._wrap(Storage(dev, host.nbytes, True), host.shape, host.dtype,
-                            _c_strides(host.shape, host.itemsize))
+    strides = host.strides if host.flags.c_contiguous else _c_strides(host.shape, host.itemsize)
+    out = DeviceArray._wrap(Storage(dev, host.nbytes, True), host.shape, host.dtype, strides)
     out.storage.write_from(host)
     return out
+
+
+def _short_repr(obj: Any) -> str:
+    text = repr(obj)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def iter_device_arrays(objs: Iterable[Any]) -> list[DeviceArray]:

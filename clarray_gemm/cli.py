@@ -4,23 +4,26 @@
 * ``demo``: multiply and convolve on the default device; prints the kernel that ran, the check
   against NumPy and the speed next to NumPy's, measured in the same run (exit status 1 if a
   check fails).
-* ``bench [matmul|convolve|seed000]``: the benchmark tables (see ``clarray_gemm.bench``).
-* ``tune``: search kernel parameters for this device and store the winners (see
-  ``clarray_gemm.kernels.tuning``); ``--reset`` removes them.
+* ``bench [matmul|convolve|seed000|latency|programs]``: the benchmark tables (see
+  ``clarray_gemm.bench``); ``latency`` and ``programs`` are wall-clock time per call.
+* ``tune``: search kernel parameters for this device and store the winners, and measure the
+  host/OpenCL crossovers (see ``clarray_gemm.tuning``); ``--crossover-only`` measures just the
+  crossovers, ``--reset`` removes the stored results.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import time
 import warnings
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 import numpy as np
 
 from . import __version__
-from .device import Device, default_device, devices, get_device
+from .device import Device, NoDeviceError, default_device, devices, get_device
 
 __all__ = ["main"]
 
@@ -35,7 +38,6 @@ def _size(n: int) -> str:
 
 def _info_rows(d: Device) -> list[tuple[str, str]]:
     i = d.info
-    err = d.compiler_error
     try:
         driver = d.cl_device.driver_version.strip()
     except Exception:  # some drivers do not report it
@@ -45,7 +47,7 @@ def _info_rows(d: Device) -> list[tuple[str, str]]:
     return [
         ("platform", f"{i.platform} (vendor {i.vendor}, driver {driver})"),
         ("type", i.type + (" (simulator)" if i.is_simulator else "")),
-        ("compiler", "works" if err is None else f"FAILS: {err}"),
+        ("driver probe", d.verdict.summary()),
         ("compute units", str(i.compute_units)),
         ("max work-group size", str(i.max_work_group_size)),
         ("local memory", _size(i.local_mem_bytes)
@@ -65,9 +67,14 @@ def _info_rows(d: Device) -> list[tuple[str, str]]:
 
 def cmd_info(args: argparse.Namespace) -> int:
     """Print every OpenCL device with the capabilities dispatch depends on."""
-    from .kernels import tuning
+    from . import settings
+    from .drivers import registration, vetting
+    from .kernels import tuned
     all_devs = devices()
     with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vetting.vet(d.cl_device for d in all_devs)  # every driver's verdict, probed in parallel
+    with warnings.catch_warnings(record=True) as caught_default:
         warnings.simplefilter("always")
         try:
             default = default_device()
@@ -75,15 +82,19 @@ def cmd_info(args: argparse.Namespace) -> int:
             default = None
             print(f"no usable default device: {exc}")
     print(f"clarray_gemm {__version__}: {len(all_devs)} OpenCL device(s)")
+    reg = registration()
+    if reg.folder is not None:
+        print(f"pip drivers registered: {reg.intel_library} (OCL_ICD_VENDORS={reg.folder})")
+    print(f"cache: {settings.cache_dir()} (driver verdicts, program caches, tuning)")
     for d in all_devs:
         mark = "  [default]" if d == default else ""
         print(f"\n{d}{mark}")
         for name, value in _info_rows(d):
             print(f"  {name:<24}{value}")
         if d.usable:
-            stored = tuning.store_for(d).entries
-            print(f"  {'tuning':<24}{len(stored)} stored result(s) in {tuning.store_path(d)}")
-    for w in caught:
+            stored = tuned.store_for(d).entries
+            print(f"  {'tuning':<24}{len(stored)} stored result(s) in {tuned.store_path(d)}")
+    for w in caught + caught_default:
         print(f"\nnote: {w.message}")
     return 0
 
@@ -190,9 +201,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """Run a benchmark and print its table (Markdown) and, with ``--plot``, save a chart."""
     from .bench import report
     from .bench.progress import Progress
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        raise UsageError("--plot needs matplotlib: pip install 'clarray_gemm[bench]' "
+                         "(or pip install matplotlib)")
     device = _bench_device(args)
     what = args.what
     print(f"# {what} on {device.name} ({device.info.platform}), {time.strftime('%Y-%m-%d')}")
+    if what in ("latency", "programs"):
+        from .bench import commands
+        return getattr(commands, what)(device, args)
+    args.budget = 0.5 if args.budget is None else args.budget
     if what == "seed000":
         from .bench import seed000
         n = args.sizes[0] if args.sizes else seed000.default_size(device)
@@ -234,8 +252,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 # -- tune --------------------------------------------------------------------------------------
 def cmd_tune(args: argparse.Namespace) -> int:
-    """Search kernel parameters and store those that beat the defaults; or ``--reset``."""
-    from .kernels import tuning
+    """Search kernel parameters and store those that beat the defaults, then measure the
+    host/OpenCL crossovers; or only the crossovers; or ``--reset``."""
+    from . import tuning
     if args.reset:
         device = get_device(args.device) if args.device is not None else None
         removed = tuning.reset(device)
@@ -245,6 +264,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
             print(f"  {p}")
         return 0
     device = _bench_device(args)
+    if not args.crossover_only:
+        _tune_parameters(args, device)
+    if not args.no_crossover:
+        _tune_crossovers(args, device)
+    print(f"\nstored in {tuning.store_path(device)}")
+    return 0
+
+
+def _tune_parameters(args: argparse.Namespace, device: Device) -> None:
+    from . import tuning
     fams = list(tuning.families()) if args.family == "all" else [args.family]
     print(f"tuning {', '.join(fams)} on {device} ({device.info.platform})")
     stored = 0
@@ -264,13 +293,58 @@ def cmd_tune(args: argparse.Namespace) -> int:
                   f"{speed} | {'yes' if o.stored else 'no'} | "
                   f"{params + '; ' if o.stored else ''}{o.note} |")
             stored += o.stored
-    print(f"\n{stored} tuned configuration(s) stored in {tuning.store_path(device)}")
-    return 0
+    print(f"\n{stored} tuned configuration(s) stored")
+
+
+def _tune_crossovers(args: argparse.Namespace, device: Device) -> None:
+    from . import tuning
+    dtypes = args.dtype if args.dtype_given else None
+    print(f"\nhost/OpenCL crossovers on {device}: NumPy on host arrays against the kernel "
+          "on device arrays (queue drained)")
+    results = tuning.measure_crossovers(device, dtypes=dtypes, quick=args.quick,
+                                        progress=not args.quiet)
+    print("\n| family | dtype | kernel | kernel faster from | per size: NumPy ms / kernel ms |")
+    print("|---|---|---|---|---|")
+    for r in results:
+        where = "never" if r.size == float("inf") else f"{r.size:.4g} {r.unit}"
+        points = "; ".join(f"{p.size:.3g}: {p.numpy_s * 1e3:.3g} / {p.kernel_s * 1e3:.3g}"
+                           for p in r.points)
+        print(f"| {r.family} | {r.dtype} | {r.kernel} | {where} | {points} |")
 
 
 # -- parser ------------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage block) and exit status 2."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _positive(kind: type, zero_ok: bool = False) -> Any:
+    """An argparse type: a ``kind`` number above zero (or at least zero with ``zero_ok``)."""
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {kind.__name__}") from None
+        if not (value >= 0 if zero_ok else value > 0):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is {'negative' if zero_ok else 'not positive'}")
+        return value
+    parse.__name__ = f"{'non-negative' if zero_ok else 'positive'} {kind.__name__}"
+    return parse
+
+
+def _dtype_name(text: str) -> str:
+    try:
+        np.dtype(text)
+    except TypeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a NumPy dtype") from None
+    return text
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m clarray_gemm",
+    p = _Parser(prog="python -m clarray_gemm",
                                 description="NumPy-compatible OpenCL arrays: device info, demo, "
                                             "benchmarks and auto-tuning.")
     p.add_argument("--version", action="version", version=f"clarray_gemm {__version__}")
@@ -280,23 +354,33 @@ def _parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_info)
 
     s = sub.add_parser("demo", help="multiply and convolve on the default device, check and time")
-    s.add_argument("--size", type=int, help="matrix size N (N x N @ N x N); default 512 "
+    s.add_argument("--size", type=_positive(int), help="matrix size N (N x N @ N x N); default 512 "
                                             "(64 on a simulator)")
     s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
     s.set_defaults(func=cmd_demo)
 
     s = sub.add_parser("bench", help="benchmark kernels against NumPy, CLBlast and cuBLAS")
-    s.add_argument("what", nargs="?", default="matmul", choices=("matmul", "convolve", "seed000"),
-                   help="matmul (default), convolve, or seed000 (seed 000's table reproduced)")
-    s.add_argument("--sizes", type=int, nargs="+", help="matrix sizes N, or signal lengths")
+    s.add_argument("what", nargs="?", default="matmul",
+                   choices=("matmul", "convolve", "seed000", "latency", "programs"),
+                   help="matmul (default), convolve, seed000 (seed 000's table reproduced), "
+                        "latency (wall time per call vs NumPy, CuPy, torch, raw OpenCL) or "
+                        "programs (six NumPy programs on device arrays vs NumPy)")
+    s.add_argument("--sizes", type=_positive(int), nargs="+",
+                   help="matrix sizes N, or signal lengths")
     s.add_argument("--kernels", nargs="+", help="kernel names (default: all of the family)")
-    s.add_argument("--dtype", default="float32", help="element type (default float32)")
-    s.add_argument("--mask", type=int, default=31, help="convolution mask width (default 31)")
+    s.add_argument("--dtype", default="float32", type=_dtype_name,
+                   help="element type (default float32)")
+    s.add_argument("--mask", type=_positive(int), default=31,
+                   help="convolution mask width (default 31)")
     s.add_argument("--plot", metavar="FILE.png", help="save a chart of rate against size")
     s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
-    s.add_argument("--budget", type=float, default=0.5,
-                   help="seconds of repetitions per measurement (at least 3 runs; default 0.5)")
-    s.add_argument("--no-peers", action="store_true", help="skip NumPy, CLBlast and cuBLAS")
+    s.add_argument("--budget", type=_positive(float, zero_ok=True), help="seconds of repetitions per "
+                   "measurement (at least 3 runs; default 0.5; latency / programs: 0.2 / 1.0)")
+    s.add_argument("--min-reps", type=_positive(int), help="latency / programs: at least this "
+                   "many calls per measurement (default 20 / 5)")
+    s.add_argument("--json", metavar="FILE", help="latency / programs: write the raw numbers")
+    s.add_argument("--no-peers", action="store_true",
+                   help="skip NumPy, CLBlast and cuBLAS (latency: CuPy and torch)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_bench)
 
@@ -305,17 +389,33 @@ def _parser() -> argparse.ArgumentParser:
                    help="remove stored results (of --device, else of every device) and exit")
     s.add_argument("--quick", action="store_true", help="one small size, 4 sets per kernel")
     s.add_argument("--family", default="matmul", choices=("matmul", "convolve", "all"))
-    s.add_argument("--sizes", type=int, nargs="+",
+    s.add_argument("--sizes", type=_positive(int), nargs="+",
                    help="sizes to tune (matrix N, or signal length with a 31-tap mask)")
     s.add_argument("--kernels", nargs="+",
                    help="kernels to tune (default: the one dispatch chooses at each size; "
                         "'all': every kernel that fits)")
-    s.add_argument("--dtype", nargs="+", default=["float32"], help="dtypes (default float32)")
-    s.add_argument("--limit", type=int, help="parameter sets per kernel and size (default 24)")
+    s.add_argument("--dtype", nargs="+", type=_dtype_name,
+                   help="dtypes (default float32; crossovers: float32, and float64 where the "
+                        "device has fp64)")
+    s.add_argument("--crossover-only", action="store_true",
+                   help="only measure where OpenCL kernels start to beat NumPy on the host")
+    s.add_argument("--no-crossover", action="store_true",
+                   help="only search kernel parameters, no crossovers")
+    s.add_argument("--limit", type=_positive(int),
+                   help="parameter sets per kernel and size (default 24)")
     s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_tune)
     return p
+
+
+def _one_line_warning(message: Warning | str, category: type, filename: str, lineno: int,
+                      line: str | None = None) -> str:
+    return f"warning: {message}\n"
+
+
+class UsageError(Exception):
+    """A bad command-line argument: reported in one line, exit status 2."""
 
 
 def _device_arg(value: str | None) -> Any:
@@ -325,12 +425,26 @@ def _device_arg(value: str | None) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    args = _parser().parse_args(argv)
-    if getattr(args, "device", None) is not None:
-        args.device = _device_arg(args.device)
+    """Run the command line; returns the exit status (2: bad arguments, 1: no usable device)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    warnings.formatwarning = _one_line_warning
+    if args.command == "tune":
+        args.dtype_given = args.dtype is not None
+        args.dtype = args.dtype or ["float32"]
     try:
+        if getattr(args, "device", None) is not None:
+            args.device = _device_arg(args.device)
+            try:
+                get_device(args.device)
+            except (ValueError, TypeError) as exc:  # unknown index or name: a usage error
+                parser.error(str(exc))
         return int(args.func(args) or 0)
+    except UsageError as exc:
+        parser.error(str(exc))
+    except NoDeviceError as exc:  # nothing to run on: say why in one line
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # output piped into `head`: stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

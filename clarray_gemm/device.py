@@ -2,11 +2,19 @@
 
 The default device is, in order: the one named by ``PYOPENCL_CTX`` (pyopencl's own convention,
 e.g. ``"0:1"`` or a name substring), the first GPU, else the first device that is not a
-simulator, else a simulator (Oclgrind). Only devices whose OpenCL C compiler works are
-candidates: each is probed once with a one-line kernel, because some drivers install fine but
-cannot compile (PoCL 3.0 from pip, built on LLVM 14, rejects CPUs newer than LLVM 14 knows, such
-as AMD family 26, with "unknown target CPU 'generic'"). ``use_device`` changes the current device
+simulator, else a simulator (Oclgrind); among CPU drivers, the one that was faster in its
+probe. Only devices that passed the driver quarantine (:mod:`clarray_gemm.drivers.vetting`: the
+real kernels built and run in a child process, the verdict cached per machine) are candidates,
+because some drivers install fine but cannot compile or abort the process (PoCL 3.0 from pip,
+built on LLVM 14, on CPUs newer than LLVM 14 knows). ``use_device`` changes the current device
 for a ``with`` block.
+
+Processes forked after OpenCL was loaded cannot use it: OpenCL drivers keep threads and
+device state that ``fork()`` does not copy (PoCL's child hangs on its first command, even
+with a new context). In such a child every device call raises ``RuntimeError`` at once,
+saying so; a child forked before any device was touched, and any ``spawn``/``forkserver``
+child, works normally. Modules that cache per-process OpenCL objects (memory pools, program
+and plan caches) hand them to ``register_fork_reset`` so that a child starts without them.
 """
 from __future__ import annotations
 
@@ -16,12 +24,18 @@ import os
 import warnings
 from dataclasses import dataclass, fields
 from functools import cached_property
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import pyopencl as cl
 
-__all__ = ["Device", "DeviceInfo", "devices", "default_device", "current_device", "use_device",
-           "get_device"]
+from .drivers import vetting
+
+__all__ = ["NoDeviceError", "Device", "DeviceInfo", "devices", "default_device", "current_device",
+           "use_device", "get_device", "register_fork_reset"]
+
+
+class NoDeviceError(RuntimeError):
+    """No OpenCL device is installed, or none passed the driver probe."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +76,11 @@ class DeviceInfo:
     @property
     def is_nvidia(self) -> bool:
         return "NVIDIA" in self.vendor.upper()
+
+    @property
+    def is_adreno(self) -> bool:
+        """Qualcomm Adreno GPUs, where the texture pipe is a second path to memory (seed 003)."""
+        return self.is_gpu and ("QUALCOMM" in self.vendor.upper() or "ADRENO" in self.name.upper())
 
     def as_rows(self) -> list[tuple[str, object]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
@@ -109,9 +128,6 @@ def _read_info(dev: cl.Device) -> DeviceInfo:
     )
 
 
-_PROBE_SOURCE = "__kernel void probe(__global float* x) { x[get_global_id(0)] *= 2.0f; }"
-
-
 class Device:
     """One OpenCL device with its own context and in-order, profiling-enabled queue."""
 
@@ -123,10 +139,12 @@ class Device:
 
     @cached_property
     def context(self) -> cl.Context:
+        _check_not_forked()
         return cl.Context([self.cl_device])
 
     @cached_property
     def queue(self) -> cl.CommandQueue:
+        _check_not_forked()
         return cl.CommandQueue(
             self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
 
@@ -134,16 +152,16 @@ class Device:
     def name(self) -> str:
         return self.info.name
 
-    @cached_property
+    @property
+    def verdict(self) -> "vetting.Verdict":
+        """The driver quarantine's verdict on this device (probed once per machine)."""
+        return vetting.verdict_of(self.cl_device)
+
+    @property
     def compiler_error(self) -> str | None:
-        """None when the driver compiles OpenCL C, else the reason it cannot (probed once)."""
-        try:
-            cl.Program(self.context, _PROBE_SOURCE).build()
-        except (cl.Error, RuntimeError) as exc:
-            text = str(exc)
-            lines = [ln for ln in text.splitlines() if "error" in ln.lower()]
-            return (lines[-1] if lines else text.splitlines()[0]).strip()[:200]
-        return None
+        """None when the device passed the driver probe, else why it failed."""
+        verdict = self.verdict
+        return None if verdict.passed else verdict.cause
 
     @property
     def usable(self) -> bool:
@@ -171,6 +189,7 @@ _current: contextvars.ContextVar[Device | None] = contextvars.ContextVar(
 def devices() -> list[Device]:
     """All OpenCL devices of all platforms, in platform order (``opencl:<index>``)."""
     global _devices
+    _check_not_forked()
     if _devices is None:
         found = []
         for platform in cl.get_platforms():
@@ -210,12 +229,12 @@ def default_device() -> Device:
     if _default is None:
         all_devs = devices()
         if not all_devs:
-            raise RuntimeError(
-                "no OpenCL device found; install the embedded CPU driver with "
-                "`pip install pocl-binary-distribution` (or `pip install clarray_gemm[pocl]`)")
+            raise NoDeviceError(
+                "no OpenCL device found; install the CPU drivers from pip with "
+                "`pip install clarray_gemm[cpu]`")
         spec = os.environ.get("PYOPENCL_CTX")
         if spec:
-            _default = _from_env(spec)
+            _default = _vetted(_from_env(spec))
         else:
             _default = _first_usable(all_devs)
     return _default
@@ -224,25 +243,31 @@ def default_device() -> Device:
 def _first_usable(all_devs: list[Device]) -> Device:
     real = [d for d in all_devs if not d.info.is_simulator]
     simulators = [d for d in all_devs if d.info.is_simulator]
-    ordered = [d for d in real if d.info.is_gpu] + [d for d in real if not d.info.is_gpu]
-    broken = []
-    for d in ordered + simulators:
-        if d.usable:
-            if broken:
-                warnings.warn(
-                    "clarray_gemm: skipped OpenCL devices whose compiler fails: "
-                    + "; ".join(f"{b!r}: {b.compiler_error}" for b in broken)
-                    + (". On Debian/Ubuntu `apt-get install pocl-opencl-icd` gives a working "
-                       "CPU driver." if any(b.info.is_cpu for b in broken) else ""),
-                    RuntimeWarning, stacklevel=3)
-            if d.info.is_simulator:
-                warnings.warn(f"clarray_gemm: using the simulator {d!r} as the default device "
-                              "(correct but slow); no other device can compile kernels",
-                              RuntimeWarning, stacklevel=3)
-            return d
-        broken.append(d)
-    raise RuntimeError("no OpenCL device can compile kernels: "
-                       + "; ".join(f"{b!r}: {b.compiler_error}" for b in broken))
+    vetting.vet(d.cl_device for d in real)  # the probes run in parallel
+    passed = [d for d in real if d.usable]
+    others = sorted((d for d in passed if not d.info.is_gpu),
+                    key=lambda d: (d.verdict.score_ms is None, d.verdict.score_ms or 0.0))
+    ordered = [d for d in passed if d.info.is_gpu] + others
+    if not ordered:
+        ordered = [d for d in simulators if d.usable]
+    _warn_failed([d for d in real if not d.usable and not d.verdict.cached])
+    if not ordered:
+        raise NoDeviceError("no OpenCL device can run the kernels: " + "; ".join(
+            f"{d!r}: {d.compiler_error}" for d in real + simulators))
+    if ordered[0].info.is_simulator:
+        warnings.warn(f"clarray_gemm: using the simulator {ordered[0]!r} as the default device "
+                      "(correct but slow); no other device passed the driver probe",
+                      RuntimeWarning, stacklevel=3)
+    return ordered[0]
+
+
+def _warn_failed(failed: list[Device]) -> None:
+    """One warning for the drivers the quarantine rejected in this process (a verdict read from
+    the cache is not repeated: ``info`` shows it): the cause and the fix of each."""
+    if failed:
+        warnings.warn("clarray_gemm: skipped OpenCL devices that failed the driver probe: "
+                      + "; ".join(f"{d!r}: {d.compiler_error}. Fix: {vetting.fix_for(d.verdict)}"
+                                  for d in failed), RuntimeWarning, stacklevel=4)
 
 
 def get_device(spec: "Device | int | str | cl.Device | None" = None) -> Device:
@@ -256,24 +281,32 @@ def get_device(spec: "Device | int | str | cl.Device | None" = None) -> Device:
     if isinstance(spec, cl.Device):
         for d in all_devs:
             if d.cl_device == spec:
-                return d
+                return _vetted(d)
         raise ValueError(f"unknown OpenCL device {spec!r}")
     if isinstance(spec, int) and not isinstance(spec, bool):
         if not 0 <= spec < len(all_devs):
             raise ValueError(f"device index {spec} out of range: {len(all_devs)} devices")
-        return all_devs[spec]
+        return _vetted(all_devs[spec])
     if isinstance(spec, str):
         text = spec.strip()
         if text.lower() == "cpu":
-            return next((d for d in all_devs if d.info.is_cpu), default_device())
+            return next((d for d in all_devs if d.info.is_cpu and d.usable), default_device())
         if text.lower().startswith("opencl:") and text[7:].isdigit():
             return get_device(int(text[7:]))
         for d in all_devs:
             if text.lower() in d.name.lower() or text.lower() in d.info.platform.lower():
-                return d
+                return _vetted(d)
         raise ValueError(f"no OpenCL device matches {spec!r}; available: "
                          + ", ".join(str(d) for d in all_devs))
     raise TypeError(f"device must be a Device, int, str or pyopencl.Device, not {type(spec).__name__}")
+
+
+def _vetted(device: Device) -> Device:
+    """``device`` if it passed the driver probe, else a ValueError with the cause and the fix."""
+    if not device.usable:
+        raise ValueError(f"{device!r} failed the driver probe: {device.compiler_error}. Fix: "
+                         f"{vetting.fix_for(device.verdict)}")
+    return device
 
 
 def current_device() -> Device:
@@ -290,3 +323,54 @@ def use_device(spec: "Device | int | str | cl.Device") -> Iterator[Device]:
         yield dev
     finally:
         _current.reset(token)
+
+
+# -- fork ------------------------------------------------------------------------------------
+_FORK_MESSAGE = (
+    "clarray_gemm: this process was forked after its parent loaded OpenCL, and OpenCL drivers "
+    "do not survive fork() (their threads and device state are not copied: the first command "
+    "would hang). Start worker processes with the 'spawn' or 'forkserver' method, e.g. "
+    "multiprocessing.get_context('spawn'), or fork before the parent uses a device.")
+_forked_after_use = False
+_fork_resets: list[Callable[[], None]] = []
+# The parent's OpenCL objects, kept alive in a forked child: releasing them there would call
+# into a driver that has no threads behind it.
+_inherited: list[Any] = []
+
+
+def register_fork_reset(target: "Callable[[], None] | dict") -> None:
+    """Forget per-process OpenCL state in a forked child: ``target`` is a callable run right
+    after ``fork()`` in the child, or a dict (a cache of programs, kernels, buffers) that is
+    emptied there; its values are kept alive, never released, in the child."""
+    if isinstance(target, dict):
+        def forget(cache: dict = target) -> None:
+            _inherited.append(dict(cache))
+            cache.clear()
+        _fork_resets.append(forget)
+    else:
+        _fork_resets.append(target)
+
+
+def _check_not_forked() -> None:
+    if _forked_after_use:
+        raise RuntimeError(_FORK_MESSAGE)
+
+
+def _after_fork_in_child() -> None:
+    global _forked_after_use, _devices, _default
+    if _devices is None:
+        return  # OpenCL was never loaded by this module: the child starts clean
+    _forked_after_use = True
+    for dev in _devices:
+        for name in ("context", "queue"):
+            handle = dev.__dict__.pop(name, None)
+            if handle is not None:
+                _inherited.append(handle)
+    _inherited.append(_devices)
+    _devices, _default = None, None
+    for reset in _fork_resets:
+        reset()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

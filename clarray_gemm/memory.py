@@ -48,7 +48,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
-from .device import Device
+from .device import Device, register_fork_reset
 
 __all__ = ["Storage", "TransferStats", "transfer_stats", "reset_transfer_stats", "new_buffer",
            "free_cached_memory", "format_bytes"]
@@ -160,13 +160,18 @@ def new_buffer(device: Device, nbytes: int) -> cl.MemoryObject:
 _parked: dict[tuple[Device, int], list[tuple[cl.MemoryObject, np.ndarray]]] = {}
 _parked_bytes = 0
 _parked_lock = threading.Lock()
+register_fork_reset(_pools)
+register_fork_reset(_parked)
 
 
 def _park(device: Device, nbytes: int, buffer: cl.MemoryObject, mapping: np.ndarray) -> None:
     global _parked_bytes
     with _parked_lock:
         if _parked_bytes + nbytes <= _PARKED_BYTES_MAX:
-            _parked.setdefault((device, nbytes), []).append((buffer, mapping))
+            entries = _parked.get((device, nbytes))
+            if entries is None:
+                entries = _parked[(device, nbytes)] = []
+            entries.append((buffer, mapping))
             _parked_bytes += nbytes
             return
     _unmap(device, mapping)
@@ -244,10 +249,6 @@ class _HostExport(np.ndarray):
     weak reference to it says whether any view is. NumPy collapses a new view's ``base`` chain
     while the next base has the view's type; a view of a view of this subclass is where the
     collapse of a plain ndarray view stops."""
-
-
-def _keep_alive(*_objects: object) -> None:
-    """A finalizer's no-op: holding its arguments is the point."""
 
 
 class Storage:
@@ -365,9 +366,7 @@ class Storage:
                 mapped = self._read_map() if self._read_map is not None else None
                 if mapped is None:
                     mapped = self._map_read_shared()
-        view = mapped.view()
-        view.flags.writeable = False
-        return view
+        return mapped
 
     def _map_read_shared(self) -> np.ndarray:
         """Discrete devices: map for reading, shared by all host views until they die."""
@@ -375,11 +374,12 @@ class Storage:
             self.device.queue, self.buffer, cl.map_flags.READ, 0, (self.nbytes,), np.uint8,
             is_blocking=True)
         mapped.flags.writeable = False
-        # The pool must not hand this buffer out again while the mapping lives.
-        weakref.finalize(mapped, _keep_alive, self.buffer)
-        self._read_map = weakref.ref(mapped)
+        parent = mapped.view(_HostExport).view(_HostExport)
+        # The pool must not hand this buffer out again while the mapping's views live.
+        parent.mapping = self.buffer
+        self._read_map = weakref.ref(parent)
         count_transfer(maps=1, device_to_host=self.nbytes)
-        return mapped
+        return parent
 
     @contextlib.contextmanager
     def map_for_write(self, offset: int = 0, nbytes: int | None = None,
@@ -421,10 +421,16 @@ class Storage:
             np.copyto(np.ndarray(host.shape, host.dtype, buffer=target), host, casting="no")
             count_transfer(host_to_device=host.nbytes)
             return
-        with self.map_for_write(discard=True) as mapped:
-            np.copyto(np.ndarray(host.shape, host.dtype, buffer=mapped), host, casting="no")
-        if self._unified:
-            count_transfer(host_to_device=host.nbytes)
+        if self._write_mapped:
+            raise RuntimeError("buffer is already mapped for writing")
+        if self.has_host_views():
+            self._detach(copy_contents=False)
+        queue = self.device.queue
+        mapped, _ = cl.enqueue_map_buffer(queue, self.buffer, cl.map_flags.WRITE_INVALIDATE_REGION,
+                                          0, (host.nbytes,), np.uint8, is_blocking=True)
+        np.copyto(np.ndarray(host.shape, host.dtype, buffer=mapped), host, casting="no")
+        mapped.base.release(queue=queue)
+        count_transfer(maps=1, host_to_device=host.nbytes)
 
     # -- device side -----------------------------------------------------------------------------
     def kernel_buffer(self, write: bool = False) -> cl.MemoryObject:

@@ -19,12 +19,7 @@
 // Parameters: T element type, ACC accumulator type (unsigned for integers, so that overflow
 // wraps), WG work-group size (must equal the launch's local size), R outputs per work-item and
 // JU taps per unrolled step (multiples of 4), MC taps per local-memory chunk (a multiple of JU).
-#ifndef T
-#define T float
-#endif
-#ifndef ACC
-#define ACC T
-#endif
+#include "scalar_types.h"
 #ifndef WG
 #define WG 64
 #endif

@@ -11,12 +11,7 @@
 //
 // Parameters: T element type, ACC accumulator type (unsigned for integers), WG work-group size
 // (must equal the launch's local size).
-#ifndef T
-#define T float
-#endif
-#ifndef ACC
-#define ACC T
-#endif
+#include "scalar_types.h"
 #ifndef WG
 #define WG 64
 #endif

@@ -17,12 +17,7 @@
 // reinterpreted with as_<type>, which is the wrapping conversion), VW vector width (2, 4, 8 or
 // 16), NV vectors per work-item (1 to 8), WG work-group size (the host's; not used in the
 // code), IS_INT 1 for integer types.
-#ifndef T
-#define T float
-#endif
-#ifndef ACC
-#define ACC T
-#endif
+#include "scalar_types.h"
 #ifndef VW
 #define VW 16
 #endif

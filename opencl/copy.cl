@@ -1,11 +1,14 @@
 // Strided copy with a cast: the device-side "pack" used for astype, contiguous copies,
 // transposes, broadcasts and writes into strided views.
 //
-//   dst[dst_offset + sum_d i_d*dst_stride_d] = (DST_T) src[src_offset + sum_d i_d*src_stride_d]
+//   dst[dst_offset + sum_d i_d*dst_stride_d] = cast(src[src_offset + sum_d i_d*src_stride_d])
 //
 // for every multi-index i of `shape`, with up to 8 dimensions (the host merges dimensions that
 // are contiguous in both arrays first). Strides and offsets are in elements and may be 0
 // (broadcast) or negative (reversed views). One work-item per element.
+//
+// `cast` is NumPy's conversion (numpy_cast.h: its x86-64 results also for NaN and out-of-range
+// float -> integer values, which OpenCL C leaves undefined).
 //
 // Parameters:
 //   SRC_T, DST_T  element types (OpenCL C scalar names)
@@ -19,6 +22,11 @@
 #ifndef TO_BOOL
 #define TO_BOOL 0
 #endif
+
+#define NP_CAST_SRC SRC_T
+#define NP_CAST_DST DST_T
+#define NP_CAST_NAME cast
+#include "numpy_cast.h"
 
 __kernel void strided_copy(const long n,
                            __global const SRC_T* restrict src, const long src_offset,
@@ -48,6 +56,6 @@ __kernel void strided_copy(const long n,
 #if TO_BOOL
     dst[d_off] = (v != (SRC_T)0) ? (DST_T)1 : (DST_T)0;
 #else
-    dst[d_off] = (DST_T)v;
+    dst[d_off] = cast(v);
 #endif
 }

@@ -76,24 +76,51 @@
 #define OP OP_ADD
 #endif
 
+#if defined(cl_khr_fp64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
 #include "ufunc_ops.h"
+
+// Conversions into the loop type and out of it are NumPy's casts (numpy_cast.h), bool ones
+// `!= 0`.
+#define NP_CAST_SRC IN0_T
+#define NP_CAST_DST CT
+#define NP_CAST_NAME load0
+#include "numpy_cast.h"
+#define NP_CAST_SRC IN1_T
+#define NP_CAST_DST CT
+#define NP_CAST_NAME load1
+#include "numpy_cast.h"
+#define NP_CAST_SRC IN2_T
+#define NP_CAST_DST CT
+#define NP_CAST_NAME load2
+#include "numpy_cast.h"
+#define NP_CAST_SRC RT
+#define NP_CAST_DST OUT0_T
+#define NP_CAST_NAME store0
+#include "numpy_cast.h"
+#define NP_CAST_SRC RT
+#define NP_CAST_DST OUT1_T
+#define NP_CAST_NAME store1
+#include "numpy_cast.h"
 
 #if OP == OP_WHERE
 #define LOAD0(v) ((uchar)((v) != 0))
 #elif IN0_TO_BOOL
 #define LOAD0(v) ((CT)((v) != 0))
 #else
-#define LOAD0(v) ((CT)(v))
+#define LOAD0(v) load0(v)
 #endif
 #if IN1_TO_BOOL
 #define LOAD1(v) ((CT)((v) != 0))
 #else
-#define LOAD1(v) ((CT)(v))
+#define LOAD1(v) load1(v)
 #endif
 #if IN2_TO_BOOL
 #define LOAD2(v) ((CT)((v) != 0))
 #else
-#define LOAD2(v) ((CT)(v))
+#define LOAD2(v) load2(v)
 #endif
 #if RES_BOOL
 #define RESULT(r) ((RT)((r) != 0))
@@ -103,12 +130,12 @@
 #if OUT0_TO_BOOL
 #define STORE0(r) ((OUT0_T)((r) != 0))
 #else
-#define STORE0(r) ((OUT0_T)(r))
+#define STORE0(r) store0(r)
 #endif
 #if OUT1_TO_BOOL
 #define STORE1(r) ((OUT1_T)((r) != 0))
 #else
-#define STORE1(r) ((OUT1_T)(r))
+#define STORE1(r) store1(r)
 #endif
 
 #define STRIDES(v) {v.s0, v.s1, v.s2, v.s3, v.s4, v.s5, v.s6, v.s7}

@@ -28,12 +28,7 @@
 // Parameters: T element type, ACC accumulator (unsigned for integers: wraps like NumPy),
 // IS_INT, MR rows per work-item, VW vector width (2, 4, 8, 16), NV vectors per row (KC, the
 // K block, is chosen by the host: one launch per block).
-#ifndef T
-#define T float
-#endif
-#ifndef ACC
-#define ACC T
-#endif
+#include "scalar_types.h"
 #ifndef IS_INT
 #define IS_INT 0
 #endif

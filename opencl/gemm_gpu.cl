@@ -37,15 +37,7 @@
 //   EDGE_ONLY_CLAMP 1: steps wholly inside the matrices load without bounds clamping (a
 //                  uniform branch per step); 0: every step clamps
 //   BM*BK and BN*BK must be multiples of 4*NT (each work-item loads whole T4 vectors).
-#ifndef T
-#define T float
-#endif
-#ifndef TRANS_A
-#define TRANS_A 0
-#endif
-#ifndef TRANS_B
-#define TRANS_B 0
-#endif
+#include "gemm_layout.h"
 #ifndef BM
 #define BM 128
 #endif
@@ -120,7 +112,7 @@ inline void load_a(__global const T* A, const int lda, const int M, const int m0
 #if VEC_A
     #pragma unroll
     for (int v = 0; v < A_LOADS / 4; ++v) {
-        const int e = lid + v * NT;
+        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
 #if TRANS_A
         const int kk = e / (BM / 4), m = m0 + (e % (BM / 4)) * 4;   // T4 along m
         const bool ok = m < M && kb + kk < k1;
@@ -139,7 +131,7 @@ inline void load_a(__global const T* A, const int lda, const int M, const int m0
 #else
     #pragma unroll
     for (int v = 0; v < A_LOADS; ++v) {
-        const int e = lid + v * NT;
+        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
 #if TRANS_A
         const int kk = e / BM, m = m0 + e % BM, k = kb + kk;
         const T x = A[(long)(clamp ? min(k, k1 - 1) : k) * lda + (clamp ? min(m, M - 1) : m)];
@@ -153,6 +145,9 @@ inline void load_a(__global const T* A, const int lda, const int M, const int m0
 #endif
 }
 
+// Vectors are built from the private arrays with vload4, not with (T4)(x, y, z, w) literals:
+// Oclgrind's uninitialized-value checker calls every such literal uninitialized.
+
 // The registers of load_a into local memory, transposed to As[k][m].
 inline void store_a(__local T4* As, const int lid, const T* ra)
 {
@@ -160,9 +155,9 @@ inline void store_a(__local T4* As, const int lid, const T* ra)
 #if VEC_A
     #pragma unroll
     for (int v = 0; v < A_LOADS / 4; ++v) {
-        const int e = lid + v * NT;
+        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
 #if TRANS_A
-        As[(e / (BM / 4)) * LDA_L + e % (BM / 4)] = (T4)(ra[4 * v], ra[4 * v + 1], ra[4 * v + 2], ra[4 * v + 3]);
+        As[(e / (BM / 4)) * LDA_L + e % (BM / 4)] = vload4(v, ra);
 #else
         const int r = e / (BK / 4), k = (e % (BK / 4)) * 4;
         #pragma unroll
@@ -173,7 +168,7 @@ inline void store_a(__local T4* As, const int lid, const T* ra)
 #else
     #pragma unroll
     for (int v = 0; v < A_LOADS; ++v) {
-        const int e = lid + v * NT;
+        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
 #if TRANS_A
         s[(e / BM) * (4 * LDA_L) + e % BM] = ra[v];
 #else
@@ -191,7 +186,7 @@ inline void load_b(__global const T* B, const int ldb, const int N, const int n0
 #if VEC_B
     #pragma unroll
     for (int v = 0; v < B_LOADS / 4; ++v) {
-        const int e = lid + v * NT;
+        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
 #if TRANS_B
         const int c = e / (BK / 4), k = kb + (e % (BK / 4)) * 4;    // T4 along k
         const bool ok = n0 + c < N && k < k1;
@@ -210,7 +205,7 @@ inline void load_b(__global const T* B, const int ldb, const int N, const int n0
 #else
     #pragma unroll
     for (int v = 0; v < B_LOADS; ++v) {
-        const int e = lid + v * NT;
+        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
 #if TRANS_B
         const int n = n0 + e / BK, k = kb + e % BK;
         const T x = B[(long)(clamp ? min(n, N - 1) : n) * ldb + (clamp ? min(k, k1 - 1) : k)];
@@ -230,20 +225,20 @@ inline void store_b(__local T4* Bs, const int lid, const T* rb)
 #if VEC_B
     #pragma unroll
     for (int v = 0; v < B_LOADS / 4; ++v) {
-        const int e = lid + v * NT;
+        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
 #if TRANS_B
         const int c = e / (BK / 4), k = (e % (BK / 4)) * 4;
         #pragma unroll
         for (int j = 0; j < 4; ++j)
             s[(k + j) * (4 * LDB_L) + c] = rb[4 * v + j];
 #else
-        Bs[(e / (BN / 4)) * LDB_L + e % (BN / 4)] = (T4)(rb[4 * v], rb[4 * v + 1], rb[4 * v + 2], rb[4 * v + 3]);
+        Bs[(e / (BN / 4)) * LDB_L + e % (BN / 4)] = vload4(v, rb);
 #endif
     }
 #else
     #pragma unroll
     for (int v = 0; v < B_LOADS; ++v) {
-        const int e = lid + v * NT;
+        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
 #if TRANS_B
         s[(e % BK) * (4 * LDB_L) + e / BK] = rb[v];
 #else
@@ -283,26 +278,34 @@ void gemm_gpu(const int M, const int N, const int K,
     // rows of A and columns of B in L2.
     const int ntn = get_num_groups(0), ntm = get_num_groups(1);
     const int gid = get_group_id(1) * ntn + get_group_id(0);
+    // Quotients and remainders as q and x - q*y, never as a / and % pair: LLVM fuses such a
+    // pair into a "freeze" instruction, which Oclgrind's uninitialized-value checker cannot
+    // simulate (it stops the work-item with a fatal error, and C keeps stale values).
     const int per_group = GROUP_M * ntn;
-    const int first_m = (gid / per_group) * GROUP_M;
+    const int band = gid / per_group, in_band = gid - band * per_group;
+    const int first_m = band * GROUP_M;
     const int rows_here = min(ntm - first_m, GROUP_M);
-    const int tile_m = first_m + (gid % per_group) % rows_here;
-    const int tile_n = (gid % per_group) / rows_here;
+    const int tile_n = in_band / rows_here;
+    const int tile_m = first_m + in_band - tile_n * rows_here;
     const int m0 = tile_m * BM, n0 = tile_n * BN;
 
     const int z = get_global_id(2);
-    const long b = z / KSPLIT;
-    A += a_off + b * a_batch;
-    B += b_off + b * b_batch;
+#if KSPLIT == 1
+    const int b = z, slice = 0;
+#else
+    const int b = z / KSPLIT, slice = z - b * KSPLIT;
+#endif
+    A += a_off + (long)b * a_batch;
+    B += b_off + (long)b * b_batch;
     // This slice's K range, a whole number of K steps long.
     const int kchunk = ((K + KSPLIT - 1) / KSPLIT + BK - 1) / BK * BK;
-    const int k0 = (z % KSPLIT) * kchunk;
+    const int k0 = slice * kchunk;
     const int k1 = min(K, k0 + kchunk);
     const int nk = k1 > k0 ? (k1 - k0 + BK - 1) / BK : 0;
 
     // Work-item layout: a warp covers WARP_Y x WARP_X work-items, so its local-memory reads touch
     // WARP_Y distinct A vectors and WARP_X distinct B vectors.
-    const int lane = lid % 32, warp = lid / 32;
+    const uint lane = (uint)lid % 32, warp = (uint)lid / 32;
     const int tx = (warp % (NTX / WARP_X)) * WARP_X + lane % WARP_X;
     const int ty = (warp / (NTX / WARP_X)) * WARP_Y + lane / WARP_X;
 
@@ -371,7 +374,7 @@ void gemm_gpu(const int M, const int N, const int K,
                 const int r = 4 * q + i, c = 4 * p;
 #if VEC_C
                 if (n < N)
-                    *(__global T4*)(crow + n) = (T4)(acc[r][c], acc[r][c + 1], acc[r][c + 2], acc[r][c + 3]);
+                    *(__global T4*)(crow + n) = vload4(p, acc[r]);
 #else
                 #pragma unroll
                 for (int j = 0; j < 4; ++j)

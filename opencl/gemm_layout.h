@@ -4,12 +4,7 @@
 //
 // Parameters: T element type, ACC accumulator type (unsigned for integers so overflow wraps like
 // NumPy), TRANS_A, TRANS_B.
-#ifndef T
-#define T float
-#endif
-#ifndef ACC
-#define ACC T
-#endif
+#include "scalar_types.h"
 #ifndef TRANS_A
 #define TRANS_A 0
 #endif

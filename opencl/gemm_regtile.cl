@@ -11,19 +11,11 @@
 // tx + j*TSN/WPTN of the tile (strided, so neighbouring work-items read neighbouring local
 // addresses). Any M, N, K: tiles are zero-filled past the edges, stores are bounds-checked.
 //
-// Parameters: T, ACC (unsigned for integers), TRANS_A, TRANS_B, TSM, TSN, TSK tile sizes,
-// WPTM, WPTN work per thread (TSM % WPTM == 0, TSN % WPTN == 0,
+// Parameters: T, ACC (unsigned for integers), TRANS_A, TRANS_B, TSM, TSN, TSK tile sizes
+// (gemm_tiles.h), WPTM, WPTN work per thread (TSM % WPTM == 0, TSN % WPTN == 0,
 // (TSM + TSN) * TSK * sizeof(T) <= local memory).
 #include "gemm_layout.h"
-#ifndef TSM
-#define TSM 64
-#endif
-#ifndef TSN
-#define TSN 64
-#endif
-#ifndef TSK
-#define TSK 16
-#endif
+#include "gemm_tiles.h"
 #ifndef WPTM
 #define WPTM 4
 #endif
@@ -47,7 +39,7 @@ void gemm_regtile(const int M, const int N, const int K,
     const long b = get_global_id(2);
     A += a_off + b * a_batch;
     B += b_off + b * b_batch;
-    __local T As[TSK][TSM];   // k-major, so the inner loop reads a column of A contiguously
+    __local T As[TSK][TSM];   // k-major (see gemm_tiles.h)
     __local T Bs[TSK][TSN];
 
     ACC acc[WPTM][WPTN];
@@ -56,15 +48,7 @@ void gemm_regtile(const int M, const int N, const int K,
             acc[i][j] = (ACC)0;
 
     for (int k0 = 0; k0 < K; k0 += TSK) {
-        for (int l = tid; l < TSM * TSK; l += THREADS) {
-#if TRANS_A
-            const int kk = l / TSM, r = l - kk * TSM;    // consecutive work-items walk down m
-#else
-            const int r = l / TSK, kk = l - r * TSK;    // ... or along k, as A is laid out
-#endif
-            const int gm = m0 + r, gk = k0 + kk;
-            As[kk][r] = (gm < M && gk < K) ? A_AT(gm, gk) : (T)0;
-        }
+        load_a_tile(A, lda, M, K, m0, k0, tid, THREADS, As);
         for (int l = tid; l < TSK * TSN; l += THREADS) {
 #if TRANS_B
             const int c = l / TSK, kk = l - c * TSK;

@@ -15,20 +15,12 @@
 // Parameters: T, ACC (unsigned for integers), IS_INT, TRANS_A, VW vector width (2, 4, 8, 16),
 // TSM, TSN, TSK tile sizes, WPTM rows per work-item (TSN % VW == 0, TSM % WPTM == 0).
 #include "gemm_layout.h"
+#include "gemm_tiles.h"
 #ifndef IS_INT
 #define IS_INT 0
 #endif
 #ifndef VW
 #define VW 4
-#endif
-#ifndef TSM
-#define TSM 64
-#endif
-#ifndef TSN
-#define TSN 64
-#endif
-#ifndef TSK
-#define TSK 16
 #endif
 #ifndef WPTM
 #define WPTM 8
@@ -66,15 +58,7 @@ void gemm_vec(const int M, const int N, const int K,
         acc[i] = (VACC)0;
 
     for (int k0 = 0; k0 < K; k0 += TSK) {
-        for (int l = tid; l < TSM * TSK; l += THREADS) {
-#if TRANS_A
-            const int kk = l / TSM, r = l - kk * TSM;
-#else
-            const int r = l / TSK, kk = l - r * TSK;
-#endif
-            const int gm = m0 + r, gk = k0 + kk;
-            As[kk][r] = (gm < M && gk < K) ? A_AT(gm, gk) : (T)0;
-        }
+        load_a_tile(A, lda, M, K, m0, k0, tid, THREADS, As);
         for (int l = tid; l < TSK * RTSN; l += THREADS) {
             const int kk = l / RTSN, v = l - kk * RTSN;
             const int gv = n0 / VW + v, gk = k0 + kk;

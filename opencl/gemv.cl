@@ -20,12 +20,7 @@
 //
 // Parameters: T, ACC (unsigned for integers), WG work-group size, VW vector width (1, 2, 4, 8,
 // 16), NVEC vectors per work-item (gemv_sweep).
-#ifndef T
-#define T float
-#endif
-#ifndef ACC
-#define ACC T
-#endif
+#include "scalar_types.h"
 #ifndef WG
 #define WG 64
 #endif

@@ -83,6 +83,23 @@
 #define OP_WHERE 85
 #define OP_FABS 86
 
+// Float division rounded correctly (OpenCL allows 2.5 ulp for float): where the device has
+// fp64 a float quotient is taken in double and rounded once, which is exact rounding for a
+// 24-bit quotient (53 >= 2*24 + 2).
+#if IS_FLOAT && BITS == 32 && defined(cl_khr_fp64)
+#define FDIV(a, b) ((CT)((double)(a) / (double)(b)))
+#else
+#define FDIV(a, b) ((a) / (b))
+#endif
+
+// Integer products in at least 32 bits: uchar/ushort would be promoted to int, where overflow
+// is undefined (+ 0u makes them unsigned); floats as they are (x + 0 would turn -0.0 into +0.0).
+#if IS_FLOAT
+#define WIDE(x) (x)
+#else
+#define WIDE(x) ((x) + 0u)
+#endif
+
 // npy_divmod: the floored quotient, and the remainder with the divisor's sign, for floats.
 #if IS_FLOAT
 inline CT float_divmod(const CT a, const CT b, CT* modulus)
@@ -90,9 +107,9 @@ inline CT float_divmod(const CT a, const CT b, CT* modulus)
     CT mod = fmod(a, b);
     if (b == (CT)0) {
         *modulus = mod;
-        return a / b;
+        return FDIV(a, b);
     }
-    CT div = (a - mod) / b;
+    CT div = FDIV(a - mod, b);
     if (mod != (CT)0) {
         if (isless(b, (CT)0) != isless(mod, (CT)0)) {
             mod += b;
@@ -106,7 +123,7 @@ inline CT float_divmod(const CT a, const CT b, CT* modulus)
         floordiv = floor(div);
         if (isgreater(div - floordiv, (CT)0.5)) floordiv += (CT)1;
     } else {
-        floordiv = copysign((CT)0, a / b);
+        floordiv = copysign((CT)0, FDIV(a, b));
     }
     *modulus = mod;
     return floordiv;
@@ -144,15 +161,15 @@ inline RT op(const CT x, const CT y) { return (RT)((UT)x + (UT)y); }
 #elif OP == OP_SUBTRACT
 inline RT op(const CT x, const CT y) { return (RT)((UT)x - (UT)y); }
 #elif OP == OP_MULTIPLY
-inline RT op(const CT x, const CT y) { return (RT)((UT)x * (UT)y); }
+inline RT op(const CT x, const CT y) { return (RT)(WIDE((UT)x) * (UT)y); }
 #elif OP == OP_TRUE_DIVIDE
-inline RT op(const CT x, const CT y) { return x / y; }
+inline RT op(const CT x, const CT y) { return FDIV(x, y); }
 #elif OP == OP_FLOOR_DIVIDE
 #if IS_FLOAT
 inline RT op(const CT x, const CT y)
 {
     CT mod;
-    return y != (CT)0 ? float_divmod(x, y, &mod) : x / y;
+    return y != (CT)0 ? float_divmod(x, y, &mod) : FDIV(x, y);
 }
 #else
 inline RT op(const CT x, const CT y) { return int_floor_divide(x, y); }
@@ -203,8 +220,8 @@ inline RT op(const CT x, const CT y)
     UT base = (UT)x, result = 1;
     ulong e = (ulong)y;
     while (e) {
-        if (e & 1) result *= base;
-        base *= base;
+        if (e & 1) result = (UT)(WIDE(result) * base);
+        base = (UT)(WIDE(base) * base);
         e >>= 1;
     }
     return (RT)result;
@@ -236,14 +253,14 @@ inline RT op(const CT x) { return x > 0 ? 1 : 0; }
 #endif
 #elif OP == OP_RECIPROCAL
 #if IS_FLOAT
-inline RT op(const CT x) { return (CT)1 / x; }
+inline RT op(const CT x) { return FDIV((CT)1, x); }
 #elif IS_SIGNED
 inline RT op(const CT x) { return x == 0 ? (RT)RECIP_ZERO : (x == 1 ? 1 : (x == -1 ? -1 : 0)); }
 #else
 inline RT op(const CT x) { return x == 0 ? (RT)RECIP_ZERO : (x == 1 ? 1 : 0); }
 #endif
 #elif OP == OP_SQUARE
-inline RT op(const CT x) { return (RT)((UT)x * (UT)x); }
+inline RT op(const CT x) { return (RT)(WIDE((UT)x) * (UT)x); }
 #elif OP == OP_SQRT
 inline RT op(const CT x) { return sqrt(x); }
 #elif OP == OP_CBRT

@@ -80,3 +80,19 @@ def random_array(shape, dtype, seed: int = 0) -> np.ndarray:
     if dtype.kind == "c":
         return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
     return rng.standard_normal(shape).astype(dtype)
+
+
+# Kernels that keep an operand in __constant memory: NVIDIA devices have 64 KiB of it, Intel's
+# CPU runtime 128 KiB, PoCL 512 KiB, so whether a forced call fits depends on the device.
+CONSTANT_MEMORY_KERNELS = {"const", "const_b"}
+
+
+def run_or_refusal(call, kernel: str, constant_bytes: int, device):
+    """``call()`` when ``kernel`` fits ``device``; when it keeps ``constant_bytes`` in
+    __constant memory and the device has less, assert the catalogue's clear refusal
+    (``ValueError: ... does not fit``) instead and return None."""
+    if kernel in CONSTANT_MEMORY_KERNELS and constant_bytes > device.info.constant_mem_bytes:
+        with pytest.raises(ValueError, match="does not fit"):
+            call()
+        return None
+    return call()

@@ -7,13 +7,16 @@ import re
 import pytest
 
 from clarray_gemm.cli import main
-from clarray_gemm.kernels import tuning
+from clarray_gemm import settings, tuning
 
 
 @pytest.fixture(autouse=True)
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv(tuning.CACHE_ENV, str(tmp_path / "cache"))
-    return tmp_path / "cache"
+    monkeypatch.setenv(settings.CACHE_ENV, str(tmp_path / "cache"))
+    settings.reload()
+    yield tmp_path / "cache"
+    monkeypatch.undo()
+    settings.reload()
 
 
 def _table(text: str) -> list[dict[str, str]]:
@@ -29,9 +32,9 @@ def test_info_lists_what_dispatch_depends_on(capsys, device):
     assert f"{device}  [default]" in out
     for field in ("type", "compute units", "max work-group size", "local memory",
                   "constant memory", "unified host memory", "images", "fp64 / fp16",
-                  "preferred vector width", "compiler"):
+                  "preferred vector width", "driver probe"):
         assert re.search(rf"^  {re.escape(field)}\s", out, re.M), field
-    assert "compiler                works" in out
+    assert re.search(r"^  driver probe\s+passed", out, re.M)
 
 
 def test_demo_checks_against_numpy(capsys, device):
@@ -85,7 +88,7 @@ def test_bench_seed000_reproduces_the_table(capsys):
 
 def test_tune_quick_writes_json_then_reset_removes_it(capsys, cache, device):
     assert main(["tune", "--quick", "--sizes", "32", "--kernels", "naive", "--limit", "2",
-                 "--quiet"]) == 0
+                 "--no-crossover", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "| naive (float32, small) | 32x32 @ 32x32 |" in out
     files = list(cache.glob("tuning-*.json"))
@@ -97,3 +100,61 @@ def test_tune_quick_writes_json_then_reset_removes_it(capsys, cache, device):
     assert main(["tune", "--reset"]) == 0
     assert "removed 1 tuning file" in capsys.readouterr().out
     assert not list(cache.glob("tuning-*.json"))
+
+
+# -- usage errors: one line on stderr, exit status 2, no traceback -------------------------------
+@pytest.mark.parametrize("argv", [
+    ["demo", "--device", "99"],
+    ["demo", "--device", "no-such-device"],
+    ["demo", "--size", "0"],
+    ["bench", "--sizes", "-3"],
+    ["bench", "--dtype", "float7"],
+    ["bench", "--budget", "abc"],
+    ["tune", "--limit", "0"],
+    ["frobnicate"],
+])
+def test_bad_arguments_are_one_line_errors(capsys, argv):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "error:" in lines[0], captured.err
+    assert "Traceback" not in captured.err + captured.out
+
+
+def test_bench_plot_without_matplotlib_says_so_before_running(capsys, monkeypatch):
+    import importlib.util
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real_find_spec(name, *a))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "matmul", "--plot", "chart.png", "--sizes", "32"])
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    assert "matplotlib" in captured.err and "[bench]" in captured.err
+    assert "|" not in captured.out  # no table: nothing was run
+
+
+def test_the_module_entry_point_fails_like_a_cli(tmp_path):
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "clarray_gemm", "demo", "--device", "99"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "out of range" in done.stderr
+
+
+def test_no_usable_device_is_a_one_line_error(tmp_path):
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "CLARRAY_GEMM_CACHE_DIR": str(tmp_path / "c"),
+           "CLARRAY_GEMM_PROBE_FAULT": "abort:Portable,Intel,Oclgrind,NVIDIA,AMD,Apple"}
+    env.pop("PYOPENCL_CTX", None)
+    done = subprocess.run([sys.executable, "-m", "clarray_gemm", "demo"], capture_output=True,
+                          text=True, timeout=600, env=env)
+    assert done.returncode == 1
+    errors = [ln for ln in done.stderr.splitlines() if "error:" in ln]
+    assert len(errors) == 1 and "no OpenCL device can run the kernels" in errors[0]
+    assert "Traceback" not in done.stderr

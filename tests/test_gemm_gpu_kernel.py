@@ -3,7 +3,7 @@
 * On the local CPU driver (forced, since it only ranks on GPUs): every operand layout, odd sizes,
   offsets (scalar-load path) and aligned ones (vector path), batches and broadcast batches,
   split-K, every tile preset, float64, with and without the interior fast path.
-* Under the Oclgrind simulator with its API checks and data-race detector, in a subprocess
+* Under the Oclgrind simulator with its API, data-race and uninitialized-value checks, in a subprocess
   (marked slow): small odd shapes through the presets, split-K and both pipelines.
 * The selection logic (vector flags, split-K and preset choice for a 132-unit GPU, ranks).
 * On a real OpenCL GPU (marked gpu, skipped without one): the kernel is chosen and correct at
@@ -207,7 +207,7 @@ def _oclgrind_child() -> None:
 @pytest.mark.slow
 def test_oclgrind_clean(oclgrind):
     env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
-               PYOPENCL_NO_CACHE="1")
+               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1", PYOPENCL_NO_CACHE="1")
     here = os.path.dirname(os.path.abspath(__file__))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(here), here,
                                                       env.get("PYTHONPATH")]))

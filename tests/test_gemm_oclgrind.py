@@ -62,9 +62,15 @@ def oclgrind_problems(stderr: str) -> list[str]:
     return [blk for blk in kept if any(m in blk.lower() for m in MARKERS)]
 
 
-# Oclgrind 21.10 does not track image writes in its uninitialized-value checker: a texel
-# written by write_imagef (or copied from a kernel-written buffer) reads back as uninitialized,
-# so the image kernel runs with that one check off (bounds, races and API checks stay on).
+# The image kernel runs with the uninitialized-value check off (bounds, races and API checks
+# stay on): Oclgrind reports "Controlflow depends on uninitialized value" at its mad() calls
+# for some shapes whose A is packed (e.g. 7x8x4 and 9x8x5, M x N x K) and not for others
+# (7x8x5, 8x8x4), while the results are right. An earlier note blamed image writes, but a
+# kernel-written texel read back by another kernel is clean in a minimal pyopencl test. One
+# cause found: after clEnqueueCopyBuffer of fewer bytes than the destination holds (the packed
+# A's data rows, copied into a zero-filled padded buffer), Oclgrind calls the rest of the
+# destination uninitialized (reproduced with plain pyopencl: host-write 128 bytes, copy 16
+# bytes in, read all 128). That explains 7x8x4, not 9x8x5 (copied by the copy kernel).
 NO_UNINITIALIZED_CHECK = {"image"}
 
 
@@ -92,14 +98,10 @@ def _needs_oclgrind(oclgrind):
 GENERAL = ["naive", "tiled", "regtile", "vec", "image", "const_b", "cpu"]
 
 
+# Small odd sizes in every dtype: tests/test_kernels_oclgrind.py. Here: several tiles.
 @pytest.mark.parametrize("kernel", GENERAL)
-@pytest.mark.parametrize("M,N,K,batch,trans,dtype", [
-    (7, 9, 5, 1, False, "float32"),
-    (33, 17, 65, 1, False, "float32"),
-    (7, 9, 5, 2, True, "float32"),
-])
-def test_kernel_is_clean(kernel, M, N, K, batch, trans, dtype):
-    run_case(kernel, M, N, K, batch, trans, dtype)
+def test_kernel_is_clean_over_several_tiles(kernel):
+    run_case(kernel, 33, 17, 65, 1, False, "float32")
 
 
 @pytest.mark.parametrize("M,N,K,batch,trans", [
@@ -109,12 +111,6 @@ def test_gemv_is_clean(M, N, K, batch, trans):
     run_case("gemv", M, N, K, batch, trans)
     # The CPU shape of the kernels: one work-item per row or per 3 vectors of rows.
     run_case("gemv", M, N, K, batch, trans, params={"WG": 1, "VW": 4, "NVEC": 3})
-
-
-@pytest.mark.parametrize("kernel", ["cpu", "vec", "regtile"])
-def test_integer_and_double_paths_are_clean(kernel):
-    run_case(kernel, 7, 9, 5, 2, True, "int64")
-    run_case(kernel, 7, 9, 5, 1, False, "float64")
 
 
 def test_cpu_k_blocks_are_clean():

@@ -9,7 +9,8 @@ import pytest
 
 import clarray_gemm as cg
 from clarray_gemm.bench.timing import device_seconds
-from clarray_gemm.kernels import gemm, samples, tuning
+from clarray_gemm import settings, tuning
+from clarray_gemm.kernels import gemm, samples
 from clarray_gemm.kernels.variant import Variant
 
 from conftest import assert_matches, random_array
@@ -17,8 +18,11 @@ from conftest import assert_matches, random_array
 
 @pytest.fixture(autouse=True)
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv(tuning.CACHE_ENV, str(tmp_path))
-    return tmp_path
+    monkeypatch.setenv(settings.CACHE_ENV, str(tmp_path))
+    settings.reload()
+    yield tmp_path
+    monkeypatch.undo()
+    settings.reload()
 
 
 def _fake(times: dict[tuple, float], default: float = 1.0):
@@ -104,6 +108,39 @@ def test_a_gain_within_the_noise_margin_is_not_stored(device):
     out = tuning.tune(device, sizes=[32], kernels=["naive"], measure=measure, progress=False,
                       margin=0.03)
     assert not out[0].stored and "not 3% faster" in out[0].note
+
+
+def test_a_gain_within_the_measured_noise_is_not_stored(device):
+    # the defaults measure 1.0, 0.8, 1.2, 1.0 (spread 40%); the candidate 0.75 (25% faster)
+    defaults = iter([1.0, 0.8, 1.2, 1.0])
+    fast = _key(WG_X=8, WG_Y=4)
+
+    def measure(dev, problem, variant, params):
+        if tuple(sorted(params.items())) == fast:
+            return 0.75
+        if dict(params) == dict(gemm.CATALOGUE["naive"].defaults):
+            return next(defaults)
+        return 2.0
+    out = tuning.tune(device, sizes=[32], kernels=["naive"], measure=measure, progress=False,
+                      margin=0.03, confirm=3)
+    assert not out[0].stored
+    assert out[0].noise == pytest.approx(0.4)
+    assert "noise (40%)" in out[0].note
+    assert "matmul/naive/float32/small" not in tuning.store_for(device).entries
+
+
+def test_a_gain_beyond_the_measured_noise_is_stored(device):
+    defaults = iter([1.0, 0.95, 1.05, 1.0])   # spread 10%
+    fast = _key(WG_X=8, WG_Y=4)
+
+    def measure(dev, problem, variant, params):
+        if tuple(sorted(params.items())) == fast:
+            return 0.8
+        if dict(params) == dict(gemm.CATALOGUE["naive"].defaults):
+            return next(defaults)
+        return 2.0
+    out = tuning.tune(device, sizes=[32], kernels=["naive"], measure=measure, progress=False)
+    assert out[0].stored and out[0].noise == pytest.approx(0.1)
 
 
 def test_a_search_that_no_longer_wins_removes_the_stored_entry(device):

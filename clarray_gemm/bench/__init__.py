@@ -3,5 +3,6 @@ runner per operation family (``matmul``, ``convolve``), the seed-000 reproductio
 and the printed table and chart (``report``). The CLI (``python -m clarray_gemm bench``) and the
 scripts in ``benches/`` both use these modules.
 
-Kept free of imports so that ``kernels.tuning`` can use ``bench.timing`` without a cycle.
+The library never imports this package (checked by the import contracts in ``pyproject.toml``);
+``clarray_gemm.tuning`` and the CLI build on it.
 """

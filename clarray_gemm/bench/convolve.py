@@ -12,10 +12,12 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..device import Device
-from ..kernels.samples import WrongResult, conv_bench_problem
+from ..kernels import conv
+from ..kernels.samples import conv_bench_problem
+from ..ops.convolve import convolve
 from . import peers
-from .report import Row, skip_note
-from .timing import device_seconds, host_seconds
+from .kernel_rows import KernelBench, kernel_rows
+from .report import Row
 
 __all__ = ["available", "default_sizes", "run", "DEFAULT_MASK"]
 
@@ -37,38 +39,23 @@ def default_sizes(device: Device) -> tuple[int, ...]:
     return (2**14, 2**17, 2**20)
 
 
-def _kernel_row(device: Device, bench: Any, name: str, params: dict | None, label: str,
-                budget_s: float, size: str, n: int) -> Row:
-    from ..kernels import conv
-    from ..ops.convolve import convolve
+def _spec(bench: Any) -> KernelBench:
     p = bench.problem
-    moved = (p.n + p.m + p.length) * p.itemsize
-    row = Row(label, size, moved, "GB/s", n=n)
-    try:
-        choice = conv.choose(device, p, name, params)
-        bench.poison()
-        conv.run(device, p, name, params)
-        bench.check()
-    except (ValueError, RuntimeError, WrongResult) as exc:
-        row.note = skip_note(exc)
-        return row
-    row.device = device_seconds(device, lambda: conv.run(device, p, name, params),
-                                budget_s=budget_s, warmup=0)
     x, w = bench.operands
     mask = w[::-1].copy()  # the bench problem correlates with w; np.convolve flips its mask
-    row.e2e = host_seconds(lambda: np.asarray(convolve(x, mask, kernel=name, params=params)),
-                           budget_s=budget_s)
-    gflops = 2 * p.length * p.m / row.device.seconds * 1e-9
-    row.note = (", ".join(f"{k}={v}" for k, v in sorted(choice.params.items()))
-                + f"; {gflops:.1f} GFLOP/s direct-equivalent")
-    return row
+
+    def gflops(row: Row) -> str:
+        return f"; {2 * p.length * p.m / row.device.seconds * 1e-9:.1f} GFLOP/s direct-equivalent"
+    return KernelBench(conv.CATALOGUE, conv.run,
+                       lambda name, params: np.asarray(convolve(x, mask, kernel=name,
+                                                                params=params)),
+                       (p.n + p.m + p.length) * p.itemsize, "GB/s", gflops)
 
 
 def run(device: Device, sizes: Iterable[int], kernels: Sequence[str] | None = None,
         dtype: Any = np.float32, mask: int = DEFAULT_MASK, budget_s: float = 0.5,
         with_peers: bool = True, progress: Any = None) -> list[Row]:
     """Measure every convolution kernel (or ``kernels``) and NumPy at each signal length."""
-    from ..kernels import conv
     names = list(kernels) if kernels else conv.CATALOGUE.names()
     rows: list[Row] = []
     for n in sizes:
@@ -81,17 +68,11 @@ def run(device: Device, sizes: Iterable[int], kernels: Sequence[str] | None = No
             x, w = bench.operands
             res = peers.numpy_convolve(x, w[::-1].copy(), budget_s)
             numpy_row = Row(res.name, size, moved, "GB/s", res.device, res.e2e, "peer", n=n)
+        spec = _spec(bench)
         for name in names:
             if progress is not None:
                 progress.note(f"{name} {size}")
-            variant = conv.CATALOGUE[name]
-            if conv.CATALOGUE.tuned_params(device, variant, p):
-                rows.append(_kernel_row(device, bench, name, None, f"{name} (tuned)", budget_s,
-                                        size, n))
-                rows.append(_kernel_row(device, bench, name, dict(variant.defaults),
-                                        f"{name} (defaults)", budget_s, size, n))
-            else:
-                rows.append(_kernel_row(device, bench, name, None, name, budget_s, size, n))
+            rows.extend(kernel_rows(device, bench, spec, name, budget_s, size, n))
             if progress is not None:
                 progress.update()
         if numpy_row is not None:

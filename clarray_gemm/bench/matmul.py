@@ -10,11 +10,11 @@ import numpy as np
 
 from ..device import Device
 from ..kernels import gemm
-from ..kernels.samples import WrongResult, bench_problem
+from ..kernels.samples import bench_problem
 from ..ops.matmul import matmul
 from . import peers
-from .report import Row, skip_note
-from .timing import device_seconds, host_seconds
+from .kernel_rows import KernelBench, kernel_rows
+from .report import Row
 
 __all__ = ["default_sizes", "run"]
 
@@ -26,27 +26,6 @@ def default_sizes(device: Device) -> tuple[int, ...]:
     if device.info.is_gpu:
         return (256, 512, 1024, 2048, 4096)
     return (128, 256, 512)
-
-
-def _kernel_row(device: Device, bench: Any, name: str, params: dict | None, label: str,
-                budget_s: float, size: str, n: int) -> Row:
-    p = bench.problem
-    row = Row(label, size, p.flops, "GFLOP/s", n=n)
-    try:
-        choice = gemm.choose(device, p, name, params)
-        bench.poison()
-        gemm.run(device, p, name, params)
-        bench.check()
-    except (ValueError, RuntimeError, WrongResult) as exc:
-        row.note = skip_note(exc)
-        return row
-    row.device = device_seconds(device, lambda: gemm.run(device, p, name, params),
-                                budget_s=budget_s, warmup=0)
-    a, b = bench.a, bench.b
-    row.e2e = host_seconds(
-        lambda: np.asarray(matmul(a, b, kernel=name, params=params)), budget_s=budget_s)
-    row.note = ", ".join(f"{k}={v}" for k, v in sorted(choice.params.items()))
-    return row
 
 
 def run(device: Device, sizes: Iterable[int], kernels: Sequence[str] | None = None,
@@ -73,19 +52,16 @@ def run(device: Device, sizes: Iterable[int], kernels: Sequence[str] | None = No
                 peer_rows.append(Row(res.name, size, p.flops, "GFLOP/s", res.device, res.e2e,
                                      f"peer not measured: {res.skipped}" if res.skipped
                                      else "peer", n=n))
+        a, b = bench.a, bench.b
+        spec = KernelBench(gemm.CATALOGUE, gemm.run,
+                           lambda name, params: np.asarray(matmul(a, b, kernel=name,
+                                                                  params=params)),
+                           p.flops, "GFLOP/s")
         ours: list[Row] = []
         for name in names:
             if progress is not None:
                 progress.note(f"{name} {size}")
-            variant = gemm.CATALOGUE[name]
-            tuned = gemm.CATALOGUE.tuned_params(device, variant, p)
-            if tuned:
-                ours.append(_kernel_row(device, bench, name, None, f"{name} (tuned)", budget_s,
-                                        size, n))
-                ours.append(_kernel_row(device, bench, name, dict(variant.defaults),
-                                        f"{name} (defaults)", budget_s, size, n))
-            else:
-                ours.append(_kernel_row(device, bench, name, None, name, budget_s, size, n))
+            ours.extend(kernel_rows(device, bench, spec, name, budget_s, size, n))
             if progress is not None:
                 progress.update()
         numpy_row = next((r for r in peer_rows if r.name == "numpy"), None)

@@ -14,12 +14,12 @@ import ctypes
 import ctypes.util
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ..device import Device
-from .timing import Timing, device_seconds, host_seconds, repetitions
+from .timing import Timing, cuda_event_seconds, device_seconds, host_seconds
 
 __all__ = ["PeerResult", "numpy_matmul", "clblast_gemm", "cuda_matmuls", "clblast_library",
            "numpy_convolve"]
@@ -102,31 +102,6 @@ def clblast_gemm(device: Device, bench: Any, budget_s: float = 0.5) -> PeerResul
 
 
 # -- cuBLAS through CuPy / PyTorch ---------------------------------------------------------------
-def _cuda_event_seconds(new_event: Callable[[], Any], op: Callable[[], Any], sync: Callable[[], None],
-                        budget_s: float) -> Timing:
-    op()
-    sync()
-
-    def once() -> float:
-        start, end = new_event(), new_event()
-        start.record()
-        op()
-        end.record()
-        end.synchronize()
-        return _elapsed(start, end)
-    first = once()
-    times = [first] + [once() for _ in range(repetitions(first, budget_s) - 1)]
-    times.sort()
-    return Timing(times[len(times) // 2], times[0], len(times), "device")
-
-
-def _elapsed(start: Any, end: Any) -> float:
-    if hasattr(start, "elapsed_time"):  # torch
-        return start.elapsed_time(end) * 1e-3
-    import cupy
-    return cupy.cuda.get_elapsed_time(start, end) * 1e-3
-
-
 def _cupy(a: np.ndarray, b: np.ndarray, budget_s: float) -> PeerResult:
     try:
         import cupy
@@ -135,7 +110,7 @@ def _cupy(a: np.ndarray, b: np.ndarray, budget_s: float) -> PeerResult:
     except Exception as exc:  # ImportError, or CUDA driver errors
         return PeerResult("cuBLAS (CuPy)", skipped=f"CuPy unavailable: {type(exc).__name__}")
     da, db = cupy.asarray(a), cupy.asarray(b)
-    dev = _cuda_event_seconds(lambda: cupy.cuda.Event(), lambda: da @ db,
+    dev = cuda_event_seconds(lambda: cupy.cuda.Event(), lambda: da @ db,
                               cupy.cuda.runtime.deviceSynchronize, budget_s)
     e2e = host_seconds(lambda: cupy.asnumpy(cupy.asarray(a) @ cupy.asarray(b)), budget_s=budget_s)
     return PeerResult("cuBLAS (CuPy)", device=dev, e2e=e2e)
@@ -150,7 +125,7 @@ def _torch(a: np.ndarray, b: np.ndarray, budget_s: float) -> PeerResult:
         return PeerResult("cuBLAS (torch)", skipped=f"torch unavailable: {type(exc).__name__}")
     torch.backends.cuda.matmul.allow_tf32 = False
     da, db = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-    dev = _cuda_event_seconds(lambda: torch.cuda.Event(enable_timing=True), lambda: da @ db,
+    dev = cuda_event_seconds(lambda: torch.cuda.Event(enable_timing=True), lambda: da @ db,
                               torch.cuda.synchronize, budget_s)
     e2e = host_seconds(lambda: (torch.from_numpy(a).cuda() @ torch.from_numpy(b).cuda())
                        .cpu().numpy(), budget_s=budget_s)

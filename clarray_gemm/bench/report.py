@@ -10,13 +10,15 @@ with NumPy's host time (and ``e2e x NumPy`` our end-to-end time with it), ``x CL
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from .timing import Timing
 
-__all__ = ["Row", "format_table", "plot", "skip_note"]
+__all__ = ["Row", "format_table", "plot", "skip_note", "error_text", "markdown_table", "micros",
+           "noise_note", "timing_json", "write_json"]
 
 
 @dataclass
@@ -48,6 +50,12 @@ def skip_note(exc: BaseException) -> str:
     return "skipped: " + (text if len(text) <= 100 else text[:97] + "...")
 
 
+def error_text(exc: BaseException) -> str:
+    """An exception in one line for a table note: its type and the first line of its message."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
 PEER_COLUMNS = ("x NumPy", "x CLBlast", "x cuBLAS")
 
 
@@ -68,19 +76,57 @@ def _bytes(t: Timing | None) -> str:
     return f"{n / 2**10:.1f} KiB" if n else "0"
 
 
+def markdown_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown table of ``head`` and the rows' cells."""
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+    return "\n".join(lines)
+
+
+def micros(t: Timing | float | None) -> str:
+    """A time (a ``Timing``'s median, or seconds) in microseconds, about 3 significant digits."""
+    if t is None:
+        return "-"
+    us = (t.seconds if isinstance(t, Timing) else t) * 1e6
+    return f"{us:.2f}" if us < 10 else f"{us:.1f}" if us < 1000 else f"{us:.0f}"
+
+
+NOISY = 2.0  # a median this many times the fastest call marks a cell as noisy
+
+
+def noise_note(label: str, t: Timing | None) -> str | None:
+    """"<label> noisy (median Nx its fastest)" when a cell's calls spread that much (a shared
+    CPU, a clock boost, a driver's wake-up latency), else None."""
+    if t is None or t.reps < 5 or t.best <= 0 or t.seconds < NOISY * t.best:
+        return None
+    return f"{label} noisy (median {t.seconds / t.best:.1f}x its fastest)"
+
+
+def timing_json(t: Timing | None) -> dict[str, Any] | None:
+    """A ``Timing`` as plain numbers (seconds), for ``--json``."""
+    if t is None:
+        return None
+    return {"median_s": t.seconds, "best_s": t.best, "reps": t.reps, "kind": t.kind,
+            "bytes_copied": t.bytes_copied if t.copied is not None else None}
+
+
+def write_json(path: str, payload: dict[str, Any]) -> None:
+    """Write a bench's raw numbers to ``path`` (indented JSON)."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(payload, f, indent=2)
+        f.write("\n")
+
+
 def format_table(rows: Sequence[Row]) -> str:
     """The rows as a Markdown table."""
     unit = rows[0].unit if rows else "GFLOP/s"
     head = ["kernel", "size", "device ms", unit, *PEER_COLUMNS, "e2e ms", f"e2e {unit}",
             "e2e x NumPy", "copied", "note"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in rows:
-        cells = [r.name, r.size, _ms(r.device), _num(r.rate("device")),
-                 *(_num(r.ratios.get(c), "{:.2f}") for c in PEER_COLUMNS),
-                 _ms(r.e2e), _num(r.rate("e2e")), _num(r.ratios.get("e2e x NumPy"), "{:.2f}"),
-                 _bytes(r.e2e), r.note]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return markdown_table(head, [
+        [r.name, r.size, _ms(r.device), _num(r.rate("device")),
+         *(_num(r.ratios.get(c), "{:.2f}") for c in PEER_COLUMNS),
+         _ms(r.e2e), _num(r.rate("e2e")), _num(r.ratios.get("e2e x NumPy"), "{:.2f}"),
+         _bytes(r.e2e), r.note] for r in rows])
 
 
 def plot(rows: Sequence[Row], path: str, title: str, xlabel: str = "size") -> None:

@@ -1,6 +1,6 @@
 """The one timing helper of the benchmarks and the tuner.
 
-Two kinds of time, never mixed:
+Three kinds of time, never mixed:
 
 * **device time** (:func:`device_seconds`): the span on the device's clock between two tiny
   fence kernels enqueued just before and just after an operation's commands, read from OpenCL
@@ -8,9 +8,15 @@ Two kinds of time, never mixed:
   Python between its commands does not count; packing, padding or split-K reduction kernels a
   variant enqueues around its main kernel do.
 * **end-to-end time** (:func:`host_seconds`): wall-clock time of a host call (NumPy arrays in,
-  NumPy arrays out), with the bytes it copied between host and device (``transfer_stats``).
+  NumPy arrays out), with the bytes it copied between host and device (``transfer_stats``);
+  :func:`synced_seconds` for device work that is waited for but not read back.
+* **per-call wall time** (:func:`wall_seconds`): the latency benches' clock: as many calls as
+  fill a time budget (at least a minimum count), each timed alone, with an untimed ``setup``
+  before each call when the call needs a fresh input.
 
-Both run a warm-up first (compilation and first use never count) and report the median of the
+CUDA peers are timed with CUDA events (:func:`cuda_event_seconds`), their device time.
+
+All run a warm-up first (compilation and first use never count) and report the median of the
 repetitions.
 """
 from __future__ import annotations
@@ -24,10 +30,11 @@ from typing import Any, Callable
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device
+from ..device import Device, register_fork_reset
 from ..memory import TransferStats, transfer_stats
 
-__all__ = ["Timing", "device_seconds", "host_seconds", "repetitions"]
+__all__ = ["Timing", "device_seconds", "host_seconds", "synced_seconds", "cuda_event_seconds",
+           "wall_seconds", "repetitions"]
 
 # If an operation blocks on the queue while it is held (a blocking map or copy), the watchdog
 # releases the queue after this long and the measurement is repeated without holding it.
@@ -57,22 +64,21 @@ def repetitions(first: float, budget_s: float, lo: int = 3, hi: int = 20) -> int
     return max(lo, min(hi, int(budget_s / first)))
 
 
-# A one-work-item kernel that marks a point on the device's clock. Kernel events carry the
-# device's own timestamps; marker events do not on every driver (NVIDIA's are on another clock
-# and held user-event waits show up in them as ~4 ms steps).
-_FENCE_SOURCE = """
-__kernel void clarray_fence(__global float* x) { if (get_global_id(0) == 0) x[1] = x[0]; }
-"""
+# A one-work-item kernel (opencl/bench_noop.cl) marks a point on the device's clock. Kernel events
+# carry the device's own timestamps; marker events do not on every driver (NVIDIA's are on
+# another clock and held user-event waits show up in them as ~4 ms steps).
 _fences: dict[int, tuple[cl.Kernel, cl.Buffer]] = {}
+register_fork_reset(_fences)
 
 
 def _fence_kernel(device: Device) -> tuple[cl.Kernel, cl.Buffer]:
+    from ..sources import source_text
     key = device.cl_device.int_ptr
     if key not in _fences:
-        prog = cl.Program(device.context, _FENCE_SOURCE).build()
+        prog = cl.Program(device.context, source_text("bench_noop.cl")).build()
         scratch = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 64)
         cl.enqueue_fill_buffer(device.queue, scratch, np.float32(0), 0, 64)
-        _fences[key] = (prog.clarray_fence, scratch)
+        _fences[key] = (prog.bench_noop, scratch)
     return _fences[key]
 
 
@@ -157,3 +163,76 @@ def host_seconds(op: Callable[[], Any], reps: int | None = None, budget_s: float
         op()
         times.append(time.perf_counter() - t0)
     return Timing(statistics.median(times), min(times), len(times), "end-to-end", copied)
+
+
+def synced_seconds(op: Callable[[], Any], sync: Callable[[], Any], reps: int | None = None,
+                   budget_s: float = 0.5, warmup: int = 1) -> Timing:
+    """Wall-clock time of ``op`` followed by ``sync`` (e.g. ``device.queue.finish``): work
+    launched on a device and waited for, without reading its result back."""
+    return host_seconds(lambda: (op(), sync()), reps=reps, budget_s=budget_s, warmup=warmup)
+
+
+def cuda_event_seconds(new_event: Callable[[], Any], op: Callable[[], Any],
+                       sync: Callable[[], Any], budget_s: float = 0.5,
+                       reps: int | None = None) -> Timing:
+    """Device time of a CUDA operation (CuPy or PyTorch) between two CUDA events: one warm-up,
+    then ``reps`` timed calls (``None``: as many as fit ``budget_s``, 3 to 20)."""
+    op()
+    sync()
+
+    def once() -> float:
+        start, end = new_event(), new_event()
+        start.record()
+        op()
+        end.record()
+        end.synchronize()
+        return _cuda_elapsed(start, end)
+    first = once()
+    n = reps if reps is not None else repetitions(first, budget_s)
+    times = sorted([first] + [once() for _ in range(n - 1)])
+    return Timing(statistics.median(times), times[0], len(times), "device")
+
+
+def _cuda_elapsed(start: Any, end: Any) -> float:
+    if hasattr(start, "elapsed_time"):  # torch
+        return start.elapsed_time(end) * 1e-3
+    import cupy
+    return cupy.cuda.get_elapsed_time(start, end) * 1e-3
+
+
+def wall_seconds(op: Callable[..., Any], budget_s: float = 0.2, min_reps: int = 20,
+                 warmup: int = 2, setup: Callable[[], Any] | None = None,
+                 max_reps: int = 100_000, cap_s: float | None = None,
+                 capped_min_reps: int = 5) -> Timing:
+    """Per-call wall-clock time of ``op`` (which must return only when its work is done).
+
+    After ``warmup`` untimed calls, calls are timed one by one until ``budget_s`` seconds have
+    passed (``setup`` included) and there were at least ``min_reps`` of them (at most
+    ``max_reps``). With ``cap_s``, a slow call stops earlier: once ``cap_s`` seconds have passed
+    and ``capped_min_reps`` calls were timed. With ``setup``, its result is passed to each call
+    (``op(setup())``) and only the call is timed; a call's result is freed after its clock stops.
+    Reports the median, the fastest and the bytes one call copied between host and device."""
+    def call() -> float:
+        arg = setup() if setup is not None else None
+        t0 = time.perf_counter()
+        result = op(arg) if setup is not None else op()
+        elapsed = time.perf_counter() - t0
+        del result  # freed outside the clock: the call is timed, not the result's lifetime
+        return elapsed
+
+    def done(spent: float) -> bool:
+        n = len(times)
+        if n >= max_reps:
+            return True
+        if cap_s is not None and spent >= cap_s and n >= capped_min_reps:
+            return True
+        return n >= min_reps and spent >= budget_s
+    for _ in range(warmup):
+        call()
+    before = transfer_stats()
+    start = time.perf_counter()
+    times = [call()]
+    copied = transfer_stats() - before
+    while not done(time.perf_counter() - start):
+        times.append(call())
+    return Timing(statistics.median(times), min(times), len(times), "wall", copied)

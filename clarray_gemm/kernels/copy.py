@@ -8,8 +8,10 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.cltypes as cltypes
 
+from .. import _dispatch
 from ..device import Device
-from .programs import ctype, get_kernel
+from ..dtypes import ctype
+from .programs import get_kernel
 
 __all__ = ["strided_copy", "merge_dims", "as_long8", "MAX_DIMS"]
 
@@ -67,3 +69,6 @@ def strided_copy(device: Device, shape: Sequence[int],
     return kernel(device.queue, (global_size,), (local,), np.int64(n),
                   src, np.int64(src_offset), dst, np.int64(dst_offset),
                   as_long8(dims, 1), as_long8(ss, 0), as_long8(ds, 0), wait_for=wait_for)
+
+
+_dispatch.register_strided_copy(strided_copy)

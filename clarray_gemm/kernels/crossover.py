@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
+
 from typing import Callable, Iterator
 
 import numpy as np
 
+from .. import settings
 from ..device import Device
 from . import plans
 
 __all__ = ["crossover", "prefer_host", "set_tuned_lookup", "host_path", "host_path_enabled"]
 
-_enabled = os.environ.get("CLARRAY_GEMM_HOST_PATH", "1").strip().lower() not in ("0", "off", "no")
+_enabled = settings.host_path()
 
 
 def host_path_enabled() -> bool:
@@ -60,6 +61,10 @@ _DEFAULTS_IGPU = {"matmul": 2.0 * 128 ** 3, "elementwise": float(1 << 18),
 _tuned_lookup: Callable[[Device, str, np.dtype], float | None] = lambda d, f, t: None
 
 
+# Resolved crossovers, cleared with the plans (``plans.clear_all``) when tuning stores new ones.
+_RESOLVED: plans.PlanCache[tuple[float, bool]] = plans.PlanCache("crossover")
+
+
 def set_tuned_lookup(lookup: Callable[[Device, str, np.dtype], float | None]) -> None:
     """Install the tuning store's reader of measured crossovers."""
     global _tuned_lookup
@@ -71,11 +76,14 @@ def crossover(device: Device, family: str, dtype: np.dtype) -> tuple[float, bool
     0 where the device has no host path."""
     if not _enabled or not device.info.host_unified_memory or device.info.is_simulator:
         return 0.0, False
+    return _RESOLVED.get((device, family, dtype), lambda: _resolve(device, family, dtype))
+
+
+def _resolve(device: Device, family: str, dtype: np.dtype) -> tuple[float, bool]:
     measured = _tuned_lookup(device, family, np.dtype(dtype))
     if measured is not None:
         return float(measured), True
-    table = _DEFAULTS_CPU if device.info.is_cpu else _DEFAULTS_IGPU
-    return table[family], False
+    return (_DEFAULTS_CPU if device.info.is_cpu else _DEFAULTS_IGPU)[family], False
 
 
 def prefer_host(device: Device, family: str, dtype: np.dtype, work: float) -> str | None:

@@ -13,10 +13,11 @@ from typing import Mapping
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device, DeviceInfo
+from ..device import Device, DeviceInfo, register_fork_reset
 from ..memory import Storage, new_buffer
 from .copy import strided_copy
-from .programs import dtype_defines, get_kernel, unsupported_dtype
+from ..dtypes import dtype_defines, unsupported_dtype
+from .programs import get_kernel
 from .variant import Catalogue, Choice, Variant
 
 __all__ = ["GemmOperand", "GemmProblem", "CATALOGUE", "choose", "run", "launch", "pack_operand"]
@@ -103,10 +104,12 @@ def prepared_standard(device: Device, problem: GemmProblem, launcher, global_siz
 
 
 def dtype_supported(problem: GemmProblem, info: DeviceInfo) -> str | None:
+    """Why the GEMM kernels cannot take the problem's dtype on this device, or None."""
     return unsupported_dtype(problem.dtype, info)
 
 
 _zero_scalars: dict[tuple[Device, np.dtype], cl.Buffer] = {}
+register_fork_reset(_zero_scalars)
 
 
 def _zero_fill(device: Device, buf: cl.Buffer, count: int, dtype: np.dtype) -> None:

@@ -15,14 +15,14 @@ from typing import Mapping
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device, DeviceInfo
+from ..device import Device, DeviceInfo, register_fork_reset
+from ..dtypes import FLOATING, unsupported_dtype
 from ..memory import new_buffer
-from .gemm import (CATALOGUE, GemmOperand, GemmProblem, base_defines, dtype_supported,
-                   prepared_standard, standard_args)
+from .gemm import GemmOperand, GemmProblem, base_defines, prepared_standard, standard_args
 from .programs import get_kernel
 from .variant import Variant
 
-__all__ = ["PRESETS", "resolve", "VARIANT"]
+__all__ = ["PRESETS", "resolve", "VARIANT", "VARIANTS"]
 
 SOURCE = "gemm_gpu.cl"
 
@@ -61,6 +61,7 @@ DEFAULTS = {"PRESET": 0, "BK": 0, "KSPLIT": 0, "GROUP_M": 16, "WARP_X": 8, "PAD_
 # Split-K partial sums: one scratch buffer per device, grown on demand (the queue is in order,
 # so consecutive launches can share it).
 _workspace: dict[Device, cl.Buffer] = {}
+register_fork_reset(_workspace)
 
 
 def _scratch(device: Device, nbytes: int) -> cl.Buffer:
@@ -107,7 +108,8 @@ def resolve(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -
             bm, bn = PRESETS[pr][:2]
             groups = math.ceil(problem.M / bm) * math.ceil(problem.N / bn) * problem.batch
             return groups >= units * _RESIDENT[pr]
-        best = min(((pr, s) for pr in presets for s in splits if s == 1 or not fills(pr)),
+        best = min(((pr, s) for pr in presets for s in splits
+                    if s == 1 or ksplit or not fills(pr)),  # a forced KSPLIT stands
                    key=lambda ps: _cost(problem, info, *ps))
         preset, ksplit = best
     bm, bn, tm, tn, bk, edge = PRESETS[preset]
@@ -127,11 +129,9 @@ def _local_bytes(d: Mapping[str, int], itemsize: int) -> int:
 
 def _fits(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
     dt = np.dtype(problem.dtype)
-    why = dtype_supported(problem, info)
+    why = unsupported_dtype(dt, info, only=FLOATING)
     if why:
         return why
-    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
-        return f"only float32 and float64 (not {dt})"
     if int(params.get("PRESET", 0)) not in (0, *PRESETS):
         return f"PRESET must be one of {sorted(PRESETS)} (0: by shape)"
     d = resolve(problem, info, params)
@@ -169,6 +169,7 @@ def _geometry_key(p: GemmProblem, device: Device, params: Mapping[str, int]) -> 
 
 # Resolved launches, so that a repeated shape does not run the cost model again.
 _resolved: dict[tuple, tuple] = {}
+register_fork_reset(_resolved)
 
 
 def _resolve_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> tuple:
@@ -215,7 +216,7 @@ def _prepare(device: Device, problem: GemmProblem, params: Mapping[str, int]):
     return prepared_standard(device, problem, kernel, gsize, (nt, 1, 1))
 
 
-VARIANT = CATALOGUE.add(Variant(
+VARIANT = Variant(
     name="gpu_blocked",
     source=SOURCE,
     entry="gemm_gpu",
@@ -228,4 +229,5 @@ VARIANT = CATALOGUE.add(Variant(
     prepare=_prepare,
     tunable={"PRESET": tuple(PRESETS), "BK": (8, 16), "GROUP_M": (1, 8, 16, 32),
              "KSPLIT": (1, 2, 4, 8), "EDGE_ONLY_CLAMP": (0, 1)},
-))
+)
+VARIANTS: tuple[Variant[GemmProblem], ...] = (VARIANT,)

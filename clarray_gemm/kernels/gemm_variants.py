@@ -1,5 +1,4 @@
-"""The GEMM kernels beyond ``naive``: their rules (fits, rank) and launchers, added to
-:data:`gemm.CATALOGUE` on import.
+"""The GEMM kernels beyond ``naive``: their rules (fits, rank) and launchers.
 
 =========  =====================  ========================================================
 name       source                 chosen when
@@ -17,7 +16,8 @@ naive      gemm_naive.cl          tiny products, where launch cost dominates
 
 Every launcher takes the :class:`GemmProblem` as ``ops/matmul.py`` describes it (views,
 transposes, broadcast batches) and packs an operand on the device only where its kernel needs
-an aligned, zero-padded layout.
+an aligned, zero-padded layout. :data:`VARIANTS` lists them; ``kernels/registry.py`` adds them to
+``gemm.CATALOGUE``.
 """
 from __future__ import annotations
 
@@ -27,13 +27,14 @@ import numpy as np
 import pyopencl as cl
 
 from ..device import Device, DeviceInfo
+from ..dtypes import dtype_defines, unsupported_dtype
 from ..memory import count_transfer, new_buffer
-from .gemm import (CATALOGUE, GemmOperand, GemmProblem, _round_up, base_defines,
+from .gemm import (GemmOperand, GemmProblem, _round_up, base_defines,
                    dtype_supported, launch_standard, pack_operand, with_operands)
-from .programs import dtype_defines, get_kernel
+from .programs import get_kernel
 from .variant import Variant
 
-__all__ = ["TINY_VOLUME", "CONST_B_MAX", "vector_width", "is_adreno"]
+__all__ = ["TINY_VOLUME", "CONST_B_MAX", "vector_width", "VARIANTS"]
 
 TINY_VOLUME = 32 ** 3
 """Products with M*N*K up to this are left to ``naive``: one launch, no packing, no tiles."""
@@ -66,6 +67,11 @@ def _first(*reasons: str | None) -> str | None:
     return next((r for r in reasons if r), None)
 
 
+def _tile_rank(on_gpu: float, elsewhere: float):
+    """The rank of a tiled kernel: low for tiny products, else by the kind of device."""
+    return lambda p, info: 0.5 if _tiny(p) else (on_gpu if info.is_gpu else elsewhere)
+
+
 # -- tiled -------------------------------------------------------------------------------------
 def _tiled_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
     ts = params["TS"]
@@ -76,19 +82,16 @@ def _tiled_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> 
 def _tiled_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
     ts = params["TS"]
     gs = (_round_up(p.N, ts), _round_up(p.M, ts), p.batch)
-    return launch_standard(device, p, CATALOGUE["tiled"], params, gs, (ts, ts, 1))
+    return launch_standard(device, p, TILED, params, gs, (ts, ts, 1))
 
 
-def _tiled_rank(p: GemmProblem, info: DeviceInfo) -> float:
-    return 0.5 if _tiny(p) else (5.0 if info.is_gpu else 2.0)
-
-
-CATALOGUE.add(Variant(
+TILED = Variant(
     name="tiled", source="gemm_tiled.cl", entry="gemm_tiled",
     summary="TS x TS tiles of A and B in local memory",
-    defaults={"TS": 16}, fits=_tiled_fits, rank=_tiled_rank, launch=_tiled_launch,
+    defaults={"TS": 16}, fits=_tiled_fits, rank=_tile_rank(on_gpu=5.0, elsewhere=2.0),
+    launch=_tiled_launch,
     tunable={"TS": (8, 16, 32)},
-))
+)
 
 
 # -- regtile -----------------------------------------------------------------------------------
@@ -104,12 +107,12 @@ def _block_tiles_fit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]
                   _local_mem(info, (tsm + tsn) * tsk * p.itemsize))
 
 
-def _launch_block_tiles(device: Device, p: GemmProblem, name: str,
+def _launch_block_tiles(device: Device, p: GemmProblem, variant: Variant[GemmProblem],
                         params: Mapping[str, int], cols_per_item: int) -> cl.Event:
     tsm, tsn = params["TSM"], params["TSN"]
     local = (tsn // cols_per_item, tsm // params["WPTM"], 1)
     gs = (-(-p.N // tsn) * local[0], -(-p.M // tsm) * local[1], p.batch)
-    return launch_standard(device, p, CATALOGUE[name], params, gs, local)
+    return launch_standard(device, p, variant, params, gs, local)
 
 
 def _regtile_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
@@ -117,21 +120,17 @@ def _regtile_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -
 
 
 def _regtile_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
-    return _launch_block_tiles(device, p, "regtile", params, params["WPTN"])
+    return _launch_block_tiles(device, p, REGTILE, params, params["WPTN"])
 
 
-def _regtile_rank(p: GemmProblem, info: DeviceInfo) -> float:
-    return 0.5 if _tiny(p) else (12.0 if info.is_gpu else 3.0)
-
-
-CATALOGUE.add(Variant(
+REGTILE = Variant(
     name="regtile", source="gemm_regtile.cl", entry="gemm_regtile",
     summary="local tiles, a WPTM x WPTN block of C in registers per work-item",
     defaults={"TSM": 64, "TSN": 64, "TSK": 16, "WPTM": 4, "WPTN": 4},
-    fits=_regtile_fits, rank=_regtile_rank, launch=_regtile_launch,
+    fits=_regtile_fits, rank=_tile_rank(on_gpu=12.0, elsewhere=3.0), launch=_regtile_launch,
     tunable={"TSM": (32, 64, 128), "TSN": (32, 64, 128), "TSK": (8, 16, 32),
              "WPTM": (2, 4, 8), "WPTN": (2, 4, 8)},
-))
+)
 
 
 # -- vec ---------------------------------------------------------------------------------------
@@ -146,27 +145,25 @@ def _vec_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl
     if p.b.trans or not p.b.aligned(vw):
         p = with_operands(p, b=pack_operand(device, p.b, p.K, p.N, p.batch, p.dtype,
                                             ld_multiple=vw))
-    return _launch_block_tiles(device, p, "vec", params, vw)
+    return _launch_block_tiles(device, p, VEC, params, vw)
 
 
-def _vec_rank(p: GemmProblem, info: DeviceInfo) -> float:
-    return 0.5 if _tiny(p) else (15.0 if info.is_gpu else 4.0)
-
-
-CATALOGUE.add(Variant(
+VEC = Variant(
     name="vec", source="gemm_vec.cl", entry="gemm_vec",
     summary="float4/float8 (VW) vectors along N, WPTM rows per work-item, local tiles",
     defaults={"VW": 4, "TSM": 64, "TSN": 64, "TSK": 16, "WPTM": 8},
-    fits=_vec_fits, rank=_vec_rank, launch=_vec_launch,
+    fits=_vec_fits, rank=_tile_rank(on_gpu=15.0, elsewhere=4.0), launch=_vec_launch,
     tunable={"VW": (4, 8), "TSM": (32, 64, 128), "TSN": (32, 64, 128), "TSK": (8, 16, 32),
              "WPTM": (4, 8, 16)},
-))
+)
 
 
 # -- image (Adreno) ----------------------------------------------------------------------------
 def _image_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
-    if np.dtype(p.dtype) != np.float32:
-        return "float32 only (B is read with read_imagef)"
+    why = unsupported_dtype(p.dtype, info, only=(np.float32,),
+                            why_only="; B is read with read_imagef")
+    if why:
+        return why
     if not info.image_support:
         return "the device has no image support"
     width, height = -(-p.N // 4), p.batch * _round_up(p.K, 4)
@@ -229,24 +226,19 @@ def _image_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> 
                   c.buffer, i64(c.offset), i32(c.ld), i64(c.batch_stride))
 
 
-def is_adreno(info: DeviceInfo) -> bool:
-    """Qualcomm Adreno GPUs, where the texture pipe is a second path to memory (seed 003)."""
-    return info.is_gpu and ("QUALCOMM" in info.vendor.upper() or "ADRENO" in info.name.upper())
-
-
 def _image_rank(p: GemmProblem, info: DeviceInfo) -> float:
     if _tiny(p) or not (info.is_gpu and info.image_support):
         return 0.5
-    return 150.0 if is_adreno(info) else 20.0
+    return 150.0 if info.is_adreno else 20.0
 
 
-CATALOGUE.add(Variant(
+IMAGE = Variant(
     name="image", source="gemm_image.cl", entry="gemm_image",
     summary="Adreno style: A from a buffer, B as an RGBA image, 8x4 micro-tile per work-item",
     defaults={"WG_X": 16, "WG_Y": 4}, fits=_image_fits, rank=_image_rank,
     launch=_image_launch, tunable={"WG_X": (4, 8, 16, 32), "WG_Y": (1, 2, 4, 8)},
     takes_host_b=True,
-))
+)
 
 
 # -- const_b -----------------------------------------------------------------------------------
@@ -292,12 +284,12 @@ def _const_b_rank(p: GemmProblem, info: DeviceInfo) -> float:
     return 0.5 if _tiny(p) or not small_b else 120.0
 
 
-CATALOGUE.add(Variant(
+CONST_B = Variant(
     name="const_b", source="gemm_const_b.cl", entry="gemm_const_b",
     summary="small B in __constant memory, one row of A per work-item (many vectors x matrix)",
     defaults={"NB": 8, "WG": 64}, fits=_const_b_fits, rank=_const_b_rank,
     launch=_const_b_launch, tunable={"NB": (4, 8, 16, 32), "WG": (32, 64, 128, 256)},
-))
+)
 
 
 # -- gemv ---------------------------------------------------------------------------------------
@@ -350,14 +342,14 @@ def _gemv_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> c
                   y[0], i64(y[1]), i64(y[2]), i64(y[3]))
 
 
-CATALOGUE.add(Variant(
+GEMV = Variant(
     name="gemv", source="gemv.cl", entry="gemv_reduce",
     summary="matrix-vector (M == 1 or N == 1): vector row reductions or a column sweep",
     defaults={"WG": 0, "VW": 0, "NVEC": 4}, fits=_gemv_fits,
     rank=lambda p, info: 50.0 if _is_gemv(p) and not _tiny(p) else 0.5,
     launch=_gemv_launch,
     tunable={"WG": (0, 1, 16, 64, 256), "VW": (0, 1, 4, 8, 16), "NVEC": (1, 2, 4, 8)},
-))
+)
 
 
 # -- cpu ---------------------------------------------------------------------------------------
@@ -426,11 +418,15 @@ def _cpu_rank(p: GemmProblem, info: DeviceInfo) -> float:
     return 30.0 if info.is_cpu else 0.8
 
 
-CATALOGUE.add(Variant(
+CPU = Variant(
     name="cpu", source="gemm_cpu.cl", entry="gemm_cpu",
     summary="CPU: packed panels, MR x (VW*NV) register block per work-item, no barriers",
     defaults={"MR": 6, "VW": 0, "NV": 2, "WG": 1, "KC": 512}, fits=_cpu_fits, rank=_cpu_rank,
     launch=_cpu_launch,
     tunable={"MR": (4, 6, 8), "VW": (0, 8, 16), "NV": (1, 2, 3, 4), "WG": (1, 2, 4, 8),
              "KC": (0, 256, 512, 1024)},
-))
+)
+
+
+VARIANTS: tuple[Variant[GemmProblem], ...] = (TILED, REGTILE, VEC, IMAGE, CONST_B, GEMV, CPU)
+"""In catalogue order (ties in rank go to the earlier)."""

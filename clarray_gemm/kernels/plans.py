@@ -13,6 +13,8 @@ import threading
 from collections import OrderedDict
 from typing import Callable, Generic, Hashable, TypeVar
 
+from ..device import register_fork_reset
+
 __all__ = ["PlanCache", "clear_all"]
 
 T = TypeVar("T")
@@ -36,6 +38,7 @@ class PlanCache(Generic[T]):
         self._lock = threading.Lock()
         self.builds = 0
         _caches.append(self)
+        register_fork_reset(self._plans)  # plans hold the parent's kernels and queues
 
     def get(self, key: Hashable, build: Callable[[], T]) -> T:
         """The plan for ``key``, built by ``build()`` on the first call."""

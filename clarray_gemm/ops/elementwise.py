@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..array import DeviceArray, asarray
-from ..device import Device
+from ..device import Device, register_fork_reset
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.crossover import prefer_host
 from ..kernels.plans import PlanCache
@@ -75,7 +75,7 @@ def _describe(x: Any) -> tuple | None:
     """The key part of one operand; None for operands the device path does not take."""
     t = type(x)
     if t is DeviceArray:
-        return (0, x.dtype, x.shape, x.strides)
+        return x.layout_key  # (dtype, shape, strides)
     if t in PYTHON_SCALARS:
         return (1, t)  # a "weak" Python scalar (NEP 50): its value is an argument, not a key
     if isinstance(x, (np.ndarray, np.generic)):
@@ -272,6 +272,7 @@ def _offset_arg(x: DeviceArray) -> np.int64:
 # Scalars and NumPy operands of kernel calls, uploaded once per (device, dtype, bytes): a loop
 # that adds the same constant pays no upload after its first call.
 _constants: dict[tuple, DeviceArray] = {}
+register_fork_reset(_constants)
 
 
 def _constant(x: Any, dtype: np.dtype, device: Device) -> DeviceArray:

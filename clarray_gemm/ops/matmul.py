@@ -174,6 +174,16 @@ class MatmulPlan:
         problem = GemmProblem(self.batch, M, N, K, compute, op_a, op_b,
                               GemmOperand(None, 0, N, M * N, False))
         self.choice = gemm.choose(self.device, problem, kernel, params)
+        if self.b_from_host and not self.choice.variant.takes_host_b:
+            # Uploaded as a contiguous device array: the same kernel path (and prepared launch)
+            # as a device operand, the upload one copy into a mapped buffer.
+            self.b_from_host = False
+            shape2 = _shape2(b.shape, False)
+            self.b_layout = _layout(shape2, _c_strides(shape2, 1), batch_shape, K, N)
+            problem = GemmProblem(self.batch, M, N, K, compute, op_a,
+                                  self._operand(b, self.b_layout, K, N, isz, None),
+                                  GemmOperand(None, 0, N, M * N, False))
+            self.choice = gemm.choose(self.device, problem, kernel, params)
         prepare = self.choice.variant.prepare
         self.prepared = (prepare(self.device, problem, self.choice.params)
                          if prepare is not None and not self.b_from_host else None)
@@ -182,7 +192,7 @@ class MatmulPlan:
         if layout is None:  # packed into a contiguous (batch..., rows, cols) array first
             return GemmOperand(buffer, 0, cols, rows * cols, False)
         ld, bs, trans = layout
-        return GemmOperand(buffer, x.offset // isz, ld, bs, trans)
+        return GemmOperand(buffer, x.offset // isz if type(x) is DeviceArray else 0, ld, bs, trans)
 
     # -- running ---------------------------------------------------------------------------------
     def run(self, a: DeviceArray | np.ndarray, b: DeviceArray | np.ndarray) -> DeviceArray:
@@ -209,8 +219,11 @@ class MatmulPlan:
         isz = compute.itemsize
         if self.a_layout is None:
             a = _packed(a, batch_shape, M, K, compute, device, True)
-        if not self.b_from_host and self.b_layout is None:
-            b = _packed(b, batch_shape, K, N, compute, device, False)
+        if not self.b_from_host:
+            if self.b_layout is None:
+                b = _packed(b, batch_shape, K, N, compute, device, False)
+            elif type(b) is not DeviceArray:
+                b = asarray(np.asarray(b, compute), device=device)
         if self.prepared is not None:  # the repeated-call path: buffers and offsets only
             c = DeviceArray._wrap(Storage(device, self.batch * M * N * isz), self.out_shape,
                                   compute, _c_strides(self.out_shape, isz))
@@ -287,9 +300,9 @@ _PLANS: PlanCache[MatmulPlan] = PlanCache("matmul")
 
 
 def _operand_key(x: DeviceArray | np.ndarray) -> tuple:
-    if isinstance(x, DeviceArray):
+    if type(x) is DeviceArray:
         # Offsets matter only modulo the widest vector alignment a kernel checks (16 elements).
-        return (x.dtype, x.shape, x.strides, x.offset % (16 * x.itemsize))
+        return (x.layout_key, x.offset % (16 * x.itemsize))
     return (x.dtype, x.shape)
 
 

@@ -1,0 +1,77 @@
+"""``python -m clarray_gemm bench latency`` and ``bench programs``: run the bench, print its
+Markdown table with a line saying what was measured, and with ``--json FILE`` write the raw
+numbers. The command line (``cli.py``) parses the options and hands them here.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+
+from ..device import Device
+from .progress import Progress
+from .report import write_json
+
+__all__ = ["latency", "programs", "host_load", "LATENCY_BUDGET_S", "PROGRAMS_BUDGET_S"]
+
+LATENCY_BUDGET_S = 0.2  # seconds of calls per measurement (at least --min-reps calls)
+PROGRAMS_BUDGET_S = 1.0
+
+
+def host_load() -> str:
+    """The host's CPU count and load average, printed with a table: on a shared machine a busy
+    CPU slows NumPy's threads and ours alike, and the reader should know."""
+    cpus = os.cpu_count() or 1
+    try:
+        one, five, _ = os.getloadavg()
+    except OSError:  # not on every platform
+        return f"host: {cpus} CPUs"
+    busy = " (busy: expect noisy timings)" if five > 0.5 * cpus else ""
+    return f"host: {cpus} CPUs, load average {one:.1f} / {five:.1f} (1 / 5 min){busy}"
+
+
+def latency(device: Device, args: argparse.Namespace) -> int:
+    """The per-call latency table; exit status 1 when a result was wrong or a row failed."""
+    from . import latency as bench
+    sizes = tuple(args.sizes) if args.sizes else bench.MATMUL_SIZES
+    budget = args.budget if args.budget is not None else LATENCY_BUDGET_S
+    min_reps = args.min_reps if args.min_reps is not None else 20
+    with Progress(len(bench.cases(sizes)), "bench latency", not args.quiet, unit="row") as bar:
+        result = bench.run(device, sizes, budget_s=budget, min_reps=min_reps,
+                           with_peers=not args.no_peers, progress=bar)
+    capped = (f" (calls over {bench.CAP_S / min_reps * 1e3:.0f} ms: 5 or more in "
+              f"{bench.CAP_S:g} s)" if min_reps > 5 else "")
+    print(f"per-call wall time, median of >= {min_reps} calls and ~{budget:g} s per cell"
+          f"{capped}, after a warm-up; float32. "
+          "ours: device operands, queue drained at the end of each call; "
+          "'+ np.asarray' / '+ get': the result also read on the host; ratios: peer time / ours "
+          "(>1: ours is faster); OpenCL floor: raw pyopencl on the same queue (one no-op launch "
+          "+ finish, a blocking write, a blocking map)")
+    print(host_load())
+    print(bench.format_table(result))
+    for name, why in result.skipped.items():
+        print(f"\n{name} not measured: {why}")
+    if args.json:
+        write_json(args.json, {**bench.as_json(result, device), "host": host_load()})
+        print(f"\nraw numbers written to {args.json}")
+    failed = [r for r in result.rows if any("WRONG" in n or "ours failed" in n for n in r.notes)]
+    return 1 if failed else 0
+
+
+def programs(device: Device, args: argparse.Namespace) -> int:
+    """The six-program table; exit status 1 when a program failed or gave a wrong answer."""
+    from . import programs as bench
+    budget = args.budget if args.budget is not None else PROGRAMS_BUDGET_S
+    min_reps = args.min_reps if args.min_reps is not None else 5
+    with Progress(len(bench.PROGRAMS), "bench programs", not args.quiet, unit="program") as bar:
+        rows = bench.run(device, budget_s=budget, min_reps=min_reps, progress=bar)
+    print(f"plain NumPy programs run on NumPy arrays and on device arrays (inputs converted "
+          f"once, outside the clock; results read with np.asarray inside it); per-call wall "
+          f"time, median of >= {min_reps} calls and ~{budget:g} s; float32; ratio: NumPy time / "
+          f"ours (>1: ours is faster); errors: relative norm error against the same program in "
+          f"float64 NumPy (labels exact), limit {bench.TOLERANCE:g}")
+    print(host_load())
+    print(bench.format_table(rows))
+    if args.json:
+        write_json(args.json, {**bench.as_json(rows, device), "host": host_load()})
+        print(f"\nraw numbers written to {args.json}")
+    return 0 if all(r.ok for r in rows) else 1

@@ -1,0 +1,108 @@
+"""Every dtype rule in one place: OpenCL C types, the ``-D`` defines of a dtype, which dtype
+kernels compute in for NumPy's result dtype, and which dtypes kernels and copies take.
+
+Device capabilities enter only through ``info`` (a :class:`~clarray_gemm.device.DeviceInfo`,
+or anything with its ``fp64`` flag), so this module imports nothing of the package.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+__all__ = ["ctype", "dtype_defines", "KERNEL_DTYPES", "FLOATING", "WIDEN", "compute_dtype",
+           "unsupported_dtype", "kernel_supports", "device_copy_supported"]
+
+_C_TYPES = {
+    np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+    np.dtype(np.int8): "char", np.dtype(np.uint8): "uchar", np.dtype(np.bool_): "uchar",
+    np.dtype(np.int16): "short", np.dtype(np.uint16): "ushort",
+    np.dtype(np.int32): "int", np.dtype(np.uint32): "uint",
+    np.dtype(np.int64): "long", np.dtype(np.uint64): "ulong",
+    np.dtype(np.float16): "half",
+}
+
+KERNEL_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64,
+                                                 np.uint32, np.uint64))
+"""The dtypes the operation families compute in on the device (others are widened first)."""
+
+FLOATING = (np.dtype(np.float32), np.dtype(np.float64))
+
+# Results NumPy keeps narrow are computed exactly in 64 bits (integer overflow wraps modulo
+# 2**64, so the low bits are NumPy's wrapped result; bool is "any nonzero") and float16 in
+# float32, then cast back on the device.
+WIDEN = {np.dtype(np.bool_): np.dtype(np.uint64), np.dtype(np.int8): np.dtype(np.int64),
+         np.dtype(np.int16): np.dtype(np.int64), np.dtype(np.uint8): np.dtype(np.uint64),
+         np.dtype(np.uint16): np.dtype(np.uint64), np.dtype(np.float16): np.dtype(np.float32)}
+
+
+def ctype(dtype: Any) -> str:
+    """The OpenCL C scalar type with the same bytes as a native NumPy dtype."""
+    try:
+        return _C_TYPES[np.dtype(dtype).newbyteorder("=")]
+    except KeyError:
+        raise TypeError(f"no OpenCL type for dtype {np.dtype(dtype)}") from None
+
+
+def dtype_defines(dtype: Any, prefix: str = "") -> dict[str, object]:
+    """``T`` (element type), ``ACC`` (accumulator: unsigned for integers, so that overflow wraps
+    exactly as NumPy's does), ``IS_FP64`` and ``IS_INT`` for a native dtype."""
+    dt = np.dtype(dtype)
+    t = ctype(dt)
+    acc = t
+    if dt.kind in "iu":
+        acc = "u" + t.lstrip("u") if not t.startswith("u") else t
+    return {f"{prefix}T": t, f"{prefix}ACC": acc,
+            f"{prefix}IS_FP64": int(dt == np.float64),
+            f"{prefix}IS_INT": int(dt.kind in "iub")}
+
+
+def compute_dtype(result: Any, info: Any) -> np.dtype | None:
+    """The dtype kernels compute in for a ``result`` dtype on a device with ``info``, or None:
+    only the host can."""
+    compute = WIDEN.get(np.dtype(result), np.dtype(result))
+    if compute not in KERNEL_DTYPES or (compute == np.float64 and not info.fp64):
+        return None
+    return compute
+
+
+def _names(dtypes: Iterable[np.dtype]) -> str:
+    names = [str(np.dtype(d)) for d in dtypes]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def unsupported_dtype(dtype: Any, info: Any, *, only: Iterable[Any] | None = None,
+                      min_itemsize: int = 1, why_only: str = "") -> str | None:
+    """Why the arithmetic kernels (``T``/``ACC`` defines) cannot take ``dtype`` on a device with
+    ``info``, or None when they can. ``only`` narrows it to the dtypes one kernel takes
+    (``why_only`` appended to the reason), ``min_itemsize`` to elements of at least that many
+    bytes."""
+    dt = np.dtype(dtype)
+    if dt == np.float64 and not info.fp64:
+        return "the device has no fp64 (cl_khr_fp64)"
+    if dt.kind not in "fiu" or dt == np.float16 or dt.itemsize < min_itemsize:
+        return f"dtype {dt} has no kernel"
+    if only is not None:
+        allowed = tuple(np.dtype(d) for d in only)
+        if dt not in allowed:
+            return f"{_names(allowed)} only (not {dt}){why_only}"
+    return None
+
+
+def kernel_supports(dtype: Any, info: Any) -> bool:
+    """True when the arithmetic kernels load and store ``dtype`` as it is (native byte order)."""
+    dt = np.dtype(dtype)
+    return dt.isnative and unsupported_dtype(dt, info) is None
+
+
+_DEVICE_COPY_KINDS = "biuf"
+
+
+def device_copy_supported(src: Any, dst: Any) -> bool:
+    """True when the copy kernel (``opencl/copy.cl``) casts ``src`` to ``dst``: native
+    bool/int/uint/float32/float64; float16 only unchanged (the same bytes: a plain copy)."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    for dt in (src, dst):
+        if dt.kind not in _DEVICE_COPY_KINDS or not dt.isnative or dt.itemsize > 8:
+            return False
+    return (src == np.float16) == (dst == np.float16)

@@ -1,0 +1,31 @@
+"""The one list of kernel catalogues and the variants in each, and the call that fills them.
+
+Adding a kernel: write its ``Variant`` in the family's module and name it here (the order is
+the catalogue's order: ties in rank go to the earlier). ``kernels/__init__.py`` calls
+:func:`register` and installs the tuned-parameters lookup of ``kernels/tuned.py``.
+"""
+from __future__ import annotations
+
+from . import conv, gemm, gemm_gpu, gemm_variants, tuned
+from .variant import Catalogue
+
+__all__ = ["CATALOGUES", "register"]
+
+CATALOGUES: dict[str, Catalogue] = {"matmul": gemm.CATALOGUE, "convolve": conv.CATALOGUE}
+"""Every operation family with a kernel catalogue, by name."""
+
+_VARIANTS = (
+    # naive is added by gemm.py itself, first
+    (gemm.CATALOGUE, gemm_variants.VARIANTS),  # tiled, regtile, vec, image, const_b, gemv, cpu
+    (gemm.CATALOGUE, gemm_gpu.VARIANTS),       # gpu_blocked
+    (conv.CATALOGUE, conv.VARIANTS),           # basic, const, tiled, cached, vec, gpu, fft
+)
+
+
+def register() -> None:
+    """Fill the catalogues and make their dispatch use stored tuning (idempotent)."""
+    for catalogue, variants in _VARIANTS:
+        for variant in variants:
+            if variant.name not in catalogue.names():
+                catalogue.add(variant)
+    tuned.install(CATALOGUES.values())

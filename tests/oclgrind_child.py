@@ -1,0 +1,133 @@
+"""Run in a child process by test_kernels_oclgrind.py, with Oclgrind's checks switched on in
+the environment: exercise one kernel (or the copy/elementwise parity checks) on the Oclgrind
+device for every dtype it takes, at small odd sizes, and print one JSON line:
+``{"ran": [...], "refused": {...}, "wrong": [...]}``.
+
+    python oclgrind_child.py matmul <kernel> [dtype,dtype,...]
+    python oclgrind_child.py convolve <kernel> [dtype,dtype,...]
+    python oclgrind_child.py parity
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+
+import clarray_gemm as cg
+
+DTYPES = ["float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+          "uint64"]
+
+
+def simulator() -> cg.Device:
+    return next(d for d in cg.devices() if d.info.is_simulator)
+
+
+def operand(rng, shape, dtype) -> np.ndarray:
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return (rng.standard_normal(shape) * 8).astype(dt)
+    info = np.iinfo(dt)
+    return rng.integers(max(info.min, -9), min(info.max, 9), size=shape, endpoint=True).astype(dt)
+
+
+def matmul_cases(kernel: str):
+    """(name, M, N, K, batch, transposed); gemv gets matrix-vector shapes."""
+    if kernel == "gemv":
+        return [("7x1x5", 7, 1, 5, 1, False), ("1x9x13/2T", 1, 9, 13, 2, True)]
+    return [("13x29x7", 13, 29, 7, 1, False), ("7x9x5/2T", 7, 9, 5, 2, True)]
+
+
+# Launch variants beyond the defaults, run for float32: split-K and other tile presets.
+EXTRA_PARAMS = {"gpu_blocked": [{"KSPLIT": 3}, {"PRESET": 1, "KSPLIT": 2}],
+                "cpu": [{"KC": 4, "VW": 4, "MR": 5}],
+                "gemv": [{"WG": 1, "VW": 4, "NVEC": 3}]}
+
+
+def run_matmul(kernel: str, dev: cg.Device, report: dict, dtypes: list[str]) -> None:
+    rng = np.random.default_rng(0)
+    runs = [(dtype, {}) for dtype in dtypes]
+    if "float32" in dtypes:
+        runs += [("float32", params) for params in EXTRA_PARAMS.get(kernel, [])]
+    for dtype, params in runs:
+        for name, M, N, K, batch, trans in matmul_cases(kernel):
+            a, b = operand(rng, (batch, M, K), dtype), operand(rng, (batch, K, N), dtype)
+            if trans:  # Fortran-order matrices: TRANS_A / TRANS_B views
+                x = cg.asarray(np.ascontiguousarray(a.swapaxes(1, 2)), device=dev).mT
+                y = cg.asarray(np.ascontiguousarray(b.swapaxes(1, 2)), device=dev).mT
+            else:
+                x, y = cg.asarray(a, device=dev), cg.asarray(b, device=dev)
+            case = f"{kernel} {dtype} {name} {params or ''}"
+            try:
+                got = np.asarray(cg.matmul(x, y, kernel=kernel, params=params))
+            except ValueError as exc:
+                if "does not fit" not in str(exc):
+                    raise
+                report["refused"][case] = str(exc).split(": ", 1)[-1]
+                continue
+            report["ran"].append(case)
+            check(case, got, a, b, report)
+
+
+def check(case: str, got: np.ndarray, a: np.ndarray, b: np.ndarray, report: dict) -> None:
+    if a.dtype.kind in "iu":
+        with np.errstate(over="ignore"):
+            ok = np.array_equal(got, np.matmul(a, b))
+    else:
+        exact = np.matmul(a.astype(np.float64), b.astype(np.float64))
+        ok = bool(np.isfinite(got).all()
+                  and np.linalg.norm(got - exact) <= 1e-5 * np.linalg.norm(exact))
+    if not ok:
+        report["wrong"].append(case)
+
+
+def run_convolve(kernel: str, dev: cg.Device, report: dict, dtypes: list[str]) -> None:
+    """Every mode of convolve and correlate, operands at an offset in their buffers."""
+    rng = np.random.default_rng(1)
+    for dtype in dtypes:
+        for n, m in ((1, 1), (7, 4), (37, 9), (29, 29)):
+            big = operand(rng, n + 3, dtype)
+            x = cg.asarray(big, device=dev)[3:]
+            v = operand(rng, m, dtype)
+            for op in ("convolve", "correlate"):
+                for mode in ("full", "same", "valid"):
+                    case = f"{kernel} {dtype} {op} {n}x{m} {mode}"
+                    try:
+                        got = np.asarray(getattr(cg, op)(x, v, mode, kernel=kernel))
+                    except ValueError as exc:
+                        if "does not fit" not in str(exc):
+                            raise
+                        report["refused"][case] = str(exc).split(": ", 1)[-1]
+                        continue
+                    report["ran"].append(case)
+                    want = getattr(np, op)(big[3:], v, mode)
+                    if np.dtype(dtype).kind in "iu":
+                        ok = np.array_equal(got, want)
+                    else:
+                        err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
+                        ok = bool(np.isfinite(got).all() and err < 1e-5)
+                    if not ok:
+                        report["wrong"].append(case)
+
+
+def run_parity(dev: cg.Device, report: dict) -> None:
+    from parity_cases import cast_mismatches, elementwise_mismatches
+    report["ran"] += ["copy: every cast", "elementwise: every operator"]
+    report["wrong"] += cast_mismatches(dev) + elementwise_mismatches(dev)
+
+
+def main(argv: list[str]) -> None:
+    report: dict = {"ran": [], "refused": {}, "wrong": []}
+    dev = simulator()
+    if argv[0] == "matmul":
+        run_matmul(argv[1], dev, report, argv[2].split(",") if len(argv) > 2 else DTYPES)
+    elif argv[0] == "convolve":
+        run_convolve(argv[1], dev, report, argv[2].split(",") if len(argv) > 2 else DTYPES)
+    else:
+        run_parity(dev, report)
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

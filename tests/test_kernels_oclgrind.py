@@ -1,0 +1,107 @@
+"""Every kernel under Oclgrind with all of its checks on — out-of-bounds accesses, data races
+(``OCLGRIND_DATA_RACES``), uninitialized values (``OCLGRIND_UNINITIALIZED``) and API misuse
+(``OCLGRIND_CHECK_API``) — for every dtype it takes, at small odd sizes: every GEMM variant
+(forced with ``matmul(kernel=...)``, plain and batched-transposed), every convolution variant
+(all modes of convolve and correlate, operands at an offset), and the copy (every cast) and
+elementwise kernels (tests/parity_cases.py). 0 reports and 0 wrong results. (One exception,
+the ``image`` GEMM kernel runs without the uninitialized-value check: NO_UNINITIALIZED_CHECK
+in test_gemm_oclgrind.py.)
+
+Each run is a child process (tests/oclgrind_child.py), because Oclgrind reads its settings
+when it is loaded, with one simulator thread, and one dtype per process (one per core at a
+time): Oclgrind 19.10's uninitialized-value checker misreports small buffers that reuse
+memory of earlier ones (see the FFT note in tests/test_convolve_oclgrind.py), which several
+dtypes in one process provoke (e.g. an int8 then a uint8 1 x 1 convolution; each alone is
+clean).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import clarray_gemm as cg
+
+from oclgrind_child import DTYPES
+from test_gemm_oclgrind import NO_UNINITIALIZED_CHECK, oclgrind_problems
+
+pytestmark = pytest.mark.slow
+
+TESTS = Path(__file__).resolve().parent
+
+# Refusals the catalogue gives on Oclgrind (32 KiB of local memory, images of float only);
+# any other refusal fails the test.
+EXPECTED_REFUSALS = {
+    "image": "float32 only",
+    "gpu_blocked": ("only float32 and float64", "bytes of local memory"),
+}
+
+
+def run_child(*args: str, uninitialized: bool = True) -> dict:
+    """One child run; raises AssertionError with Oclgrind's reports or the wrong cases."""
+    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
+               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
+    if not uninitialized:
+        del env["OCLGRIND_UNINITIALIZED"]
+    env.pop("PYOPENCL_CTX", None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS.parent), str(TESTS),
+                                                      env.get("PYTHONPATH")]))
+    proc = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning",
+                           str(TESTS / "oclgrind_child.py"), *args],
+                          env=env, capture_output=True, text=True, timeout=600, cwd=TESTS)
+    problems = oclgrind_problems(proc.stderr)
+    assert not problems, "\n\n".join(problems[:5])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert not report["wrong"], report["wrong"][:10]
+    return report
+
+
+def run_per_dtype(family: str, kernel: str, dtypes: list[str], **kw) -> dict[str, dict]:
+    """One child per dtype, as many at a time as there are cores (CI has 2); every dtype's
+    failure is reported, not only the first."""
+    workers = max(1, min(4, os.cpu_count() or 1))
+    with ThreadPoolExecutor(workers) as pool:
+        futures = {dt: pool.submit(run_child, family, kernel, dt, **kw) for dt in dtypes}
+    reports, failures = {}, []
+    for dt, future in futures.items():
+        try:
+            reports[dt] = future.result()
+        except AssertionError as exc:
+            failures.append(f"{kernel} {dt}:\n{exc}")
+    assert not failures, "\n\n".join(failures)
+    return reports
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _needs_oclgrind(oclgrind):
+    return oclgrind
+
+
+@pytest.mark.parametrize("kernel", cg.kernels("matmul"))
+def test_gemm_kernel_is_clean_for_every_dtype(kernel):
+    reports = run_per_dtype("matmul", kernel, DTYPES,
+                            uninitialized=kernel not in NO_UNINITIALIZED_CHECK)
+    allowed = EXPECTED_REFUSALS.get(kernel, ())
+    allowed = (allowed,) if isinstance(allowed, str) else allowed
+    unexpected = {case: why for report in reports.values()
+                  for case, why in report["refused"].items()
+                  if not any(a in why for a in allowed)}
+    assert not unexpected, unexpected
+    assert reports["float32"]["ran"], "every GEMM kernel takes float32"
+
+
+@pytest.mark.parametrize("kernel", cg.kernels("convolve"))
+def test_convolution_kernel_is_clean_for_every_dtype(kernel):
+    dtypes = ["float32", "float64"] if kernel == "fft" else DTYPES
+    for dtype, report in run_per_dtype("convolve", kernel, dtypes).items():
+        assert report["ran"] and not report["refused"], (dtype, report["refused"])
+
+
+def test_copy_and_elementwise_kernels_are_clean_and_numpys():
+    assert run_child("parity")["ran"]
