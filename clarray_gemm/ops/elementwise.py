@@ -119,6 +119,9 @@ class ElementwisePlan:
             shape = outs[0].shape
         self.supported = True
         self.loop, self.compute, self.result, self.shape = loop, compute, res[0], shape
+        self.int_scalars = tuple(k for k, x in enumerate(inputs)
+                                 if type(x) is int and loop[k].kind in "iu")
+        self.out_strides = _c_strides_bytes(shape, res[0].itemsize)
         self.size = math.prod(shape)
         self.host_reason = prefer_host(device, "elementwise", res[0], self.size)
         self.launcher = None
@@ -186,10 +189,10 @@ class ElementwisePlan:
         if outs is not None:
             targets = list(outs)
         else:
-            targets = [DeviceArray._wrap(
-                Storage(device, self.size * self.result.itemsize, self.host_reason is not None),
-                self.shape, self.result, _c_strides_bytes(self.shape, self.result.itemsize))
-                for _ in range(spec.nout)]
+            host_resident, nbytes = self.host_reason is not None, self.size * self.result.itemsize
+            targets = [DeviceArray._wrap(Storage(device, nbytes, host_resident), self.shape,
+                                         self.result, self.out_strides)
+                       for _ in range(spec.nout)]
         if self.size == 0:
             pass
         elif self.host_reason is not None:
@@ -324,10 +327,8 @@ def run_op(spec: OpSpec, inputs: tuple, outs: tuple | None = None, mask: Any = N
     plan = plan_for(spec, inputs, outs, mask, casting, dtype, device)
     if plan is None or not plan.supported:
         return NotImplemented
-    if plan.launcher is None and plan.host_reason is None and plan.size:
-        return NotImplemented
-    for x, d in zip(inputs, plan.loop):
-        if type(x) in PYTHON_SCALARS and not _fits(x, d):
+    for k in plan.int_scalars:
+        if not _fits(inputs[k], plan.loop[k]):
             return NotImplemented  # NumPy's OverflowError, or its out-of-range comparison rule
     result = plan.run(inputs, outs, mask)
     return result[0] if spec.nout == 1 else result

@@ -46,6 +46,12 @@ def _result_dtype(name: str, dtype: np.dtype, requested: np.dtype | None) -> np.
 def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
               keepdims: Any = _NO, where: Any = _NO, initial: Any = _NO) -> Any:
     """``np.<name>(a, ...)`` on the device, or NumPy's on host views where the device cannot."""
+    if (type(a) is DeviceArray and out is None and where is _NO and initial is _NO
+            and prefer_host(a.device, "reduce", a.dtype, a.size) is not None):
+        kwargs = {"axis": axis} if keepdims is _NO else {"axis": axis, "keepdims": keepdims}
+        if dtype is not None:
+            kwargs["dtype"] = dtype
+        return _on_host_path(_NUMPY[name], a, kwargs)  # unified memory, small work
     kwargs = {"axis": axis, "out": out}
     if name not in ("max", "min", "any", "all", "argmax", "argmin"):
         kwargs["dtype"] = dtype
@@ -126,7 +132,7 @@ def _on_host_path(func: Any, a: DeviceArray, kwargs: dict) -> Any:
     result = func(a.host_view(), **host_kwargs)
     if out is not None:
         return out
-    if np.ndim(result) == 0 or np.size(result) < 64:
+    if type(result) is not np.ndarray or result.size < 64:
         return asarray(result, device=a.device)
     device_result = empty(np.shape(result), np.asarray(result).dtype, device=a.device,
                           host_resident=True)

@@ -86,6 +86,15 @@ def _mask(where: Any) -> Any:
 @implements_ufunc(*SPECS)
 def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     """``ufunc(*inputs, **kwargs)`` on the device, or NotImplemented for the host fallback."""
+    if not kwargs and ufunc is not np.power and len(inputs) == ufunc.nin:  # the common call
+        device = None
+        for x in inputs:
+            if type(x) is DeviceArray:
+                if device is None:
+                    device = x.device
+                elif x.device is not device and x.device != device:
+                    return NotImplemented
+        return run_op(SPECS[ufunc], inputs, None, None, "same_kind", None, device)
     if len(inputs) != ufunc.nin or (kwargs and set(kwargs) - _KWARGS):
         return NotImplemented
     outs = _outs(kwargs.get("out"), ufunc.nout)
@@ -95,8 +104,14 @@ def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     devices = {x.device for x in (*inputs, *(outs or ()), mask) if type(x) is DeviceArray}
     if len(devices) != 1:
         return NotImplemented
-    if ufunc is np.power and not _exponents_allowed(inputs):
-        raise ValueError(_NEGATIVE_POWER)
+    if ufunc is np.power:
+        if not _exponents_allowed(inputs):
+            raise ValueError(_NEGATIVE_POWER)
+        base, exponent = inputs
+        if (type(base) is DeviceArray and type(exponent) in (int, float) and exponent == 2
+                and base.dtype.kind in ("iuf" if type(exponent) is int else "f")):
+            # x ** 2 as NumPy's operator computes it (square; the same value as pow(x, 2))
+            ufunc, inputs = np.square, inputs[:1]
     dtype = kwargs.get("dtype")
     return run_op(SPECS[ufunc], inputs, outs, mask, kwargs.get("casting", "same_kind"),
                   None if dtype is None else np.dtype(dtype), devices.pop())
