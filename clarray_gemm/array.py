@@ -459,11 +459,17 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def __array_namespace__(self, *, api_version: str | None = None):
         return _dispatch.array_namespace(api_version)
 
-    def __dlpack_device__(self):  # not offered: OpenCL memory has no DLPack device type here
-        raise BufferError("clarray_gemm arrays do not support DLPack; use np.asarray(x)")
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """``(kDLCPU, 0)`` on unified-memory devices, else ``(kDLOpenCL, index)``."""
+        from .interop.dlpack import dlpack_device
+        return dlpack_device(self)
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
-        raise BufferError("clarray_gemm arrays do not support DLPack; use np.asarray(x)")
+        """A DLPack capsule: the host mapping itself on unified memory (read-only flag), a host
+        copy where the standard allows one (see ``clarray_gemm.interop.dlpack``)."""
+        from .interop.dlpack import export
+        return export(self, stream=stream, max_version=max_version, dl_device=dl_device,
+                      copy=copy)
 
     # -- operators: straight to the op (as CuPy's own arrays do), NumPy's deferral rules -----
     __add__, __radd__, __iadd__ = _operators(np.add)

@@ -38,7 +38,7 @@ import numpy as np
 from . import _dispatch, array as _array
 from .array import DeviceArray
 from .device import Device, current_device, devices as _all_devices, get_device
-from .ops import matmul as _mm
+from .ops import einsum as _einsum, matmul as _mm, padding as _padding
 
 # The version of the array_api_compat.numpy that the host functions come from (2025.12 for
 # array-api-compat 1.16; the functions of this module conform to 2023.12 and later).
@@ -69,6 +69,8 @@ _HOST_FUNCTIONS = """arange eye linspace meshgrid tril triu
 _OWN_FUNCTIONS = """asarray empty empty_like from_dlpack full full_like ones ones_like zeros
     zeros_like astype finfo matmul matrix_transpose tensordot vecdot reshape permute_dims
     expand_dims squeeze moveaxis broadcast_to __array_namespace_info__""".split()
+# Beyond the standard, for libraries that look them up in the namespace (xarray's dot and shift).
+_EXTRA_FUNCTIONS = ["einsum", "pad", "transpose"]
 _LINALG_HOST = """cholesky cross det diagonal eigh eigvalsh inv matrix_norm matrix_power
     matrix_rank outer pinv qr slogdet solve svd svdvals trace vector_norm""".split() + (
     ["eig", "eigvals"] if _V2025 else [])
@@ -196,13 +198,11 @@ def full_like(x: Any, /, fill_value: builtins.bool | int | float | complex, *, d
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None
                 ) -> DeviceArray:
-    """A device array from a DLPack producer on the CPU (always a copy into a device buffer:
-    ``copy=False`` raises ``ValueError``) or from a device array."""
-    if isinstance(x, DeviceArray):
-        return _array.asarray(x, device=device, copy=copy)
-    if copy is False:
-        raise ValueError("from_dlpack: host data always needs a copy into an OpenCL buffer")
-    return _array.asarray(np.from_dlpack(x), device=device)
+    """A device array from a DLPack producer: CPU producers (NumPy, PyTorch on the CPU) are
+    copied once into a device buffer (``copy=False``: ``BufferError``); device arrays are
+    returned, moved or copied as ``device`` and ``copy`` ask."""
+    from .interop.dlpack import from_dlpack as _from_dlpack
+    return _from_dlpack(x, device=device, copy=copy)
 
 
 def astype(x: Any, dtype: Any, /, *, copy: builtins.bool = True, device: Any = None
@@ -353,6 +353,35 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> DeviceArray:
     return _mm.matmul(rows, cols)[..., 0, 0]
 
 
+def einsum(subscripts: str, /, *operands: Any, **kwargs: Any) -> DeviceArray:
+    """NumPy's ``einsum`` (not in the standard; xarray's ``dot`` calls it): operand pairs
+    contract in one batched GEMM each, other forms run on the host."""
+    return _einsum.einsum(subscripts, *operands, **kwargs)
+
+
+def pad(x: Any, /, pad_width: Any, mode: str = "constant", **kwargs: Any) -> DeviceArray:
+    """NumPy's ``pad`` (not in the standard; xarray's ``shift`` and ``rolling`` call it): a
+    constant border is filled on the device, other modes run on the host."""
+    return _padding.pad(x, pad_width, mode, **kwargs)
+
+
+def transpose(x: Any, /, axes: tuple[int, ...] | None = None) -> DeviceArray:
+    """NumPy's ``transpose`` as a view (not in the standard; xarray's ``transpose`` calls it)."""
+    return _device_array(x).transpose(axes)
+
+
+def sliding_window_view(x: Any, window_shape: int | tuple[int, ...],
+                        axis: int | tuple[int, ...] | None = None, *, subok: builtins.bool = False,
+                        writeable: builtins.bool = False) -> DeviceArray:
+    """NumPy's ``lib.stride_tricks.sliding_window_view`` as a device view (no copy); xarray's
+    ``rolling`` finds it as ``xp.lib.stride_tricks.sliding_window_view``."""
+    return _view(x, lambda t: np.lib.stride_tricks.sliding_window_view(t, window_shape, axis))
+
+
+lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(
+    sliding_window_view=sliding_window_view))
+
+
 # -- inspection -------------------------------------------------------------------------------
 class _Info:
     """The inspection namespace returned by :func:`__array_namespace_info__`."""
@@ -413,5 +442,5 @@ linalg = _extension("linalg", "The standard's linalg extension on device arrays.
 fft = _extension("fft", "The standard's fft extension on device arrays (through the host).",
                  _FFT_HOST, ())
 
-__all__ = sorted([*_OBJECTS, *_DTYPE_FUNCTIONS, *_HOST_FUNCTIONS, *_OWN_FUNCTIONS,
+__all__ = sorted([*_OBJECTS, *_DTYPE_FUNCTIONS, *_HOST_FUNCTIONS, *_OWN_FUNCTIONS, *_EXTRA_FUNCTIONS,
                   "linalg", "fft", "__array_api_version__"])

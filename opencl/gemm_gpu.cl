@@ -38,6 +38,26 @@
 //                  uniform branch per step); 0: every step clamps
 //   BM*BK and BN*BK must be multiples of 4*NT (each work-item loads whole T4 vectors).
 #include "gemm_layout.h"
+// SIMULATOR 1 (set for Oclgrind) changes two things that Oclgrind's uninitialized-value
+// checker cannot follow, both measured as costly on an H100 (4096^3: -11% together):
+// * T4 vectors from private arrays are built with vload4, not (T4)(x, y, z, w) literals, which
+//   the checker calls uninitialized; on GPUs vload4 makes the array addressable;
+// * the load/store loops index with unsigned ints: LLVM turns a signed / and % pair into a
+//   "freeze" instruction that Oclgrind cannot run; NVIDIA schedules the unsigned form worse.
+#ifndef SIMULATOR
+#define SIMULATOR 0
+#endif
+#if SIMULATOR
+#define IDX uint
+#else
+#define IDX int
+#endif
+#if SIMULATOR
+#define PRIVATE_T4(arr, i) vload4((i), (arr))
+#else
+#define PRIVATE_T4(arr, i) \
+    ((T4)((arr)[4 * (i)], (arr)[4 * (i) + 1], (arr)[4 * (i) + 2], (arr)[4 * (i) + 3]))
+#endif
 #ifndef BM
 #define BM 128
 #endif
@@ -112,7 +132,7 @@ inline void load_a(__global const T* A, const int lda, const int M, const int m0
 #if VEC_A
     #pragma unroll
     for (int v = 0; v < A_LOADS / 4; ++v) {
-        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
+        const IDX e = lid + v * NT;
 #if TRANS_A
         const int kk = e / (BM / 4), m = m0 + (e % (BM / 4)) * 4;   // T4 along m
         const bool ok = m < M && kb + kk < k1;
@@ -131,7 +151,7 @@ inline void load_a(__global const T* A, const int lda, const int M, const int m0
 #else
     #pragma unroll
     for (int v = 0; v < A_LOADS; ++v) {
-        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
+        const IDX e = lid + v * NT;
 #if TRANS_A
         const int kk = e / BM, m = m0 + e % BM, k = kb + kk;
         const T x = A[(long)(clamp ? min(k, k1 - 1) : k) * lda + (clamp ? min(m, M - 1) : m)];
@@ -145,8 +165,6 @@ inline void load_a(__global const T* A, const int lda, const int M, const int m0
 #endif
 }
 
-// Vectors are built from the private arrays with vload4, not with (T4)(x, y, z, w) literals:
-// Oclgrind's uninitialized-value checker calls every such literal uninitialized.
 
 // The registers of load_a into local memory, transposed to As[k][m].
 inline void store_a(__local T4* As, const int lid, const T* ra)
@@ -155,9 +173,9 @@ inline void store_a(__local T4* As, const int lid, const T* ra)
 #if VEC_A
     #pragma unroll
     for (int v = 0; v < A_LOADS / 4; ++v) {
-        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
+        const IDX e = lid + v * NT;
 #if TRANS_A
-        As[(e / (BM / 4)) * LDA_L + e % (BM / 4)] = vload4(v, ra);
+        As[(e / (BM / 4)) * LDA_L + e % (BM / 4)] = PRIVATE_T4(ra, v);
 #else
         const int r = e / (BK / 4), k = (e % (BK / 4)) * 4;
         #pragma unroll
@@ -168,7 +186,7 @@ inline void store_a(__local T4* As, const int lid, const T* ra)
 #else
     #pragma unroll
     for (int v = 0; v < A_LOADS; ++v) {
-        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
+        const IDX e = lid + v * NT;
 #if TRANS_A
         s[(e / BM) * (4 * LDA_L) + e % BM] = ra[v];
 #else
@@ -186,7 +204,7 @@ inline void load_b(__global const T* B, const int ldb, const int N, const int n0
 #if VEC_B
     #pragma unroll
     for (int v = 0; v < B_LOADS / 4; ++v) {
-        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
+        const IDX e = lid + v * NT;
 #if TRANS_B
         const int c = e / (BK / 4), k = kb + (e % (BK / 4)) * 4;    // T4 along k
         const bool ok = n0 + c < N && k < k1;
@@ -205,7 +223,7 @@ inline void load_b(__global const T* B, const int ldb, const int N, const int n0
 #else
     #pragma unroll
     for (int v = 0; v < B_LOADS; ++v) {
-        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
+        const IDX e = lid + v * NT;
 #if TRANS_B
         const int n = n0 + e / BK, k = kb + e % BK;
         const T x = B[(long)(clamp ? min(n, N - 1) : n) * ldb + (clamp ? min(k, k1 - 1) : k)];
@@ -225,20 +243,20 @@ inline void store_b(__local T4* Bs, const int lid, const T* rb)
 #if VEC_B
     #pragma unroll
     for (int v = 0; v < B_LOADS / 4; ++v) {
-        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
+        const IDX e = lid + v * NT;
 #if TRANS_B
         const int c = e / (BK / 4), k = (e % (BK / 4)) * 4;
         #pragma unroll
         for (int j = 0; j < 4; ++j)
             s[(k + j) * (4 * LDB_L) + c] = rb[4 * v + j];
 #else
-        Bs[(e / (BN / 4)) * LDB_L + e % (BN / 4)] = vload4(v, rb);
+        Bs[(e / (BN / 4)) * LDB_L + e % (BN / 4)] = PRIVATE_T4(rb, v);
 #endif
     }
 #else
     #pragma unroll
     for (int v = 0; v < B_LOADS; ++v) {
-        const uint e = lid + v * NT;  // unsigned: / and % by powers of two are shifts and masks
+        const IDX e = lid + v * NT;
 #if TRANS_B
         s[(e % BK) * (4 * LDB_L) + e / BK] = rb[v];
 #else
@@ -305,7 +323,7 @@ void gemm_gpu(const int M, const int N, const int K,
 
     // Work-item layout: a warp covers WARP_Y x WARP_X work-items, so its local-memory reads touch
     // WARP_Y distinct A vectors and WARP_X distinct B vectors.
-    const uint lane = (uint)lid % 32, warp = (uint)lid / 32;
+    const IDX lane = (IDX)lid % 32, warp = (IDX)lid / 32;
     const int tx = (warp % (NTX / WARP_X)) * WARP_X + lane % WARP_X;
     const int ty = (warp / (NTX / WARP_X)) * WARP_Y + lane / WARP_X;
 
@@ -374,7 +392,7 @@ void gemm_gpu(const int M, const int N, const int K,
                 const int r = 4 * q + i, c = 4 * p;
 #if VEC_C
                 if (n < N)
-                    *(__global T4*)(crow + n) = vload4(p, acc[r]);
+                    *(__global T4*)(crow + n) = PRIVATE_T4(acc[r], p);
 #else
                 #pragma unroll
                 for (int j = 0; j < 4; ++j)

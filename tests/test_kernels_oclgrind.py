@@ -38,7 +38,7 @@ TESTS = Path(__file__).resolve().parent
 # any other refusal fails the test.
 EXPECTED_REFUSALS = {
     "image": "float32 only",
-    "gpu_blocked": ("only float32 and float64", "bytes of local memory"),
+    "gpu_blocked": ("float32 and float64 only", "bytes of local memory"),
 }
 
 

@@ -185,8 +185,15 @@ def run(device: Device, problem: GemmProblem, kernel: str | None = None,
     return launch(device, problem, choice), choice
 
 
+launch_log: list[tuple[int, int, int, int]] | None = None
+"""When a list (tests set one), every GEMM launch appends its (batch, M, N, K) to it, on the
+prepared path of ``ops/matmul.py`` as on :func:`launch`."""
+
+
 def launch(device: Device, problem: GemmProblem, choice: Choice[GemmProblem]) -> cl.Event:
     """Enqueue the chosen variant (uploading a host B first unless the variant takes it)."""
+    if launch_log is not None:
+        launch_log.append((problem.batch, problem.M, problem.N, problem.K))
     if problem.b.host is not None and not choice.variant.takes_host_b:
         problem = with_operands(problem, b=upload_operand(device, problem.b, problem.batch))
     return choice.variant.launch(device, problem, choice.params)

@@ -182,6 +182,7 @@ def _resolve_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -
     for name in ("BM", "BN", "BK", "TM", "TN", "WARP_X", "VEC_A", "VEC_B", "VEC_C", "PAD_A",
                  "PAD_B", "GROUP_M", "KSPLIT", "EDGE_ONLY_CLAMP"):
         defines[name] = d[name]
+    defines["SIMULATOR"] = int(device.info.is_simulator)
     nt = (d["BM"] // d["TM"]) * (d["BN"] // d["TN"])
     ks = d["KSPLIT"]
     gsize = (nt * math.ceil(p.N / d["BN"]), math.ceil(p.M / d["BM"]), p.batch * ks)

@@ -1,8 +1,9 @@
-"""Array functions that programs chain, on the device: joins (``concatenate, stack, hstack,
-vstack``) by the strided copy kernel, ``pad`` (constant), ``outer, inner, tensordot`` (via the
-matmul plan), ``trace, diagonal, diag, tril, triu``, ``atleast_1d/2d``, ``expand_dims``,
-``broadcast_to``, ``linalg.norm`` (vectors, Frobenius) and the creation functions ``arange,
-linspace, eye`` on a device (NumPy's ``like=`` argument, or :func:`clarray_gemm.arange` etc.).
+"""Array functions that programs chain, on the device: ``hstack, vstack`` (through
+``np.concatenate``, ops/joining.py), ``outer, inner, tensordot`` (via the matmul plan),
+``trace, diagonal, diag, tril, triu``, ``atleast_1d/2d``, ``expand_dims``, ``linalg.norm``
+(vectors, Frobenius) and the creation functions ``arange, linspace, eye`` on a device (NumPy's
+``like=`` argument, or :func:`clarray_gemm.arange` etc.). Joins, ``broadcast_to`` and ``pad``
+live in ops/joining.py, ops/broadcast.py and ops/padding.py.
 Arguments outside these cases run NumPy on host views (counted by ``on_host_calls``).
 """
 from __future__ import annotations
@@ -16,14 +17,13 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, _host_function, asarray, empty, zeros
+from ..array import DeviceArray, _host_function, asarray, zeros
 from ..device import Device, get_device
-from ..kernels.crossover import prefer_host
 from ._common import device_of
 from .elementwise import kernel_dtype
 from .indexing import iota
 
-__all__ = ["concatenate", "arange", "linspace", "eye", "tensordot"]
+__all__ = ["arange", "linspace", "eye", "tensordot"]
 
 
 def _on_device(xs: Sequence[Any], device: Device) -> list[DeviceArray]:
@@ -33,73 +33,6 @@ def _on_device(xs: Sequence[Any], device: Device) -> list[DeviceArray]:
 def _all_device_able(xs: Sequence[Any]) -> bool:
     return all(np.asarray(x).dtype.kind in "biuf" if type(x) is not DeviceArray
                else x.dtype.kind in "biuf" for x in xs)
-
-
-@implements(np.concatenate)
-def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, dtype: Any = None,
-                casting: str = "same_kind") -> Any:
-    """``np.concatenate``: one device copy per piece into the result."""
-    arrays = list(arrays)
-    if not arrays or not _all_device_able(arrays) or (out is not None and type(out) is not DeviceArray):
-        return _host_function(np.concatenate, (arrays,), dict(axis=axis, out=out, dtype=dtype,
-                                                             casting=casting))
-    device = device_of(*arrays)
-    xs = _on_device(arrays, device)
-    if axis is None:
-        xs, axis = [x.reshape(-1) for x in xs], 0
-    if xs[0].ndim == 0:
-        raise ValueError("zero-dimensional arrays cannot be concatenated")
-    for i, x in enumerate(xs[1:], 1):
-        if x.ndim != xs[0].ndim:
-            raise ValueError("all the input arrays must have same number of dimensions, but the "
-                             f"array at index 0 has {xs[0].ndim} dimension(s) and the array at "
-                             f"index {i} has {x.ndim} dimension(s)")
-    axis = normalize_axis_index(axis, xs[0].ndim)
-    for i, x in enumerate(xs[1:], 1):
-        for d in range(x.ndim):
-            if d != axis and x.shape[d] != xs[0].shape[d]:
-                raise ValueError("all the input array dimensions except for the concatenation "
-                                 f"axis must match exactly, but along dimension {d}, the array at "
-                                 f"index 0 has size {xs[0].shape[d]} and the array at index {i} "
-                                 f"has size {x.shape[d]}")
-    result_dtype = np.dtype(dtype) if dtype is not None else np.result_type(*(x.dtype for x in xs))
-    for x in xs:
-        if not np.can_cast(x.dtype, result_dtype, casting):
-            raise TypeError(f"Cannot cast array data from {x.dtype!r} to {result_dtype!r} "
-                            f"according to the rule {casting!r}")
-    shape = list(xs[0].shape)
-    shape[axis] = sum(x.shape[axis] for x in xs)
-    if out is None and prefer_host(device, "elementwise", result_dtype, math.prod(shape)):
-        result = empty(tuple(shape), result_dtype, device=device, host_resident=True)
-        np.concatenate([x.host_view() for x in xs], axis, out=result.host_view(write=True),
-                       casting="unsafe")  # the host path; casting was checked above
-        return result
-    result = out if out is not None else empty(tuple(shape), result_dtype, device=device)
-    start = 0
-    for x in xs:
-        n = x.shape[axis]
-        if n:
-            index = (slice(None),) * axis + (slice(start, start + n),)
-            result[index] = x
-        start += n
-    return result
-
-
-@implements(np.stack)
-def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, *, dtype: Any = None,
-          casting: str = "same_kind") -> Any:
-    arrays = list(arrays)
-    if not arrays:
-        raise ValueError("need at least one array to stack")
-    device = device_of(*arrays)
-    xs = _on_device(arrays, device) if _all_device_able(arrays) else None
-    if xs is None:
-        return _host_function(np.stack, (arrays,), dict(axis=axis, out=out, dtype=dtype,
-                                                        casting=casting))
-    if len({x.shape for x in xs}) != 1:
-        raise ValueError("all input arrays must have the same shape")
-    axis = normalize_axis_index(axis, xs[0].ndim + 1)
-    return concatenate([np.expand_dims(x, axis) for x in xs], axis, out, dtype, casting)
 
 
 @implements(np.atleast_1d)
@@ -120,14 +53,16 @@ def atleast_2d(*arys: Any) -> Any:
 
 @implements(np.hstack)
 def hstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """``np.hstack``: device copies through ``np.concatenate`` (ops/joining.py)."""
     arrs = [atleast_1d(a) for a in tup]
     axis = 0 if arrs and np.ndim(arrs[0]) == 1 else 1
-    return concatenate(arrs, axis, dtype=dtype, casting=casting)
+    return np.concatenate(arrs, axis, dtype=dtype, casting=casting)
 
 
 @implements(np.vstack)
 def vstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Any:
-    return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)
+    """``np.vstack``: device copies through ``np.concatenate`` (ops/joining.py)."""
+    return np.concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)
 
 
 @implements(np.expand_dims)
@@ -137,29 +72,6 @@ def expand_dims(a: DeviceArray, axis: Any) -> DeviceArray:
     for d in range(a.ndim + len(axes)):
         shape.append(1 if d in axes else next(it))
     return a.reshape(tuple(shape))
-
-
-@implements(np.broadcast_to)
-def broadcast_to(array: DeviceArray, shape: Any, subok: bool = False) -> DeviceArray:
-    return array.broadcast_view(tuple(shape) if not isinstance(shape, int) else (shape,))
-
-
-@implements(np.pad)
-def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
-    """``np.pad`` in mode 'constant' with scalar values: a filled array and one copy."""
-    value = kwargs.get("constant_values", 0)
-    if type(array) is not DeviceArray or mode != "constant" or set(kwargs) - {"constant_values"} \
-            or np.ndim(value) != 0 or not kernel_dtype(array.dtype, array.device):
-        return _host_function(np.pad, (array, pad_width), dict(kwargs, mode=mode))
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (array.ndim, 2))
-    if (widths < 0).any():
-        raise ValueError("index can't contain negative values")
-    shape = tuple(int(n + lo + hi) for n, (lo, hi) in zip(array.shape, widths))
-    result = empty(shape, array.dtype, device=array.device)
-    result[...] = asarray(np.asarray(value).astype(array.dtype), device=array.device)
-    centre = tuple(slice(int(lo), int(lo) + n) for n, (lo, _) in zip(array.shape, widths))
-    result[centre] = array
-    return result
 
 
 @implements(np.outer)

@@ -225,6 +225,8 @@ class MatmulPlan:
             elif type(b) is not DeviceArray:
                 b = asarray(np.asarray(b, compute), device=device)
         if self.prepared is not None:  # the repeated-call path: buffers and offsets only
+            if gemm.launch_log is not None:
+                gemm.launch_log.append((self.batch, M, N, K))
             c = DeviceArray._wrap(Storage(device, self.batch * M * N * isz), self.out_shape,
                                   compute, _c_strides(self.out_shape, isz))
             self.prepared(a.storage.kernel_buffer(), _offset_arg(a, self.a_layout, isz),

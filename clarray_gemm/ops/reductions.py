@@ -21,9 +21,11 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, _host_function, asarray, empty
+from ..array import DeviceArray, _host_function, asarray, empty, to_host
+from ..fallbacks import record_host_call
 from ..kernels.crossover import prefer_host
 from .elementwise import kernel_dtype
+from ._common import device_of
 from .reduce_plan import reduce_plan, scan_plan
 
 __all__ = ["reduction", "scan"]
@@ -63,7 +65,7 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
     requested = None if dtype is None else np.dtype(dtype)
     if (type(a) is not DeviceArray or where is not _NO and where is not True or initial is not _NO
             or (out is not None and type(out) is not DeviceArray)):
-        return _host_function(_NUMPY[name], (a,), kwargs)
+        return _fallback(_NUMPY[name], (a,), kwargs)
     arg = name in ("argmax", "argmin")
     if arg and axis is not None:
         axes = (normalize_axis_index(axis, a.ndim),)
@@ -74,7 +76,7 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
     if name in ("any", "all"):
         acc = np.dtype(np.bool_)
     if not all(kernel_dtype(d, a.device) for d in (a.dtype, acc, result_dtype)):
-        return _host_function(_NUMPY[name], (a,), kwargs)
+        return _fallback(_NUMPY[name], (a,), kwargs)
     n_red = 1
     for ax in axes:
         n_red *= a.shape[ax]
@@ -88,7 +90,7 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
     rop = "sum" if name == "mean" else name
     plan = reduce_plan(rop, a, axes, acc, result_dtype, mean=name == "mean")
     if not plan.supported:
-        return _host_function(_NUMPY[name], (a,), kwargs)
+        return _fallback(_NUMPY[name], (a,), kwargs)
     result = plan.run(a)
     if keepdims is True:
         if arg and axis is None:
@@ -106,7 +108,7 @@ def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None
     func = np.cumsum if name == "sum" else np.cumprod
     kwargs = {"axis": axis, "dtype": dtype, "out": out}
     if type(a) is not DeviceArray or (out is not None and type(out) is not DeviceArray):
-        return _host_function(func, (a,), kwargs)
+        return _fallback(func, (a,), kwargs)
     if prefer_host(a.device, "reduce", a.dtype, a.size) is not None:
         return _on_host_path(func, a, kwargs)
     if axis is None:
@@ -117,7 +119,7 @@ def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None
     if kernel_dtype(a.dtype, a.device) and kernel_dtype(result_dtype, a.device):
         plan = scan_plan(name, a, axis, result_dtype, result_dtype)
     if plan is None or not plan.supported:
-        return _host_function(func, (a,), kwargs)
+        return _fallback(func, (a,), kwargs)
     result = plan.run(a)
     if out is not None:
         out[...] = result
@@ -207,7 +209,7 @@ def _moment(func, a, axis, dtype, out, ddof, keepdims, where, mean_, correction)
               if v is not _NO}
     if (type(a) is not DeviceArray or where is not _NO or mean_ is not _NO
             or correction is not _NO or a.dtype.kind not in "biuf" or a.dtype == np.float16):
-        return _host_function(func, (a,), kwargs)
+        return _fallback(func, (a,), kwargs)
     if dtype is None and a.dtype.kind in "biu":
         dtype = np.dtype(np.float64)
     axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
@@ -270,3 +272,42 @@ def _ufunc_accumulate(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
 
 _dispatch.UFUNC_METHODS["reduce"] = _ufunc_reduce
 _dispatch.UFUNC_METHODS["accumulate"] = _ufunc_accumulate
+
+
+# The other NumPy reductions (nan*, median, percentile, ...): NumPy on host views (counted as
+# host fallbacks), the result put on the operands' device, a 0-d device array where NumPy gives
+# a scalar, so chained code (xarray, dask) keeps device arrays.
+HOST_REDUCTIONS = (np.ptp, np.average, np.median, np.count_nonzero, np.nansum, np.nanprod,
+                   np.nanmean, np.nanstd, np.nanvar, np.nanmax, np.nanmin, np.nanargmax,
+                   np.nanargmin, np.nanmedian, np.nancumsum, np.nancumprod, np.percentile,
+                   np.quantile, np.nanpercentile, np.nanquantile)
+
+
+def _fallback(func: Any, args: tuple, kwargs: dict) -> Any:
+    """NumPy's ``func`` on host views (a counted host fallback), the result on the device."""
+    if kwargs.get("out") is not None:  # NumPy's answer written into out=
+        return _host_function(func, args, kwargs)
+    record_host_call(func.__name__)
+    device = device_of(*args, *kwargs.values())
+    result = func(*to_host(args), **to_host(kwargs))
+    if isinstance(result, tuple):  # np.average(..., returned=True)
+        return tuple(_device_result(r, device) for r in result)
+    return _device_result(result, device)
+
+
+def _host_reduction(func: Any) -> Any:
+    def on_host(*args: Any, **kwargs: Any) -> Any:
+        return _fallback(func, args, kwargs)
+    on_host.__name__ = on_host.__qualname__ = func.__name__
+    on_host.__doc__ = f"``np.{func.__name__}`` on host views, as a device array."
+    return on_host
+
+
+def _device_result(result: Any, device: Any) -> Any:
+    if isinstance(result, (np.ndarray, np.generic)) and result.dtype.kind in "biufc":
+        return asarray(result, device=device)
+    return result
+
+
+for _func in HOST_REDUCTIONS:
+    implements(_func)(_host_reduction(_func))

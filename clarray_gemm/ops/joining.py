@@ -1,0 +1,66 @@
+"""``np.concatenate`` and ``np.stack`` of device arrays: one device buffer, filled by device-side
+copies of each piece (NumPy's shape, dtype and error rules, from NumPy itself on templates)."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._dispatch import implements
+from ..array import DeviceArray, _host_function, asarray, empty
+from ._common import device_of
+
+__all__ = ["concatenate", "stack"]
+
+
+def _template(x: Any) -> np.ndarray:
+    """A zero-stride stand-in with ``x``'s shape and dtype (never read), for NumPy's rules."""
+    if isinstance(x, DeviceArray):
+        return np.broadcast_to(np.zeros((), x.dtype), x.shape)
+    return np.asarray(x)
+
+
+@implements(np.concatenate)
+def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, *,
+                dtype: Any = None, casting: str = "same_kind") -> Any:
+    """The pieces joined along ``axis`` in a new device array (``axis=None`` flattens first)."""
+    if out is not None:
+        return _host_function(np.concatenate, (arrays,),
+                              {"axis": axis, "out": out, "dtype": dtype, "casting": casting})
+    arrays = list(arrays)
+    device = device_of(*arrays)
+    if axis is None:
+        arrays = [a.reshape(-1) if isinstance(a, DeviceArray) else np.ravel(a) for a in arrays]
+        axis = 0
+    # NumPy's checks and result geometry (dtype, shape, same_kind casting, axis bounds).
+    rule = np.concatenate([_template(a) for a in arrays], axis=axis, dtype=dtype, casting=casting)
+    result = empty(rule.shape, rule.dtype, device=device)
+    axis = axis % rule.ndim
+    start = 0
+    for piece in arrays:
+        n = np.shape(piece)[axis]
+        if n:
+            index = (slice(None),) * axis + (slice(start, start + n),)
+            result[index] = piece if isinstance(piece, DeviceArray) else asarray(piece, device=device)
+        start += n
+    return result
+
+
+@implements(np.stack)
+def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, *, dtype: Any = None,
+          casting: str = "same_kind") -> Any:
+    """The pieces stacked along a new ``axis`` in a new device array."""
+    if out is not None:
+        return _host_function(np.stack, (arrays,),
+                              {"axis": axis, "out": out, "dtype": dtype, "casting": casting})
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shapes = {np.shape(a) for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    ndim = len(shapes.pop()) + 1
+    axis = np.lib.array_utils.normalize_axis_index(axis, ndim)
+    expanded = [a[(slice(None),) * axis + (None,)] if isinstance(a, DeviceArray)
+                else np.expand_dims(a, axis) for a in arrays]
+    return concatenate(expanded, axis=axis, dtype=dtype, casting=casting)

@@ -1,0 +1,127 @@
+"""dask.array with device-array chunks: results stay device arrays and match NumPy; tokens,
+sizes and serialization; the array backend; two workers on dask.distributed."""
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+from conftest import assert_matches, random_array
+
+da = pytest.importorskip("dask.array", reason="dask is not installed (pip install 'clarray_gemm[dask]')")
+import dask  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def synchronous():
+    with dask.config.set(scheduler="sync"):
+        yield
+
+
+def test_registration_is_lazy_and_happens_on_import():
+    code = ("import sys, clarray_gemm; assert 'dask' not in sys.modules; "
+            "import dask.array as da; from dask.array.dispatch import concatenate_lookup; "
+            "from dask.array.chunk_types import is_valid_chunk_type; "
+            "assert concatenate_lookup.dispatch(clarray_gemm.DeviceArray).__module__ "
+            "== 'clarray_gemm.ops.joining'; assert is_valid_chunk_type(clarray_gemm.DeviceArray)")
+    subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", code], check=True)
+
+
+def test_multi_chunk_results_are_device_arrays():
+    a = random_array((40, 30), np.float32, 1)
+    x = da.from_array(cg.asarray(a), chunks=(16, 12))
+    assert isinstance(x._meta, cg.DeviceArray)
+    cases = [
+        (x @ x.T, a @ a.T), ((x @ x.T).sum(), (a @ a.T).sum()), (x.mean(axis=0), a.mean(axis=0)),
+        (x.std(), a.std()), (da.einsum("ij,kj->ik", x, x), a @ a.T),
+        (da.tensordot(x, x, axes=([1], [1])), a @ a.T),
+        (da.concatenate([x, x], axis=1), np.concatenate([a, a], axis=1)),
+        (x[[1, 5, 30]], a[[1, 5, 30]]), (x.max(axis=1), a.max(axis=1)),
+    ]
+    for lazy, want in cases:
+        got = lazy.compute()
+        assert isinstance(got, cg.DeviceArray), type(got)
+        assert_matches(got, np.asarray(want, np.float64) if np.ndim(want) else want)
+
+
+def test_convolution_blocks_and_overlap():
+    s = random_array((3000,), np.float32, 2)
+    v = random_array((9,), np.float32, 3)
+    x = da.from_array(cg.asarray(s), chunks=700)
+    blocks = x.map_blocks(np.convolve, cg.asarray(v), mode="same").compute()
+    assert isinstance(blocks, cg.DeviceArray)
+    assert_matches(blocks[:700], np.convolve(s[:700].astype(np.float64), v, "same"))
+    overlapped = x.map_overlap(lambda b: np.convolve(b, v, mode="same"), depth=4,
+                               boundary=0, dtype=np.float32).compute()
+    assert isinstance(overlapped, cg.DeviceArray)
+    assert_matches(overlapped, np.convolve(s.astype(np.float64), v, "same"))
+
+
+def test_tokens_sizes_and_pickling():
+    from dask.base import tokenize
+    from dask.sizeof import sizeof
+    a = random_array((64, 50), np.float32, 4)
+    assert tokenize(cg.asarray(a)) == tokenize(cg.asarray(a))
+    assert tokenize(cg.asarray(a)) != tokenize(cg.asarray(a + 1))
+    assert sizeof(cg.asarray(a)) == a.nbytes
+    buffers = []
+    data = pickle.dumps(cg.asarray(a), protocol=5, buffer_callback=buffers.append)
+    assert len(buffers) == 1 and len(data) < a.nbytes  # the elements travel out of band
+    back = pickle.loads(data, buffers=buffers)
+    assert isinstance(back, cg.DeviceArray)
+    np.testing.assert_array_equal(np.asarray(back), a)
+
+
+def test_array_backend_creates_device_chunks():
+    with dask.config.set({"array.backend": "clarray_gemm"}):
+        ones = da.ones((6, 4), chunks=3, dtype=np.float32)
+        rand = da.random.RandomState(0).random_sample((6, 4), chunks=3)
+        ramp = da.arange(10, chunks=4)
+    for lazy in (ones, rand, ramp):
+        assert isinstance(lazy._meta, cg.DeviceArray)
+        assert isinstance(lazy.compute(), cg.DeviceArray)
+    assert float(ones.sum().compute()) == 24.0
+    np.testing.assert_array_equal(np.asarray(ramp.compute()), np.arange(10))
+    moved = da.from_array(np.arange(6.0), chunks=4).to_backend("clarray_gemm")
+    assert isinstance(moved._meta, cg.DeviceArray) and isinstance(moved.compute(), cg.DeviceArray)
+    back = moved.to_backend("numpy").compute()
+    assert type(back) is np.ndarray and back.tolist() == list(range(6))
+
+
+def test_distributed_serialization_is_a_view_of_the_buffer():
+    pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    from distributed.protocol import deserialize, serialize
+    a = random_array((64, 32), np.float32, 5)
+    x = cg.asarray(a)
+    header, frames = serialize(x, serializers=("dask",))
+    assert header["serializer"] == "dask"
+    (frame,) = frames
+    assert np.shares_memory(np.frombuffer(frame, np.float32), np.asarray(x))
+    back = deserialize(header, frames)
+    assert isinstance(back, cg.DeviceArray)
+    np.testing.assert_array_equal(np.asarray(back), a)
+
+
+def test_two_workers_compute_device_arrays_created_on_them():
+    pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    from distributed import Client
+    from clarray_gemm.interop.distributed import device_cluster, worker_device
+    dev = cg.default_device()
+    with device_cluster([dev, dev], cpu_threads=1, silence_logs=40) as cluster, \
+            Client(cluster) as client:
+        where = client.run(worker_device)
+        assert len(where) == 2 and all(str(dev) in w for w in where.values())
+        if dev.info.is_cpu:
+            assert all("[1 compute units]" in w for w in where.values())
+        with dask.config.set({"array.backend": "clarray_gemm"}):
+            x = da.random.RandomState(3).random_sample((64, 48), chunks=(32, 48))
+        product = (x @ x.T).persist()
+        got = product.compute(scheduler=client)
+        host = x.compute(scheduler=client)
+        assert isinstance(got, cg.DeviceArray) and isinstance(host, cg.DeviceArray)
+        assert_matches(got, host.get() @ host.get().T)
+        assert len(client.who_has(product)) == 4
