@@ -1,117 +1,147 @@
-"""``np.einsum`` on the device: contractions become (batched) matrix products.
+"""``np.einsum`` of device arrays, contracting operand pairs with the GEMM kernels.
 
-Each operand first loses its repeated subscripts (a diagonal view) and the subscripts only it
-has and the output lacks (a device sum). Two operands are then laid out as (batch, free, summed)
-and (batch, summed, free) by transposes and reshapes (views, or device copies) and multiplied by
-the matmul plan; more operands are contracted left to right. Subscripts with ``...``, and the
-``dtype``/``order``/``casting`` arguments, go to NumPy on host views.
+Each pair of operands becomes one batched matrix product: indices in both operands and the
+output are batch axes, indices in both but not the output are contracted (K), the others are
+the rows (M) and columns (N). The operands are transposed and reshaped into (batch, M, K) and
+(batch, K, N) device views (a device copy where no view fits) and the product is reshaped and
+permuted into the output's order. More than two operands are folded left to right. An index
+repeated within an operand is a diagonal view; an index only one operand has is summed on the
+device first; one operand alone is diagonals, a device sum and a transpose. What this does not
+cover (ellipses that broadcast, size-1 broadcasting, the interleaved form) runs NumPy's
+``einsum`` on host views (a counted host fallback), the result on the device. Shape and subscript errors are NumPy's (``np.einsum_path`` checks the call first).
 """
 from __future__ import annotations
 
 import math
+import string
 from typing import Any
 
 import numpy as np
 
 from .._dispatch import implements
-from ..array import DeviceArray, _host_function, asarray
+from ..array import DeviceArray, _host_function, asarray, to_host
+from ..fallbacks import record_host_call
+from . import matmul as _mm
 from ._common import device_of
 
+__all__ = ["einsum", "parse_subscripts"]
 
-def _parse(subscripts: str, n: int) -> tuple[list[str], str] | None:
+
+def parse_subscripts(subscripts: str, shapes: list[tuple[int, ...]]
+                     ) -> tuple[list[str], str] | None:
+    """The input and output index strings with ``...`` replaced by letters, or None when an
+    ellipsis would broadcast (its axes differ in length or in size between operands)."""
     subscripts = subscripts.replace(" ", "")
-    if "." in subscripts:
+    inputs, arrow, output = subscripts.partition("->")
+    terms = inputs.split(",")
+    used = set(subscripts) - {".", ",", "-", ">"}
+    spare = [c for c in string.ascii_letters if c not in used]
+    ellipsis_shape = None
+    expanded = []
+    for term, shape in zip(terms, shapes):
+        if "..." in term:
+            n = len(shape) - (len(term) - 3)
+            dims = shape[term.index("..."): term.index("...") + n]
+            if ellipsis_shape is not None and tuple(dims) != ellipsis_shape:
+                return None
+            ellipsis_shape = tuple(dims)
+            term = term.replace("...", "".join(spare[:n]))
+        expanded.append(term)
+    ellipsis = "".join(spare[:len(ellipsis_shape)]) if ellipsis_shape is not None else ""
+    if arrow:
+        output = output.replace("...", ellipsis)
+    else:  # implicit mode: the ellipsis, then the indices seen once, in alphabetical order
+        counts = {c: inputs.count(c) for c in set(inputs) - {".", ","}}
+        output = ellipsis + "".join(sorted(c for c, k in counts.items() if k == 1))
+    return expanded, output
+
+
+def _pair(a: DeviceArray, sa: str, b: DeviceArray, sb: str, keep: str
+          ) -> tuple[DeviceArray, str] | None:
+    """``einsum(f"{sa},{sb}->{out}")`` as one batched GEMM, where ``out`` is the indices of
+    ``keep`` present in ``sa`` or ``sb``; None when an index is summed within one operand."""
+    batch = [c for c in sa if c in sb and c in keep]
+    contracted = [c for c in sa if c in sb and c not in keep]
+    rows = [c for c in sa if c not in sb]
+    cols = [c for c in sb if c not in sa]
+    if any(c not in keep for c in rows + cols):
         return None
-    lhs, arrow, out = subscripts.partition("->")
-    inputs = lhs.split(",")
-    if len(inputs) != n:
-        raise ValueError("more operands provided to einstein sum function than specified in "
-                         "the subscripts string" if n > len(inputs) else
-                         "fewer operands provided to einstein sum function than specified in "
-                         "the subscripts string")
-    if not arrow:
-        letters = "".join(inputs)
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    if not all(s.isalpha() for s in inputs + [out] if s):
-        return None
-    return inputs, out
+    size_a, size_b = dict(zip(sa, a.shape)), dict(zip(sb, b.shape))
+    if any(size_a[c] != size_b[c] for c in sa if c in sb):
+        return None  # a length-1 axis broadcast against a longer one: NumPy's einsum
+    size = {**size_a, **size_b}
+    nb = math.prod(size[c] for c in batch)
+    m, k, n = (math.prod(size[c] for c in group) for group in (rows, contracted, cols))
+    a3 = a.transpose([sa.index(c) for c in batch + rows + contracted]).reshape(nb, m, k)
+    b3 = b.transpose([sb.index(c) for c in batch + contracted + cols]).reshape(nb, k, n)
+    product = _mm.matmul(a3, b3).reshape(tuple(size[c] for c in batch + rows + cols))
+    return product, "".join(batch + rows + cols)
 
 
 def _diagonal(x: DeviceArray, subs: str) -> tuple[DeviceArray, str]:
-    """Repeated subscripts of one operand taken as a diagonal view."""
+    """Repeated subscripts of one operand taken as a diagonal view (no copy)."""
     while len(set(subs)) != len(subs):
         c = next(c for c in subs if subs.count(c) > 1)
-        i, j = subs.index(c), subs.index(c, subs.index(c) + 1)
-        if x.shape[i] != x.shape[j]:
-            raise ValueError(f"dimensions in operand for collapsing index '{c}' don't match "
-                             f"({x.shape[i]} != {x.shape[j]})")
+        i = subs.index(c)
+        j = subs.index(c, i + 1)
         x = x.geometry_view(lambda t: np.diagonal(t, 0, i, j))
         subs = subs[:i] + subs[i + 1:j] + subs[j + 1:] + c
     return x, subs
 
 
-def _sum_out(x: DeviceArray, subs: str, keep: set[str]) -> tuple[DeviceArray, str]:
-    axes = tuple(i for i, c in enumerate(subs) if c not in keep)
-    if not axes:
-        return x, subs
-    return np.sum(x, axis=axes), "".join(c for c in subs if c in keep)
-
-
-def _permute(x: DeviceArray, subs: str, order: str) -> DeviceArray:
-    return x.transpose([subs.index(c) for c in order]) if subs != order else x
-
-
-def _contract(a: DeviceArray, sa: str, b: DeviceArray, sb: str, keep: set[str]
-              ) -> tuple[DeviceArray, str]:
-    sizes = {}
-    for x, s in ((a, sa), (b, sb)):
-        for c, n in zip(s, x.shape):
-            if sizes.setdefault(c, n) != n:
-                raise ValueError(f"operands could not be broadcast together: subscript '{c}' "
-                                 f"has sizes {sizes[c]} and {n}")
-    batch = "".join(c for c in sa if c in sb and c in keep)
-    summed = "".join(c for c in sa if c in sb and c not in keep)
-    free_a = "".join(c for c in sa if c not in sb)
-    free_b = "".join(c for c in sb if c not in sa)
-    nb, m, n, k = (math.prod(sizes[c] for c in s) for s in (batch, free_a, free_b, summed))
-    a3 = _permute(a, sa, batch + free_a + summed).reshape(nb, m, k)
-    b3 = _permute(b, sb, batch + summed + free_b).reshape(nb, k, n)
-    product = np.matmul(a3, b3)
-    return (product.reshape(tuple(sizes[c] for c in batch + free_a + free_b)),
-            batch + free_a + free_b)
+def _plain_einsum(subscripts: str, operands: list[Any], kwargs: dict) -> Any:
+    record_host_call("einsum")  # a host fallback (``clarray_gemm.on_host_calls``)
+    device = device_of(*operands)
+    result = np.einsum(subscripts, *to_host(operands), **to_host(kwargs))
+    return asarray(result, device=device) if isinstance(result, (np.ndarray, np.generic)) else result
 
 
 @implements(np.einsum)
-def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = False,
-           **kwargs: Any) -> Any:
-    """``np.einsum`` by diagonal views, device sums and batched matmuls."""
-    parsed = _parse(subscripts, len(operands)) if isinstance(subscripts, str) else None
-    ok = (parsed is not None and not kwargs and (out is None or type(out) is DeviceArray)
-          and all(np.asarray(x).dtype.kind in "biuf" if type(x) is not DeviceArray
-                  else x.dtype.kind in "biuf" for x in operands))
-    if not ok:
-        return _host_function(np.einsum, (subscripts,) + operands,
-                              dict(kwargs, out=out, optimize=optimize))
-    inputs, target = parsed
-    device = device_of(*operands)
-    xs = [x if type(x) is DeviceArray else asarray(x, device=device) for x in operands]
-    for x, s in zip(xs, inputs):
-        if x.ndim != len(s):
-            raise ValueError(f"einstein sum subscripts string contains too many subscripts for "
-                             f"operand {inputs.index(s)}")
-    terms = [_diagonal(x, s) for x, s in zip(xs, inputs)]
-    acc, sacc = terms[0]
-    for i in range(1, len(terms) + 1):
-        later = set(target).union(*(s for _, s in terms[i:]))
-        acc, sacc = _sum_out(acc, sacc, later)
-        if i == len(terms):
-            break
-        x, s = _sum_out(*terms[i], later | set(sacc))
-        acc, sacc = _contract(acc, sacc, x, s, later)
-    result = _permute(acc, sacc, target)
+def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
+           order: str = "K", casting: str = "safe", optimize: Any = False) -> Any:
+    """NumPy's ``einsum`` on device arrays: pairwise GEMM contractions (see the module's doc)."""
+    kwargs = {"dtype": dtype, "order": order, "casting": casting, "optimize": optimize}
     if out is not None:
-        out[...] = result
-        return out
-    if result.ndim and not result.is_c_contiguous:
-        result = result.copy()
-    return result
+        return _host_function(np.einsum, (subscripts, *operands), dict(kwargs, out=out))
+    if not isinstance(subscripts, str):  # the interleaved (operand, sublist, ...) form
+        return _plain_einsum(subscripts, list(operands), kwargs)
+    templates = [np.broadcast_to(np.zeros((), np.result_type(o)), np.shape(o)) for o in operands]
+    np.einsum_path(subscripts, *templates, optimize=False)  # NumPy's errors
+    result_dtype = np.result_type(*templates) if dtype is None else np.dtype(dtype)
+    for t in templates:
+        if not np.can_cast(t.dtype, result_dtype, casting=casting):
+            raise TypeError(f"Cannot cast array data from {t.dtype!r} to {result_dtype!r} "
+                            f"according to the rule {casting!r}")
+    parsed = parse_subscripts(subscripts, [t.shape for t in templates])
+    if parsed is None:
+        return _plain_einsum(subscripts, list(operands), kwargs)
+    terms, output = parsed
+    if len(set(output)) != len(output):
+        return _plain_einsum(subscripts, list(operands), kwargs)
+    device = device_of(*operands)
+    arrays = [o.astype(result_dtype, copy=False) if isinstance(o, DeviceArray)
+              else asarray(np.asarray(o, result_dtype), device=device) for o in operands]
+    for i, (x, t) in enumerate(zip(arrays, terms)):  # repeated subscripts: diagonal views
+        arrays[i], terms[i] = _diagonal(x, t)
+    for i, (x, t) in enumerate(zip(arrays, terms)):  # indices only this operand has: summed
+        others = set(output).union(*(terms[k] for k in range(len(terms)) if k != i))
+        summed = tuple(k for k, c in enumerate(t) if c not in others)
+        if summed and len(arrays) > 1:
+            arrays[i] = np.sum(x, axis=summed, dtype=result_dtype)
+            terms[i] = "".join(c for c in t if c in others)
+    if len(arrays) == 1:  # traces, diagonals, sums and transposes of one operand
+        x, t = arrays[0], terms[0]
+        summed = tuple(k for k, c in enumerate(t) if c not in output)
+        if summed:
+            x, t = np.sum(x, axis=summed, dtype=result_dtype), "".join(c for c in t if c in output)
+        return x.transpose([t.index(c) for c in output]) if output else x.reshape(())
+    current, indices = arrays[0], terms[0]
+    for i in range(1, len(arrays)):
+        needed = output + "".join(terms[i + 1:])
+        folded = _pair(current, indices, arrays[i], terms[i], needed)
+        if folded is None:
+            return _plain_einsum(subscripts, list(operands), kwargs)
+        current, indices = folded
+    if set(indices) != set(output):
+        return _plain_einsum(subscripts, list(operands), kwargs)
+    return current.transpose([indices.index(c) for c in output]) if output else current.reshape(())
