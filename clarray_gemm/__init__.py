@@ -18,6 +18,8 @@ from .device import Device, DeviceInfo, current_device, default_device, devices,
 from .memory import TransferStats, free_cached_memory, reset_transfer_stats, transfer_stats
 from .ops.matmul import dot, explain_matmul, matmul
 from .kernels.crossover import host_path, host_path_enabled
+from .fallbacks import on_host_calls, reset_host_calls
+from .ops.arrayfuncs import arange, eye, linspace
 from .ops.convolve import convolve, correlate, explain_convolve
 from .kernels.registry import CATALOGUES as _CATALOGUES
 from . import array_api  # noqa: F401,E402  (registers the Array API namespace)
@@ -40,4 +42,4 @@ __all__ = ["DeviceArray", "asarray", "empty", "empty_like", "full", "full_like",
            "TransferStats", "transfer_stats", "reset_transfer_stats", "free_cached_memory", "matmul", "dot",
            "explain_matmul", "kernels", "__version__",
            "convolve", "correlate", "explain_convolve", "host_path", "host_path_enabled",
-           "KernelBuildError"]
+           "on_host_calls", "reset_host_calls", "arange", "linspace", "eye", "KernelBuildError"]

@@ -11,10 +11,17 @@ import numpy as np
 
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 UFUNCS: dict[np.ufunc, Callable[..., Any]] = {}
+# ufunc methods other than __call__ ("reduce", "accumulate"): (ufunc, inputs, kwargs) -> result
+# or NotImplemented.
+UFUNC_METHODS: dict[str, Callable[..., Any]] = {}
+# Creation functions called with ``like=<device array>``: their implementations get ``like=``.
+LIKE_FUNCTIONS: set[Callable[..., Any]] = set()
+# Advanced (non-basic) indexing of a device array: (array, key) -> result or NotImplemented.
+GETITEM: Callable[[Any, Any], Any] | None = None
 
-__all__ = ["FUNCTIONS", "UFUNCS", "implements", "implements_ufunc", "register_namespace",
-           "array_namespace", "register_strided_copy", "strided_copy", "register_copy_on_host",
-           "copy_on_host"]
+__all__ = ["FUNCTIONS", "UFUNCS", "UFUNC_METHODS", "LIKE_FUNCTIONS", "implements",
+           "implements_ufunc", "register_namespace", "array_namespace", "register_strided_copy",
+           "strided_copy", "register_copy_on_host", "copy_on_host"]
 
 _namespace_factory: Callable[[str | None], Any] | None = None
 _strided_copy: Callable[..., Any] | None = None

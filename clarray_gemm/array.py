@@ -19,6 +19,7 @@ import numpy as np
 from . import _dispatch
 from .dtypes import device_copy_supported
 from .device import Device, get_device
+from .fallbacks import record_host_call
 from .memory import Storage
 
 __all__ = ["DeviceArray", "asarray", "empty", "zeros", "ones", "full", "empty_like",
@@ -290,6 +291,10 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         return self.geometry_view(lambda t: t.squeeze(axis))
 
     def __getitem__(self, key) -> "DeviceArray | Any":
+        if _dispatch.GETITEM is not None and not _is_basic_index(key):
+            result = _dispatch.GETITEM(self, key)  # masks and index arrays: gather kernels
+            if result is not NotImplemented:
+                return result
         if isinstance(key, DeviceArray):
             key = key.__array__()
         if _is_basic_index(key):
@@ -305,6 +310,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
                                      else t[key + (Ellipsis,)], t).__array__()[()]
             return self._view_of(v, t)
         # Advanced indexing gathers, as in NumPy: the result is a new (device) array.
+        record_host_call("__getitem__")
         return asarray(self.__array__()[key], device=self.device)
 
     def __setitem__(self, key, value) -> None:
@@ -438,6 +444,11 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs, **kwargs):
         if method == "__call__":
             return call_ufunc(ufunc, inputs, kwargs)
+        impl = _dispatch.UFUNC_METHODS.get(method)
+        if impl is not None:
+            result = impl(ufunc, inputs, kwargs)
+            if result is not NotImplemented:
+                return result
         return _host_ufunc(self.device, ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -445,6 +456,8 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
             return NotImplemented
         impl = _dispatch.FUNCTIONS.get(func)
         if impl is not None:
+            if func in _dispatch.LIKE_FUNCTIONS:  # np.arange(..., like=x): NumPy drops like=
+                kwargs = dict(kwargs, like=self)
             return impl(*args, **kwargs)
         return _host_function(func, args, kwargs)
 
@@ -491,6 +504,22 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def fill(self, value) -> None:
         with self.host_write() as host:
             host.fill(value)
+
+
+def _numpy_method(name: str):
+    """``x.name(...)`` as ``np.name(x, ...)`` (dispatched like any NumPy function)."""
+    func = getattr(np, name)
+
+    def method(self, *args, **kwargs):
+        return func(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``np.{name}(self, ...)``."
+    return method
+
+
+for _name in ("prod", "var", "std", "argmin", "argmax", "any", "all", "cumsum", "cumprod",
+              "clip", "take", "trace", "diagonal"):
+    setattr(DeviceArray, _name, _numpy_method(_name))
 
 
 class _HostWrite:
@@ -566,6 +595,7 @@ def to_host(obj: Any, writable: bool = False) -> Any:
 def _host_function(func, args, kwargs):
     """Run a NumPy function on host views; ``out=`` device arrays and in-place targets are
     written back to the device."""
+    record_host_call(func.__name__)
     out = kwargs.get("out")
     if func in _INPLACE_FIRST_ARG and args and isinstance(args[0], DeviceArray):
         with args[0].host_write() as target:
@@ -582,6 +612,7 @@ def _host_function(func, args, kwargs):
 def _host_ufunc(device: Device, ufunc: np.ufunc, method: str, inputs, kwargs):
     """Run a ufunc on host views; array results come back as device arrays (written into device
     ``out=`` arrays when given)."""
+    record_host_call(ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}")
     outs = kwargs.get("out")
     outs = outs if isinstance(outs, tuple) else ((outs,) if outs is not None else None)
     if (method == "__call__" and outs is None and not kwargs

@@ -1,130 +1,206 @@
-// Elementwise binary and unary operations over broadcast, strided operands (NumPy ufunc loops).
+// One NumPy ufunc loop (or np.where / np.clip) over broadcast, strided operands.
 //
-//   out[i] = (OUT_T) OP((CT) a[i], (CT) b[i])      for every multi-index i of `shape`
+//   out0[i] (, out1[i]) = op((CT) in0[i], (CT) in1[i], (CT) in2[i])   where mask[i] (if MASKED)
 //
-// Operands are addressed like opencl/copy.cl: element offset + sum_d i_d * stride_d over up to
-// 8 dimensions (stride 0 broadcasts). Integers are computed in the unsigned type of the same
-// width (CT), so add/subtract/multiply wrap exactly like NumPy's instead of hitting C's
-// undefined signed overflow. The conversions are NumPy's (numpy_cast.h), also for an
-// `out=` of another type.
-//
-// Floating results equal NumPy's bit for bit (x86-64, the reference):
-//   - negative is -x (so -(+0.0) is -0.0; 0 - x would give +0.0);
-//   - maximum(x, y) is x when x is NaN or x > y, else y; minimum likewise with x < y: NaN
-//     propagates, and of two equal values (-0.0 and +0.0) the second is returned, as NumPy's
-//     maxps/minps loops do;
-//   - float division is rounded correctly (OpenCL allows 2.5 ulp): where the device has fp64
-//     the quotient is taken in double and rounded once to float, which is exact rounding for
-//     a 24-bit quotient (53 >= 2*24 + 2).
+// for every multi-index i of the broadcast shape. Operands are addressed like opencl/copy.cl:
+// element offset + sum_d i_d * stride_d over the NDIM innermost of 8 dimensions (stride 0
+// broadcasts; NDIM is the layout class: 1 for contiguous or flat-broadcast operands, where the
+// index is one multiply). The op itself is one function of opencl/ufunc_ops.h (-DOP=OP_<NAME>).
 //
 // Parameters:
-//   A_T, B_T, OUT_T  element types; CT the compute type (the ufunc loop's, unsigned for ints)
-//   OP               1 add, 2 subtract, 3 multiply, 4 true divide, 5 maximum, 6 minimum,
-//                    7 negative (unary: b is ignored)
-//   IS_FLOAT         1 when CT is a floating type (maximum/minimum propagate NaN, as NumPy)
-//   UNARY            1 for unary operations
-#ifndef A_T
-#define A_T float
+//   IN0_T, IN1_T, IN2_T   operand element types (storage); unused operands repeat IN0_T
+//   OUT0_T, OUT1_T        output element types (storage)
+//   CT, RT, UT            loop input, loop output and unsigned compute types (ufunc_ops.h)
+//   NIN, NOUT             operand counts (1-3, 1-2)
+//   IN<k>_TO_BOOL         1: operand k is converted to the bool loop type by (x != 0)
+//   OUT<k>_TO_BOOL        1: output k is stored as bool from a non-bool loop type
+//   RES_BOOL              1: the loop's output type is bool (results normalised to 0/1)
+//   COND_T                WHERE: the condition's storage type
+//   MASKED                1: a `where=` mask (uchar) selects the elements written
+//   NDIM                  merged dimensions (0-8)
+//   IDX32                 1: fewer than 2^31 elements, index decomposition in 32 bits
+#pragma OPENCL FP_CONTRACT OFF
+
+#ifndef IN0_T
+#define IN0_T float
 #endif
-#ifndef B_T
-#define B_T A_T
+#ifndef IN1_T
+#define IN1_T IN0_T
+#endif
+#ifndef IN2_T
+#define IN2_T IN0_T
 #endif
 #ifndef CT
-#define CT A_T
+#define CT float
 #endif
-#ifndef OUT_T
-#define OUT_T CT
+#ifndef RT
+#define RT CT
 #endif
-#ifndef OP
-#define OP 1
+#ifndef UT
+#define UT CT
+#endif
+#ifndef OUT0_T
+#define OUT0_T RT
+#endif
+#ifndef OUT1_T
+#define OUT1_T OUT0_T
+#endif
+#ifndef NIN
+#define NIN 2
+#endif
+#ifndef NOUT
+#define NOUT 1
+#endif
+#ifndef NDIM
+#define NDIM 8
 #endif
 #ifndef IS_FLOAT
 #define IS_FLOAT 1
 #endif
-#ifndef UNARY
-#define UNARY 0
+#ifndef IS_SIGNED
+#define IS_SIGNED 0
+#endif
+#ifndef IS_BOOL
+#define IS_BOOL 0
+#endif
+#ifndef BITS
+#define BITS 32
+#endif
+#ifndef RECIP_ZERO
+#define RECIP_ZERO 0
+#endif
+#ifndef MASKED
+#define MASKED 0
+#endif
+#ifndef OP
+#define OP OP_ADD
 #endif
 
 #if defined(cl_khr_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 
-#define NP_CAST_SRC A_T
+#include "ufunc_ops.h"
+
+// Conversions into the loop type and out of it are NumPy's casts (numpy_cast.h), bool ones
+// `!= 0`.
+#define NP_CAST_SRC IN0_T
 #define NP_CAST_DST CT
-#define NP_CAST_NAME load_a
+#define NP_CAST_NAME load0
 #include "numpy_cast.h"
-#define NP_CAST_SRC B_T
+#define NP_CAST_SRC IN1_T
 #define NP_CAST_DST CT
-#define NP_CAST_NAME load_b
+#define NP_CAST_NAME load1
 #include "numpy_cast.h"
-#define NP_CAST_SRC CT
-#define NP_CAST_DST OUT_T
-#define NP_CAST_NAME store_out
+#define NP_CAST_SRC IN2_T
+#define NP_CAST_DST CT
+#define NP_CAST_NAME load2
+#include "numpy_cast.h"
+#define NP_CAST_SRC RT
+#define NP_CAST_DST OUT0_T
+#define NP_CAST_NAME store0
+#include "numpy_cast.h"
+#define NP_CAST_SRC RT
+#define NP_CAST_DST OUT1_T
+#define NP_CAST_NAME store1
 #include "numpy_cast.h"
 
-inline CT apply(const CT x, const CT y)
-{
-#if OP == 1
-    return x + y;
-#elif OP == 2
-    return x - y;
-#elif OP == 3
-#if IS_FLOAT
-    return x * y;
+#if OP == OP_WHERE
+#define LOAD0(v) ((uchar)((v) != 0))
+#elif IN0_TO_BOOL
+#define LOAD0(v) ((CT)((v) != 0))
 #else
-    return (x + 0u) * y;  // uchar/ushort would be promoted to int, where overflow is undefined
+#define LOAD0(v) load0(v)
 #endif
-#elif OP == 4
-#if NP_KIND(CT) == NP_FLOATING && NP_BITS(CT) == 32 && defined(cl_khr_fp64)
-    return (CT)((double)x / (double)y);
+#if IN1_TO_BOOL
+#define LOAD1(v) ((CT)((v) != 0))
 #else
-    return x / y;
+#define LOAD1(v) load1(v)
 #endif
-#elif OP == 5
-#if IS_FLOAT
-    return (isnan(x) || x > y) ? x : y;
+#if IN2_TO_BOOL
+#define LOAD2(v) ((CT)((v) != 0))
 #else
-    return x > y ? x : y;
+#define LOAD2(v) load2(v)
 #endif
-#elif OP == 6
-#if IS_FLOAT
-    return (isnan(x) || x < y) ? x : y;
+#if RES_BOOL
+#define RESULT(r) ((RT)((r) != 0))
 #else
-    return x < y ? x : y;
+#define RESULT(r) (r)
 #endif
-#elif OP == 7
-    return -x;
+#if OUT0_TO_BOOL
+#define STORE0(r) ((OUT0_T)((r) != 0))
 #else
-#error "unknown OP"
+#define STORE0(r) store0(r)
 #endif
-}
+#if OUT1_TO_BOOL
+#define STORE1(r) ((OUT1_T)((r) != 0))
+#else
+#define STORE1(r) store1(r)
+#endif
+
+#define STRIDES(v) {v.s0, v.s1, v.s2, v.s3, v.s4, v.s5, v.s6, v.s7}
 
 __kernel void elementwise(const long n, const long8 shape,
-                          __global const A_T* restrict a, const long a_off, const long8 a_stride,
-                          __global const B_T* restrict b, const long b_off, const long8 b_stride,
-                          __global OUT_T* out, const long out_off, const long8 out_stride)
+                          __global const IN0_T* restrict in0, const long off0, const long8 st0,
+                          __global const IN1_T* restrict in1, const long off1, const long8 st1,
+                          __global const IN2_T* restrict in2, const long off2, const long8 st2,
+                          __global OUT0_T* out0, const long ooff0, const long8 ost0,
+                          __global OUT1_T* out1, const long ooff1, const long8 ost1,
+                          __global const uchar* restrict mask, const long moff, const long8 mst)
 {
     const long i = get_global_id(0);
     if (i >= n) return;
-    const long shp[8] = {shape.s0, shape.s1, shape.s2, shape.s3, shape.s4, shape.s5, shape.s6, shape.s7};
-    const long as[8] = {a_stride.s0, a_stride.s1, a_stride.s2, a_stride.s3,
-                        a_stride.s4, a_stride.s5, a_stride.s6, a_stride.s7};
-    const long bs[8] = {b_stride.s0, b_stride.s1, b_stride.s2, b_stride.s3,
-                        b_stride.s4, b_stride.s5, b_stride.s6, b_stride.s7};
-    const long os[8] = {out_stride.s0, out_stride.s1, out_stride.s2, out_stride.s3,
-                        out_stride.s4, out_stride.s5, out_stride.s6, out_stride.s7};
-    long rem = i, ai = a_off, bi = b_off, oi = out_off;
-    for (int d = 7; d >= 0; --d) {
-        const long q = rem / shp[d];  // not % and /: see opencl/copy.cl
-        const long idx = rem - q * shp[d];
-        rem = q;
-        ai += idx * as[d];
-        bi += idx * bs[d];
-        oi += idx * os[d];
-    }
-#if UNARY
-    out[oi] = store_out(apply(load_a(a[ai]), (CT)0));
+    long i0 = off0, i1 = off1, i2 = off2, o0 = ooff0, o1 = ooff1, m = moff;
+#if NDIM == 1
+    i0 += i * st0.s7;
+    i1 += i * st1.s7;
+    i2 += i * st2.s7;
+    o0 += i * ost0.s7;
+    o1 += i * ost1.s7;
+    m += i * mst.s7;
+#elif NDIM > 1
+    const long shp[8] = STRIDES(shape);
+    const long s0[8] = STRIDES(st0);
+    const long s1[8] = STRIDES(st1);
+    const long s2[8] = STRIDES(st2);
+    const long so0[8] = STRIDES(ost0);
+    const long so1[8] = STRIDES(ost1);
+    const long sm[8] = STRIDES(mst);
+#if IDX32
+    uint rem = (uint)i;  // 32-bit index arithmetic: a 64-bit division is many times slower
 #else
-    out[oi] = store_out(apply(load_a(a[ai]), load_b(b[bi])));
+    long rem = i;
 #endif
+    for (int d = 7; d >= 8 - NDIM; --d) {
+#if IDX32
+        const uint q = rem / (uint)shp[d];  // not % and /: see opencl/copy.cl
+        const long idx = rem - q * (uint)shp[d];
+#else
+        const long q = rem / shp[d];
+        const long idx = rem - q * shp[d];
+#endif
+        rem = q;
+        i0 += idx * s0[d];
+        i1 += idx * s1[d];
+        i2 += idx * s2[d];
+        o0 += idx * so0[d];
+        o1 += idx * so1[d];
+        m += idx * sm[d];
+    }
+#endif
+#if MASKED
+    if (!mask[m]) return;
+#endif
+#if NIN == 1
+    const RT r = RESULT(op(LOAD0(in0[i0])));
+#elif NIN == 2 && NOUT == 2
+    RT r1;
+    const RT r = op(LOAD0(in0[i0]), LOAD1(in1[i1]), &r1);
+    out1[o1] = STORE1(r1);
+#elif NIN == 2
+    const RT r = RESULT(op(LOAD0(in0[i0]), LOAD1(in1[i1])));
+#else
+    const RT r = RESULT(op(LOAD0(in0[i0]), LOAD1(in1[i1]), LOAD2(in2[i2])));
+#endif
+    out0[o0] = STORE0(r);
 }

@@ -6,9 +6,15 @@ import os
 import tempfile
 
 import numpy as np
+import platformdirs
 import pytest
 
 # Tuning results a user stored must not change what the tests dispatch: an empty cache per run.
+# Compiled programs are not results: the drivers' program caches stay where a user's are (so the
+# demo's builds and the previous run's are reused), everything else goes to the fresh folder.
+_user_cache = platformdirs.user_cache_dir("clarray_gemm")
+os.environ.setdefault("POCL_CACHE_DIR", os.path.join(_user_cache, "pocl"))
+os.environ.setdefault("CLARRAY_GEMM_PROGRAM_CACHE", os.path.join(_user_cache, "pyopencl"))
 os.environ.setdefault("CLARRAY_GEMM_CACHE_DIR", tempfile.mkdtemp(prefix="clarray-gemm-tests-"))
 # The suite checks the OpenCL kernels, so the host path (NumPy on the mapping, for small work on
 # CPU devices) is off unless a test turns it on with the ``host_path`` fixture.

@@ -23,9 +23,18 @@ from clarray_gemm.drivers import caches, registry, vetting
 from clarray_gemm.drivers.build import KernelBuildError, build
 
 
+def _own_caches(env: dict) -> dict:
+    """``env`` without the suite's shared program-cache locations (conftest.py): these tests
+    check where the package itself puts the caches."""
+    env.pop("POCL_CACHE_DIR", None)
+    env.pop(caches.SCRATCH_ENV, None)
+    return env
+
+
 @pytest.fixture
 def fresh_cache(tmp_path, monkeypatch):
     """An empty cache directory and no verdicts remembered by this process."""
+    monkeypatch.delenv(caches.SCRATCH_ENV, raising=False)
     monkeypatch.setenv(settings.CACHE_ENV, str(tmp_path / "cache"))
     settings.reload()
     vetting.forget()
@@ -127,7 +136,7 @@ _CHILD = textwrap.dedent("""
 
 
 def _run_child(cache: Path, **env: str) -> dict:
-    full = {**os.environ, settings.CACHE_ENV: str(cache), **env}
+    full = _own_caches({**os.environ, settings.CACHE_ENV: str(cache), **env})
     full.pop("PYOPENCL_CTX", None)
     done = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
                           env=full, timeout=600)
@@ -308,7 +317,7 @@ def test_a_corrupt_invoker_database_is_a_cache_miss(tmp_path):
         assert np.array_equal(np.asarray(x * 3 + x), np.arange(12).reshape(3, 4) * 4)
         print(type(inv.invoker_cache).__name__)
     """)
-    env = {**os.environ, settings.CACHE_ENV: str(cache)}
+    env = _own_caches({**os.environ, settings.CACHE_ENV: str(cache)})
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -320,7 +329,7 @@ def test_a_corrupt_invoker_database_is_a_cache_miss(tmp_path):
 def test_import_survives_an_unusable_cache_dir(tmp_path):
     blocker = tmp_path / "file-not-dir"
     blocker.write_text("x")
-    env = {**os.environ, settings.CACHE_ENV: str(blocker / "cache")}
+    env = _own_caches({**os.environ, settings.CACHE_ENV: str(blocker / "cache")})
     done = subprocess.run([sys.executable, "-c", "import clarray_gemm; print('ok')"],
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-2000:]
@@ -352,7 +361,7 @@ def test_a_damaged_pocl_cache_is_repaired_before_use(tmp_path, damage):
     if not any(d.info.platform == "Portable Computing Language" and d.usable
                for d in cg.devices()):
         pytest.skip("PoCL is not installed or does not pass here")
-    env = {**os.environ, settings.CACHE_ENV: str(tmp_path / "cache")}
+    env = _own_caches({**os.environ, settings.CACHE_ENV: str(tmp_path / "cache")})
     env.pop("POCL_CACHE_DIR", None)
 
     def run() -> str:
@@ -399,7 +408,7 @@ def test_deleting_the_cache_while_running_only_costs_rebuilds(tmp_path):
                                   np.arange(63).reshape(7, 9) @ np.ones((9, 4), np.int64))
         print(len(real))
     """)
-    env = {**os.environ, settings.CACHE_ENV: str(tmp_path / "cache")}
+    env = _own_caches({**os.environ, settings.CACHE_ENV: str(tmp_path / "cache")})
     env.pop("POCL_CACHE_DIR", None)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                           timeout=600)

@@ -4,7 +4,8 @@ which NumPy on the buffers' host mapping beats an OpenCL kernel.
 Only devices whose memory is the host's (``DeviceInfo.host_unified_memory``: CPU drivers,
 integrated GPUs) have a host path: there NumPy reads and writes the same bytes a kernel would,
 with no copy. Sizes are in the family's work unit: flops (2·M·N·K per product) for ``matmul``,
-output elements for ``elementwise``, multiply-adds (N·m) for ``convolve``.
+output elements for ``elementwise`` (gathers and joins too), input elements for ``reduce``
+(reductions and scans), multiply-adds (N·m) for ``convolve``.
 
 ``python -m clarray_gemm tune`` measures the crossovers of a device and stores them with the
 tuning data; until then the defaults below hold. They come from measurements on PoCL (2-core
@@ -50,10 +51,11 @@ def host_path(enabled: bool) -> Iterator[None]:
 
 NEVER = math.inf  # the kernel never wins: always the host path
 
-_DEFAULTS_CPU = {"matmul": NEVER, "elementwise": NEVER, "convolve": float(1 << 20)}
+_DEFAULTS_CPU = {"matmul": NEVER, "elementwise": NEVER, "convolve": float(1 << 20),
+                 "reduce": NEVER}
 # Integrated GPUs: a launch costs tens of microseconds, the GPU wins once work amortises it.
 _DEFAULTS_IGPU = {"matmul": 2.0 * 128 ** 3, "elementwise": float(1 << 18),
-                  "convolve": float(1 << 18)}
+                  "convolve": float(1 << 18), "reduce": float(1 << 18)}
 
 # (device, family, dtype) -> measured size or None; installed by the tuning store.
 _tuned_lookup: Callable[[Device, str, np.dtype], float | None] = lambda d, f, t: None

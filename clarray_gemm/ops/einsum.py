@@ -4,10 +4,11 @@ Each pair of operands becomes one batched matrix product: indices in both operan
 output are batch axes, indices in both but not the output are contracted (K), the others are
 the rows (M) and columns (N). The operands are transposed and reshaped into (batch, M, K) and
 (batch, K, N) device views (a device copy where no view fits) and the product is reshaped and
-permuted into the output's order. More than two operands are folded left to right. What this
-does not cover (one operand, an index repeated within an operand, an index summed within a single
-operand, ellipses that broadcast) runs NumPy's ``einsum`` on host views, the result on the
-device. Shape and subscript errors are NumPy's (``np.einsum_path`` checks the call first).
+permuted into the output's order. More than two operands are folded left to right. An index
+repeated within an operand is a diagonal view; an index only one operand has is summed on the
+device first; one operand alone is diagonals, a device sum and a transpose. What this does not
+cover (ellipses that broadcast, size-1 broadcasting, the interleaved form) runs NumPy's
+``einsum`` on host views (a counted host fallback), the result on the device. Shape and subscript errors are NumPy's (``np.einsum_path`` checks the call first).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from .._dispatch import implements
 from ..array import DeviceArray, _host_function, asarray, to_host
+from ..fallbacks import record_host_call
 from . import matmul as _mm
 from ._common import device_of
 
@@ -76,7 +78,19 @@ def _pair(a: DeviceArray, sa: str, b: DeviceArray, sb: str, keep: str
     return product, "".join(batch + rows + cols)
 
 
+def _diagonal(x: DeviceArray, subs: str) -> tuple[DeviceArray, str]:
+    """Repeated subscripts of one operand taken as a diagonal view (no copy)."""
+    while len(set(subs)) != len(subs):
+        c = next(c for c in subs if subs.count(c) > 1)
+        i = subs.index(c)
+        j = subs.index(c, i + 1)
+        x = x.geometry_view(lambda t: np.diagonal(t, 0, i, j))
+        subs = subs[:i] + subs[i + 1:j] + subs[j + 1:] + c
+    return x, subs
+
+
 def _plain_einsum(subscripts: str, operands: list[Any], kwargs: dict) -> Any:
+    record_host_call("einsum")  # a host fallback (``clarray_gemm.on_host_calls``)
     device = device_of(*operands)
     result = np.einsum(subscripts, *to_host(operands), **to_host(kwargs))
     return asarray(result, device=device) if isinstance(result, (np.ndarray, np.generic)) else result
@@ -99,14 +113,28 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
             raise TypeError(f"Cannot cast array data from {t.dtype!r} to {result_dtype!r} "
                             f"according to the rule {casting!r}")
     parsed = parse_subscripts(subscripts, [t.shape for t in templates])
-    if parsed is None or len(operands) < 2:
+    if parsed is None:
         return _plain_einsum(subscripts, list(operands), kwargs)
     terms, output = parsed
-    if any(len(set(t)) != len(t) for t in terms) or len(set(output)) != len(output):
+    if len(set(output)) != len(output):
         return _plain_einsum(subscripts, list(operands), kwargs)
     device = device_of(*operands)
     arrays = [o.astype(result_dtype, copy=False) if isinstance(o, DeviceArray)
               else asarray(np.asarray(o, result_dtype), device=device) for o in operands]
+    for i, (x, t) in enumerate(zip(arrays, terms)):  # repeated subscripts: diagonal views
+        arrays[i], terms[i] = _diagonal(x, t)
+    for i, (x, t) in enumerate(zip(arrays, terms)):  # indices only this operand has: summed
+        others = set(output).union(*(terms[k] for k in range(len(terms)) if k != i))
+        summed = tuple(k for k, c in enumerate(t) if c not in others)
+        if summed and len(arrays) > 1:
+            arrays[i] = np.sum(x, axis=summed, dtype=result_dtype)
+            terms[i] = "".join(c for c in t if c in others)
+    if len(arrays) == 1:  # traces, diagonals, sums and transposes of one operand
+        x, t = arrays[0], terms[0]
+        summed = tuple(k for k, c in enumerate(t) if c not in output)
+        if summed:
+            x, t = np.sum(x, axis=summed, dtype=result_dtype), "".join(c for c in t if c in output)
+        return x.transpose([t.index(c) for c in output]) if output else x.reshape(())
     current, indices = arrays[0], terms[0]
     for i in range(1, len(arrays)):
         needed = output + "".join(terms[i + 1:])

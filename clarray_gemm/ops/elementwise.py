@@ -1,169 +1,242 @@
-"""Arithmetic ufuncs on the device (``+ - * /``, ``maximum``, ``minimum``, unary ``-``).
+"""Elementwise plans: one NumPy ufunc loop (or ``np.where`` / ``np.clip``) over device arrays.
 
-NumPy's ufunc machinery decides the loop dtypes (``ufunc.resolve_dtypes``, NEP 50 scalar rules
-included). A call's key (ufunc, device, operand kinds, dtypes, shapes, strides, ``out=``) maps to
-a cached :class:`ElementwisePlan`: either the host path (NumPy's own ufunc on the buffers'
-mapping, on devices whose memory is the host's, below the measured crossover), or one kernel of
-``opencl/elementwise.cl`` with its merged dimensions and stride vectors fixed, reading broadcast,
-strided operands and writing a fresh array or ``out=``. Anything else (other ufuncs,
-bool/float16/complex loops, ``where=``, casting errors) returns ``NotImplemented`` so the host
-fallback gives NumPy's exact answer or error.
+NumPy's ufunc machinery decides the loop dtypes (``ufunc.resolve_dtypes``, NEP 50 scalar rules,
+``dtype=`` and ``casting=`` included). A call's key (operation, device, operand kinds, dtypes,
+shapes, strides, ``out=``, ``where=``) maps to a cached :class:`ElementwisePlan`: either the host
+path (NumPy's own ufunc on the buffers' mapping, on devices whose memory is the host's, below the
+measured crossover), or one kernel of ``opencl/elementwise.cl`` built for (operation, dtypes,
+layout class) with its merged dimensions and stride vectors fixed. Loops a kernel cannot run
+exactly (float16, complex, object, mixed-type loops) leave ``supported`` False: the caller then
+returns ``NotImplemented`` so the host fallback gives NumPy's exact answer or error.
 """
 from __future__ import annotations
 
 import math
+import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._dispatch import implements_ufunc
 from ..array import DeviceArray, asarray
 from ..device import Device, register_fork_reset
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.crossover import prefer_host
 from ..kernels.plans import PlanCache
-from ..dtypes import ctype, dtype_defines, kernel_supports
-from ..kernels.programs import get_kernel
+from ..kernels.programs import ctype, get_kernel
 from ..memory import Storage
 
-_OP_IDS = {np.add: 1, np.subtract: 2, np.multiply: 3, np.true_divide: 4, np.maximum: 5,
-           np.minimum: 6, np.negative: 7}
-_WRAPPING_OPS = {1, 2, 3, 7}  # computed in unsigned integers so overflow wraps like NumPy
-_ALLOWED_KWARGS = {"out", "casting"}
-_PYTHON_SCALARS = (int, float)
+__all__ = ["OpSpec", "ElementwisePlan", "plan_for", "run_op", "kernel_dtype"]
+
+PYTHON_SCALARS = (bool, int, float)
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One elementwise operation: its ``OP_<name>`` in ``opencl/ufunc_ops.h``, operand counts,
+    and the NumPy ufunc whose dtype resolution and host loop it shares."""
+
+    name: str
+    ufunc: np.ufunc
+    nin: int
+    nout: int = 1
+    cond_first: bool = False  # np.where: operand 0 is a bool condition
+
+    def resolve(self, described: tuple, out_dtypes: tuple, dtype: Any, casting: str) -> tuple:
+        """The loop dtypes (inputs then outputs), NumPy's ``resolve_dtypes``."""
+        if self.cond_first:
+            weak = {bool: False, int: 0, float: 0.0}  # NEP 50: Python scalars by value
+            result = (np.result_type(*(weak.get(d, d) for d in described[1:])) if dtype is None
+                      else np.dtype(dtype))
+            return (np.dtype(np.bool_), result, result, result)
+        dtypes = tuple(described) + out_dtypes
+        if dtype is None:
+            return self.ufunc.resolve_dtypes(dtypes, casting=casting)
+        signature = (None,) * self.nin + (np.dtype(dtype),) * self.nout
+        return self.ufunc.resolve_dtypes(dtypes, signature=signature, casting=casting)
+
+    def host(self, inputs: list, outs: tuple, mask: Any, casting: str) -> None:
+        """NumPy's loop on host views, written into ``outs`` (host views)."""
+        if self.cond_first:
+            np.copyto(outs[0], np.where(*inputs), where=True if mask is None else mask)
+            return
+        kwargs = {} if mask is None else {"where": mask}
+        self.ufunc(*inputs, out=outs, casting=casting, **kwargs)
+
+
+def kernel_dtype(dt: np.dtype, device: Device) -> bool:
+    """Whether kernels load, store and compute ``dt`` exactly on ``device``."""
+    if not dt.isnative or dt.kind not in "biuf" or dt == np.float16:
+        return False
+    return dt != np.float64 or device.info.fp64
 
 
 def _describe(x: Any) -> tuple | None:
     """The key part of one operand; None for operands the device path does not take."""
     t = type(x)
     if t is DeviceArray:
-        return x.layout_key
-    if t in _PYTHON_SCALARS:
+        return x.layout_key  # (dtype, shape, strides)
+    if t in PYTHON_SCALARS:
         return (1, t)  # a "weak" Python scalar (NEP 50): its value is an argument, not a key
     if isinstance(x, (np.ndarray, np.generic)):
-        return (2, x.dtype, x.shape)  # starts with 2, a device array's layout key with a dtype
+        return (2, x.dtype, x.shape)
     return None
+
+
+def _unsigned(c: str) -> str:
+    return c if c.startswith("u") else "u" + c
 
 
 class ElementwisePlan:
     """Everything about one elementwise call that its key decides."""
 
-    def __init__(self, ufunc: np.ufunc, inputs: tuple, out: DeviceArray | None, casting: str,
-                 device: Device):
-        self.device, self.ufunc, self.casting = device, ufunc, casting
+    def __init__(self, spec: OpSpec, inputs: tuple, outs: tuple | None, mask: Any, casting: str,
+                 dtype: Any, device: Device):
+        self.spec, self.device, self.casting = spec, device, casting
         self.supported = False
-        described = [x.dtype if not isinstance(x, _PYTHON_SCALARS) else type(x) for x in inputs]
+        described = tuple(np.dtype(np.bool_) if type(x) is bool else type(x)
+                          if type(x) in PYTHON_SCALARS else x.dtype for x in inputs)
+        out_dtypes = (None,) * spec.nout if outs is None else tuple(o.dtype for o in outs)
         try:
-            loop = ufunc.resolve_dtypes(tuple(described) + (None,))
-            shape = np.broadcast_shapes(*(np.shape(x) for x in inputs))
+            loop = tuple(np.dtype(d) for d in spec.resolve(described, out_dtypes, dtype, casting))
+            shapes = [np.shape(x) for x in inputs] + ([] if mask is None else [np.shape(mask)])
+            shape = np.broadcast_shapes(*shapes)
         except (TypeError, ValueError, OverflowError):
             return
-        if not all(kernel_supports(np.dtype(d), device.info) for d in loop):
+        ins, res = loop[:spec.nin], loop[spec.nin:]
+        compute = ins[1] if spec.cond_first else ins[0]
+        if len(set(ins[1:] if spec.cond_first else ins)) != 1 or len(set(res)) != 1:
+            return  # mixed loops (int64 vs uint64 comparisons, ldexp): NumPy's own
+        if not all(kernel_dtype(d, device) for d in loop):
             return
-        if not all(x.dtype == np.bool_ or kernel_supports(x.dtype, device.info)
-                   for x in inputs if not isinstance(x, _PYTHON_SCALARS)):
-            return  # e.g. a float16 operand: loaded only through vload_half
-        out_dtype = np.dtype(loop[-1])
-        if out is not None:
-            if (np.broadcast_shapes(shape, out.shape) != out.shape
-                    or not np.can_cast(out_dtype, out.dtype, casting)
-                    or not kernel_supports(out.dtype, device.info)):
-                return
-            shape = out.shape
+        if not all(kernel_dtype(x.dtype, device) for x in inputs if type(x) is DeviceArray):
+            return
+        if outs is not None:
+            for o in outs:
+                if (np.broadcast_shapes(shape, o.shape) != o.shape or not kernel_dtype(o.dtype, device)
+                        or not np.can_cast(res[0], o.dtype, casting)):
+                    return
+            shape = outs[0].shape
         self.supported = True
-        self.loop, self.shape, self.out_dtype = loop, shape, out_dtype
+        self.loop, self.compute, self.result, self.shape = loop, compute, res[0], shape
+        self.int_scalars = tuple(k for k, x in enumerate(inputs)
+                                 if type(x) is int and loop[k].kind in "iu")
+        self.out_strides = _c_strides_bytes(shape, res[0].itemsize)
         self.size = math.prod(shape)
-        self.out_strides = _c_strides_bytes(shape, out_dtype.itemsize)
-        self.out_nbytes = self.size * out_dtype.itemsize
-        self.host_reason = prefer_host(device, "elementwise", out_dtype, self.size)
+        self.host_reason = prefer_host(device, "elementwise", res[0], self.size)
+        self.launcher = None
         if self.host_reason is None and self.size:
-            self._plan_kernel(inputs, out)
+            self._plan_kernel(inputs, outs, mask)
 
-    def _plan_kernel(self, inputs: tuple, out: DeviceArray | None) -> None:
-        target_dtype = out.dtype if out is not None else self.out_dtype
-        isz_out = target_dtype.itemsize
-        out_strides = (tuple(s // isz_out for s in out.strides) if out is not None
-                       else _c_elem_strides(self.shape))
-        operand_dtypes, operand_strides = [], []
+    def _plan_kernel(self, inputs: tuple, outs: tuple | None, mask: Any) -> None:
+        spec, shape = self.spec, self.shape
+        in_dtypes, strides = [], []
         for x, d in zip(inputs, self.loop):
-            dt = x.dtype if type(x) is DeviceArray else np.dtype(d)
-            operand_dtypes.append(dt)
+            dt = x.dtype if type(x) is DeviceArray else d
+            in_dtypes.append(dt)
             if type(x) is DeviceArray:
-                operand_strides.append(_broadcast_elem_strides(x.shape, x.strides, dt.itemsize,
-                                                               self.shape))
+                strides.append(_broadcast_elem_strides(x.shape, x.strides, dt.itemsize, shape))
             else:  # uploaded contiguous in the loop dtype (a scalar: one element, stride 0)
-                operand_strides.append(_broadcast_elem_strides(
-                    np.shape(x), _c_strides_bytes(np.shape(x), dt.itemsize), dt.itemsize,
-                    self.shape))
-        unary = len(inputs) == 1
-        if unary:
-            operand_dtypes.append(operand_dtypes[0])
-            operand_strides.append(operand_strides[0])
-        dims, (sa, sb, so) = merge_dims(self.shape, operand_strides[0], operand_strides[1],
-                                        out_strides)
+                strides.append(_broadcast_elem_strides(np.shape(x), _c_strides_bytes(
+                    np.shape(x), dt.itemsize), dt.itemsize, shape))
+        out_dtypes = [o.dtype for o in outs] if outs is not None else [self.result] * spec.nout
+        out_strides = ([_broadcast_elem_strides(o.shape, o.strides, o.itemsize, shape) for o in outs]
+                       if outs is not None else [_c_elem_strides(shape)] * spec.nout)
+        mask_strides = (_broadcast_elem_strides(np.shape(mask), _c_strides_bytes(np.shape(mask), 1),
+                                                1, shape) if mask is not None else strides[0])
+        if type(mask) is DeviceArray:
+            mask_strides = _broadcast_elem_strides(mask.shape, mask.strides, 1, shape)
+        all_strides = (strides + [strides[0]] * (3 - spec.nin) + out_strides
+                       + [out_strides[0]] * (2 - spec.nout) + [mask_strides])
+        dims, merged = merge_dims(shape, *all_strides)
         if len(dims) > MAX_DIMS:
-            self.host_reason = "more than 8 non-contiguous dimensions: NumPy on host views"
+            self.supported = False  # more than 8 non-contiguous dimensions: NumPy's loop
             return
-        op = _OP_IDS[self.ufunc]
-        compute = np.dtype(self.loop[0]) if op != 4 else np.dtype(self.loop[-1])
-        cdefs = dtype_defines(compute)
-        defines = {"A_T": ctype(operand_dtypes[0]), "B_T": ctype(operand_dtypes[1]),
-                   "OUT_T": ctype(target_dtype),
-                   "CT": cdefs["ACC"] if op in _WRAPPING_OPS else cdefs["T"], "OP": op,
-                   "IS_FLOAT": int(compute.kind == "f"), "UNARY": int(unary)}
-        if np.dtype(np.float64) in (*operand_dtypes, target_dtype, compute):
+        compute, result = self.compute, self.result
+        ct = ctype(compute)
+        defines = {"OP": f"OP_{spec.name}", "NIN": spec.nin, "NOUT": spec.nout, "NDIM": len(dims),
+                   "CT": ct, "RT": ctype(result),
+                   "UT": _unsigned(ct) if compute.kind in "iub" else ct,
+                   "IS_FLOAT": int(compute.kind == "f"), "IS_SIGNED": int(compute.kind == "i"),
+                   "IS_BOOL": int(compute.kind == "b"), "BITS": 8 * compute.itemsize,
+                   "RES_BOOL": int(result.kind == "b"), "MASKED": int(mask is not None),
+                   "IDX32": int(self.size < 2 ** 31)}
+        for k, dt in enumerate(in_dtypes):
+            defines[f"IN{k}_T"] = ctype(dt)
+            if self.loop[k].kind == "b" and dt.kind != "b" and not (spec.cond_first and k == 0):
+                defines[f"IN{k}_TO_BOOL"] = 1
+        for k, dt in enumerate(out_dtypes):
+            defines[f"OUT{k}_T"] = ctype(dt)
+            if dt.kind == "b" and result.kind != "b":
+                defines[f"OUT{k}_TO_BOOL"] = 1
+        if spec.name == "RECIPROCAL" and compute.kind in "iu":
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                defines["RECIP_ZERO"] = int(np.reciprocal(np.zeros(1, compute))[0])
+        if np.dtype(np.float64) in (*in_dtypes, *out_dtypes, compute, result):
             defines["IS_FP64"] = 1
-        options = (("-cl-fp32-correctly-rounded-divide-sqrt",)
-                   if self.device.info.fp32_divide_option else ())
-        self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise", defines, options)
+        self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise", defines,
+                                   _fp_options(self.device))
         local = min(256, self.device.info.max_work_group_size)
         self.geometry = ((-(-self.size // local) * local,), (local,))
-        self.fixed = (np.int64(self.size), as_long8(dims, 1), as_long8(sa, 0), as_long8(sb, 0),
-                      as_long8(so, 0))
+        self.fixed_shape = as_long8(dims, 1)
+        self.fixed_strides = [as_long8(s, 0) for s in merged]
 
     # -- running ---------------------------------------------------------------------------------
-    def run(self, inputs: tuple, out: DeviceArray | None) -> DeviceArray:
-        device = self.device
-        target = out
-        if out is None or any(_overlaps_differently(out, x) for x in inputs
-                              if type(x) is DeviceArray):
-            target = DeviceArray._wrap(Storage(device, self.out_nbytes,
-                                               self.host_reason is not None),
-                                       self.shape, self.out_dtype, self.out_strides)
+    def run(self, inputs: tuple, outs: tuple | None, mask: Any) -> tuple:
+        """The outputs (``outs`` when given) after running the loop."""
+        device, spec = self.device, self.spec
+        if outs is not None:
+            targets = list(outs)
+        else:
+            host_resident, nbytes = self.host_reason is not None, self.size * self.result.itemsize
+            targets = [DeviceArray._wrap(Storage(device, nbytes, host_resident), self.shape,
+                                         self.result, self.out_strides)
+                       for _ in range(spec.nout)]
         if self.size == 0:
             pass
         elif self.host_reason is not None:
             hosts = [x.host_view() if type(x) is DeviceArray else x for x in inputs]
-            self.ufunc(*hosts, out=target.host_view(write=True), casting=self.casting)
+            host_mask = mask.host_view() if type(mask) is DeviceArray else mask
+            spec.host(hosts, tuple(t.host_view(write=True) for t in targets), host_mask,
+                      self.casting)
         else:
-            self._launch(inputs, target)
-        if out is not None and target is not out:
-            out[...] = target
-        return out if out is not None else target
+            self._launch(inputs, targets, mask)
+        return tuple(targets)
 
-    def _launch(self, inputs: tuple, target: DeviceArray) -> None:
+    def _launch(self, inputs: tuple, targets: list, mask: Any) -> None:
         device = self.device
-        a = inputs[0]
-        if type(a) is not DeviceArray:
-            a = _constant(a, np.dtype(self.loop[0]), device)
-        b = a
-        if len(inputs) > 1:
-            b = inputs[1]
-            if type(b) is not DeviceArray:
-                b = _constant(b, np.dtype(self.loop[1]), device)
-        a_buf, b_buf = a._storage.kernel_buffer(), b._storage.kernel_buffer()
-        out_buf = target._storage.kernel_buffer(write=True)
-        n, dims, sa, sb, so = self.fixed
-        global_size, local_size = self.geometry
-        self.launcher(device.queue, global_size, local_size, n, dims, a_buf, _offset_arg(a), sa,
-                      b_buf, _offset_arg(b), sb, out_buf, _offset_arg(target), so)
+        args = []
+        for x, d in zip(inputs, self.loop):
+            if type(x) is not DeviceArray:
+                x = _constant(x, d, device)
+            args.append(x)
+        args += [args[0]] * (3 - len(args))
+        outs = targets + [targets[0]] * (2 - len(targets))
+        if mask is not None and type(mask) is not DeviceArray:
+            mask = _constant(mask, np.dtype(np.bool_), device)
+        mask = mask if mask is not None else args[0]
+        flat = [np.int64(self.size), self.fixed_shape]
+        st = self.fixed_strides
+        for k, x in enumerate(args):
+            flat += [x.storage.kernel_buffer(), _offset_arg(x), st[k]]
+        for k, o in enumerate(outs):
+            flat += [o.storage.kernel_buffer(write=True), _offset_arg(o), st[3 + k]]
+        flat += [mask.storage.kernel_buffer(), _offset_arg(mask), st[5]]
+        self.launcher(device.queue, *self.geometry, *flat)
 
     def describe(self) -> str:
+        name = self.spec.ufunc.__name__ if self.spec.ufunc is not None else self.spec.name.lower()
         if not self.supported:
-            return f"{self.ufunc.__name__}: NumPy's ufunc on host views (no device loop)"
+            return f"{name}: NumPy's ufunc on host views (no device loop)"
         if self.host_reason is not None:
-            return f"{self.ufunc.__name__} {self.shape}: {self.host_reason}"
-        return f"{self.ufunc.__name__} {self.shape}: kernel elementwise (opencl/elementwise.cl)"
+            return f"{name} {self.shape}: {self.host_reason}"
+        return f"{name} {self.shape}: kernel elementwise (opencl/elementwise.cl)"
+
+
+def _fp_options(device: Device) -> tuple[str, ...]:
+    """Correctly rounded float32 division and sqrt, as NumPy's, where the device offers them."""
+    return ("-cl-fp32-correctly-rounded-divide-sqrt",) if device.info.fp32_divide_option else ()
 
 
 def _c_elem_strides(shape: tuple) -> tuple:
@@ -189,7 +262,7 @@ _ZERO = np.int64(0)
 
 def _offset_arg(x: DeviceArray) -> np.int64:
     """An operand's element offset as a kernel argument (one shared object for 0)."""
-    return _ZERO if x._offset == 0 else np.int64(x._offset // x.itemsize)
+    return _ZERO if x.offset == 0 else np.int64(x.offset // x.itemsize)
 
 
 # Scalars and NumPy operands of kernel calls, uploaded once per (device, dtype, bytes): a loop
@@ -220,48 +293,42 @@ def _overlaps_differently(out: DeviceArray, x: DeviceArray) -> bool:
 _PLANS: PlanCache[ElementwisePlan] = PlanCache("elementwise")
 
 
-def plan_for(ufunc: np.ufunc, inputs: tuple, out: DeviceArray | None, casting: str,
-             device: Device) -> ElementwisePlan | None:
-    """The cached plan of ``ufunc(*inputs, out=out)``, or None for operands it cannot key."""
+def plan_for(spec: OpSpec, inputs: tuple, outs: tuple | None, mask: Any, casting: str,
+             dtype: Any, device: Device) -> ElementwisePlan | None:
+    """The cached plan of one call, or None for operands it cannot key."""
     descs = tuple(_describe(x) for x in inputs)
     if None in descs:
         return None
-    out_desc = None if out is None else (out.dtype, out.shape, out.strides,
-                                         out.offset % (out.itemsize * 8))
-    key = (ufunc, device, descs, out_desc, casting)
-    return _PLANS.get(key, lambda: ElementwisePlan(ufunc, inputs, out, casting, device))
+    out_desc = None if outs is None else tuple((o.dtype, o.shape, o.strides) for o in outs)
+    mask_desc = None if mask is None else _describe(mask)
+    key = (spec, device, descs, out_desc, mask_desc, casting, dtype)
+    return _PLANS.get(key, lambda: ElementwisePlan(spec, inputs, outs, mask, casting, dtype,
+                                                   device))
 
 
-@implements_ufunc(*_OP_IDS)
-def elementwise(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
-    """Run one of the arithmetic ufuncs on the device, or NotImplemented for the host."""
-    if len(inputs) != ufunc.nin or (kwargs and set(kwargs) - _ALLOWED_KWARGS):
-        return NotImplemented
-    out = kwargs.get("out")
-    if isinstance(out, tuple):
-        if len(out) != 1:
-            return NotImplemented
-        out = out[0]
-    if out is not None and type(out) is not DeviceArray:
-        return NotImplemented
-    device = None
-    for x in inputs:
-        if type(x) is DeviceArray:
-            if device is None:
-                device = x.device
-            elif x.device != device:
-                return NotImplemented
-    if out is not None and out.device != device:
-        return NotImplemented
-    casting = kwargs.get("casting", "same_kind")
-    plan = plan_for(ufunc, inputs, out, casting, device)
+def run_op(spec: OpSpec, inputs: tuple, outs: tuple | None = None, mask: Any = None,
+           casting: str = "same_kind", dtype: Any = None, device: Device | None = None) -> Any:
+    """``spec`` on the device: the output (a tuple for two outputs), or NotImplemented where
+    only NumPy's loop can answer (the caller falls back to the host)."""
+    if device is None:
+        device = next(x.device for x in (*inputs, *(outs or ())) if type(x) is DeviceArray)
+    if outs is not None:  # NumPy reads overlapping operands as they were before the call
+        inputs = tuple(x.copy() if type(x) is DeviceArray and any(
+            _overlaps_differently(o, x) for o in outs) else x for x in inputs)
+        if type(mask) is DeviceArray and any(_overlaps_differently(o, mask) for o in outs):
+            mask = mask.copy()
+    plan = plan_for(spec, inputs, outs, mask, casting, dtype, device)
     if plan is None or not plan.supported:
         return NotImplemented
-    if out is not None and any(type(x) is DeviceArray and _overlaps_differently(out, x)
-                               for x in inputs):
-        # out's plan addresses out's layout, not a temporary's: compute into a fresh array with
-        # the out=None plan (NumPy buffers overlapping operands too), then copy into out.
-        fresh = plan_for(ufunc, inputs, None, casting, device)
-        out[...] = fresh.run(inputs, None)
-        return out
-    return plan.run(inputs, out)
+    for k in plan.int_scalars:
+        if not _fits(inputs[k], plan.loop[k]):
+            return NotImplemented  # NumPy's OverflowError, or its out-of-range comparison rule
+    result = plan.run(inputs, outs, mask)
+    return result[0] if spec.nout == 1 else result
+
+
+def _fits(x: Any, dtype: np.dtype) -> bool:
+    if dtype.kind in "iu" and type(x) is int:
+        info = np.iinfo(dtype)
+        return info.min <= x <= info.max
+    return True

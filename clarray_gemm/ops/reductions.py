@@ -1,51 +1,313 @@
-"""Reductions of device arrays (``np.sum``, ``np.mean``, ``np.max``, ...) that give device arrays.
+"""Reductions and scans on the device with NumPy's semantics: ``sum, prod, mean, var, std, min,
+max, argmin, argmax, any, all, cumsum, cumprod`` (functions and methods) and ``ufunc.reduce`` /
+``ufunc.accumulate`` for ``add, multiply, maximum, minimum, logical_and, logical_or``.
 
-NumPy computes them on host views of the operands (a mapping, no copy, on unified memory) and the
-result is put on the operands' device: a 0-d device array where NumPy gives a scalar, as CuPy
-does. So chained code (xarray's ``.mean()``, dask's tree reductions, ``x - x.mean()``) keeps its
-data on the device, and a 0-d result formats, converts and compares as NumPy's 0-d arrays do.
-``out=`` arguments keep NumPy's meaning (the result is written into them).
+``axis`` (int, tuple, None), ``keepdims``, ``dtype``, ``out`` and ``ddof`` follow NumPy; the
+accumulator dtype is the one NumPy picks (int32 sums in int64, bool sums in int64, int means in
+float64), found by asking NumPy about a one-element array once per plan. Results are device
+arrays, 0-d ones included. ``where=`` and ``initial=``, float16 and complex data, and devices
+without fp64 for float64 work go to NumPy on host views (counted by ``on_host_calls``).
+Float sums are tree sums (per-lane partial sums, then a tree in local memory), so they match
+NumPy's pairwise sums to float rounding, not bit for bit.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import warnings
+from functools import lru_cache
+from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
+from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, _host_function, asarray, to_host
+from ..array import DeviceArray, _host_function, asarray, empty, to_host
+from ..fallbacks import record_host_call
+from ..kernels.crossover import prefer_host
+from .elementwise import kernel_dtype
 from ._common import device_of
+from .reduce_plan import reduce_plan, scan_plan
 
-__all__ = ["REDUCTIONS"]
+__all__ = ["reduction", "scan"]
 
-REDUCTIONS: tuple[Callable[..., Any], ...] = (
-    np.sum, np.prod, np.mean, np.std, np.var, np.max, np.min, np.amax, np.amin, np.ptp,
-    np.any, np.all, np.argmax, np.argmin, np.average, np.median, np.count_nonzero,
-    np.nansum, np.nanprod, np.nanmean, np.nanstd, np.nanvar, np.nanmax, np.nanmin,
-    np.nanargmax, np.nanargmin, np.nanmedian, np.cumsum, np.cumprod, np.nancumsum,
-    np.nancumprod, np.percentile, np.quantile, np.nanpercentile, np.nanquantile)
-
-
-def _reduction(func: Callable[..., Any]) -> Callable[..., Any]:
-    def on_device(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("out") is not None:  # NumPy's answer written into out=
-            return _host_function(func, args, kwargs)
-        device = device_of(*args, *kwargs.values())
-        result = func(*to_host(args), **to_host(kwargs))
-        if isinstance(result, tuple):  # np.average(..., returned=True)
-            return tuple(_on_device(r, device) for r in result)
-        return _on_device(result, device)
-    on_device.__name__ = on_device.__qualname__ = func.__name__
-    on_device.__doc__ = f"``np.{func.__name__}`` of device arrays, as a device array."
-    return on_device
+_NO = np._NoValue
+_NUMPY = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any": np.any,
+          "all": np.all, "argmax": np.argmax, "argmin": np.argmin, "mean": np.mean}
+_EMPTY_ERRORS = {"max": "maximum", "min": "minimum"}
 
 
-def _on_device(result: Any, device) -> Any:
+@lru_cache(maxsize=None)
+def _result_dtype(name: str, dtype: np.dtype, requested: np.dtype | None) -> np.dtype:
+    """NumPy's result dtype of reduction ``name`` over ``dtype`` data (``dtype=requested``)."""
+    kwargs = {} if requested is None or name in ("max", "min", "any", "all") else {"dtype": requested}
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return np.asarray(_NUMPY[name](np.ones(1, dtype), **kwargs)).dtype
+
+
+def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+              keepdims: Any = _NO, where: Any = _NO, initial: Any = _NO) -> Any:
+    """``np.<name>(a, ...)`` on the device, or NumPy's on host views where the device cannot."""
+    if (type(a) is DeviceArray and out is None and where is _NO and initial is _NO
+            and prefer_host(a.device, "reduce", a.dtype, a.size) is not None):
+        kwargs = {"axis": axis} if keepdims is _NO else {"axis": axis, "keepdims": keepdims}
+        if dtype is not None:
+            kwargs["dtype"] = dtype
+        return _on_host_path(_NUMPY[name], a, kwargs)  # unified memory, small work
+    kwargs = {"axis": axis, "out": out}
+    if name not in ("max", "min", "any", "all", "argmax", "argmin"):
+        kwargs["dtype"] = dtype
+    if keepdims is not _NO:
+        kwargs["keepdims"] = keepdims
+    for k, v in (("where", where), ("initial", initial)):
+        if v is not _NO:
+            kwargs[k] = v
+    requested = None if dtype is None else np.dtype(dtype)
+    if (type(a) is not DeviceArray or where is not _NO and where is not True or initial is not _NO
+            or (out is not None and type(out) is not DeviceArray)):
+        return _fallback(_NUMPY[name], (a,), kwargs)
+    arg = name in ("argmax", "argmin")
+    if arg and axis is not None:
+        axes = (normalize_axis_index(axis, a.ndim),)
+    else:
+        axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
+    result_dtype = _result_dtype(name, a.dtype, requested)
+    acc = result_dtype if name not in ("any", "all", "argmax", "argmin") else a.dtype
+    if name in ("any", "all"):
+        acc = np.dtype(np.bool_)
+    if not all(kernel_dtype(d, a.device) for d in (a.dtype, acc, result_dtype)):
+        return _fallback(_NUMPY[name], (a,), kwargs)
+    n_red = 1
+    for ax in axes:
+        n_red *= a.shape[ax]
+    if n_red == 0 and (name in _EMPTY_ERRORS or arg):
+        if arg:
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        raise ValueError(f"zero-size array to reduction operation {_EMPTY_ERRORS[name]} which "
+                         "has no identity")
+    if prefer_host(a.device, "reduce", a.dtype, a.size) is not None:
+        return _on_host_path(_NUMPY[name], a, kwargs)
+    rop = "sum" if name == "mean" else name
+    plan = reduce_plan(rop, a, axes, acc, result_dtype, mean=name == "mean")
+    if not plan.supported:
+        return _fallback(_NUMPY[name], (a,), kwargs)
+    result = plan.run(a)
+    if keepdims is True:
+        if arg and axis is None:
+            result = result.reshape((1,) * a.ndim)
+        else:
+            result = result.reshape(tuple(1 if i in axes else n for i, n in enumerate(a.shape)))
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """``np.cumsum`` / ``np.cumprod`` on the device (NumPy's dtypes), else on host views."""
+    func = np.cumsum if name == "sum" else np.cumprod
+    kwargs = {"axis": axis, "dtype": dtype, "out": out}
+    if type(a) is not DeviceArray or (out is not None and type(out) is not DeviceArray):
+        return _fallback(func, (a,), kwargs)
+    if prefer_host(a.device, "reduce", a.dtype, a.size) is not None:
+        return _on_host_path(func, a, kwargs)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    axis = normalize_axis_index(axis, a.ndim)
+    result_dtype = _result_dtype(name, a.dtype, None if dtype is None else np.dtype(dtype))
+    plan = None
+    if kernel_dtype(a.dtype, a.device) and kernel_dtype(result_dtype, a.device):
+        plan = scan_plan(name, a, axis, result_dtype, result_dtype)
+    if plan is None or not plan.supported:
+        return _fallback(func, (a,), kwargs)
+    result = plan.run(a)
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+def _on_host_path(func: Any, a: DeviceArray, kwargs: dict) -> Any:
+    """The host path (unified memory, small work): NumPy on the mapping, a device result."""
+    out = kwargs.get("out")
+    host_kwargs = dict(kwargs, out=None if out is None else out.host_view(write=True))
+    result = func(a.host_view(), **host_kwargs)
+    if out is not None:
+        return out
+    if type(result) is not np.ndarray or result.size < 64:
+        return asarray(result, device=a.device)
+    device_result = empty(np.shape(result), np.asarray(result).dtype, device=a.device,
+                          host_resident=True)
+    device_result.host_view(write=True)[...] = result
+    return device_result
+
+
+def _reducer(name: str):
+    def impl(a, axis=None, dtype=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+        return reduction(name, a, axis, dtype, out, keepdims, where, initial)
+    impl.__name__ = impl.__qualname__ = name
+    impl.__doc__ = f"``np.{name}`` on the device (see :func:`reduction`)."
+    return impl
+
+
+for _name in ("sum", "prod"):
+    implements(_NUMPY[_name])(_reducer(_name))
+
+
+@implements(np.max, np.amax)
+def device_max(a, axis=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+    return reduction("max", a, axis, None, out, keepdims, where, initial)
+
+
+@implements(np.min, np.amin)
+def device_min(a, axis=None, out=None, keepdims=_NO, initial=_NO, where=_NO):
+    return reduction("min", a, axis, None, out, keepdims, where, initial)
+
+
+@implements(np.any)
+def device_any(a, axis=None, out=None, keepdims=_NO, *, where=_NO):
+    return reduction("any", a, axis, None, out, keepdims, where)
+
+
+@implements(np.all)
+def device_all(a, axis=None, out=None, keepdims=_NO, *, where=_NO):
+    return reduction("all", a, axis, None, out, keepdims, where)
+
+
+@implements(np.argmax)
+def device_argmax(a, axis=None, out=None, *, keepdims=_NO):
+    return reduction("argmax", a, axis, None, out, keepdims)
+
+
+@implements(np.argmin)
+def device_argmin(a, axis=None, out=None, *, keepdims=_NO):
+    return reduction("argmin", a, axis, None, out, keepdims)
+
+
+@implements(np.mean)
+def device_mean(a, axis=None, dtype=None, out=None, keepdims=_NO, *, where=_NO):
+    return reduction("mean", a, axis, dtype, out, keepdims, where)
+
+
+@implements(np.var)
+def device_var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, *, where=_NO, mean=_NO,
+        correction=_NO):
+    return _moment(np.var, a, axis, dtype, out, ddof, keepdims, where, mean, correction)
+
+
+@implements(np.std)
+def device_std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NO, *, where=_NO, mean=_NO,
+        correction=_NO):
+    return _moment(np.std, a, axis, dtype, out, ddof, keepdims, where, mean, correction)
+
+
+def _moment(func, a, axis, dtype, out, ddof, keepdims, where, mean_, correction):
+    """NumPy's ``_var``: mean (keepdims), squared deviations, their sum / (n - ddof); sqrt for
+    ``std``. Each step is a device kernel."""
+    kwargs = {k: v for k, v in dict(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                                    where=where, mean=mean_, correction=correction).items()
+              if v is not _NO}
+    if (type(a) is not DeviceArray or where is not _NO or mean_ is not _NO
+            or correction is not _NO or a.dtype.kind not in "biuf" or a.dtype == np.float16):
+        return _fallback(func, (a,), kwargs)
+    if dtype is None and a.dtype.kind in "biu":
+        dtype = np.dtype(np.float64)
+    axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
+    count = 1
+    for ax in axes:
+        count *= a.shape[ax]
+    centre = np.true_divide(reduction("sum", a, axes, dtype, None, True), count)
+    deviation = np.subtract(a, centre)
+    squares = np.multiply(deviation, deviation, out=deviation)
+    result = np.true_divide(reduction("sum", squares, axes, dtype, None, keepdims),
+                            max(count - ddof, 0))
+    if func is np.std:
+        result = np.sqrt(result)
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+@implements(np.cumsum)
+def device_cumsum(a, axis=None, dtype=None, out=None):
+    return scan("sum", a, axis, dtype, out)
+
+
+@implements(np.cumprod)
+def device_cumprod(a, axis=None, dtype=None, out=None):
+    return scan("prod", a, axis, dtype, out)
+
+
+_UFUNC_REDUCTIONS = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+                     np.logical_and: "all", np.logical_or: "any"}
+
+
+def _ufunc_reduce(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+    """``ufunc.reduce(a, axis=0, dtype=None, out=None, keepdims=False)`` for the ufuncs above."""
+    name = _UFUNC_REDUCTIONS.get(ufunc)
+    if name is None or len(inputs) != 1 or set(kwargs) - {"axis", "dtype", "out", "keepdims"}:
+        return NotImplemented
+    a = inputs[0]
+    out = kwargs.get("out")
+    out = out[0] if isinstance(out, tuple) else out
+    dtype = kwargs.get("dtype")
+    if name in ("all", "any") and (type(a) is not DeviceArray or a.dtype != np.bool_ or dtype):
+        return NotImplemented  # logical_and.reduce of numbers: NumPy's bool loop rules
+    if name in ("max", "min") and dtype is not None:
+        return NotImplemented
+    return reduction(name, a, kwargs.get("axis", 0), dtype, out,
+                     kwargs.get("keepdims", _NO))
+
+
+def _ufunc_accumulate(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+    """``add.accumulate`` / ``multiply.accumulate``: ``cumsum`` / ``cumprod`` along ``axis``."""
+    name = {np.add: "sum", np.multiply: "prod"}.get(ufunc)
+    if name is None or len(inputs) != 1 or set(kwargs) - {"axis", "dtype", "out"}:
+        return NotImplemented
+    out = kwargs.get("out")
+    out = out[0] if isinstance(out, tuple) else out
+    return scan(name, inputs[0], kwargs.get("axis", 0), kwargs.get("dtype"), out)
+
+
+_dispatch.UFUNC_METHODS["reduce"] = _ufunc_reduce
+_dispatch.UFUNC_METHODS["accumulate"] = _ufunc_accumulate
+
+
+# The other NumPy reductions (nan*, median, percentile, ...): NumPy on host views (counted as
+# host fallbacks), the result put on the operands' device, a 0-d device array where NumPy gives
+# a scalar, so chained code (xarray, dask) keeps device arrays.
+HOST_REDUCTIONS = (np.ptp, np.average, np.median, np.count_nonzero, np.nansum, np.nanprod,
+                   np.nanmean, np.nanstd, np.nanvar, np.nanmax, np.nanmin, np.nanargmax,
+                   np.nanargmin, np.nanmedian, np.nancumsum, np.nancumprod, np.percentile,
+                   np.quantile, np.nanpercentile, np.nanquantile)
+
+
+def _fallback(func: Any, args: tuple, kwargs: dict) -> Any:
+    """NumPy's ``func`` on host views (a counted host fallback), the result on the device."""
+    if kwargs.get("out") is not None:  # NumPy's answer written into out=
+        return _host_function(func, args, kwargs)
+    record_host_call(func.__name__)
+    device = device_of(*args, *kwargs.values())
+    result = func(*to_host(args), **to_host(kwargs))
+    if isinstance(result, tuple):  # np.average(..., returned=True)
+        return tuple(_device_result(r, device) for r in result)
+    return _device_result(result, device)
+
+
+def _host_reduction(func: Any) -> Any:
+    def on_host(*args: Any, **kwargs: Any) -> Any:
+        return _fallback(func, args, kwargs)
+    on_host.__name__ = on_host.__qualname__ = func.__name__
+    on_host.__doc__ = f"``np.{func.__name__}`` on host views, as a device array."
+    return on_host
+
+
+def _device_result(result: Any, device: Any) -> Any:
     if isinstance(result, (np.ndarray, np.generic)) and result.dtype.kind in "biufc":
         return asarray(result, device=device)
     return result
 
 
-for _func in REDUCTIONS:
-    implements(_func)(_reduction(_func))
-del _func
+for _func in HOST_REDUCTIONS:
+    implements(_func)(_host_reduction(_func))

@@ -1,0 +1,247 @@
+"""Array functions that programs chain, on the device: ``hstack, vstack`` (through
+``np.concatenate``, ops/joining.py), ``outer, inner, tensordot`` (via the matmul plan),
+``trace, diagonal, diag, tril, triu``, ``atleast_1d/2d``, ``expand_dims``, ``linalg.norm``
+(vectors, Frobenius) and the creation functions ``arange, linspace, eye`` on a device (NumPy's
+``like=`` argument, or :func:`clarray_gemm.arange` etc.). Joins, ``broadcast_to`` and ``pad``
+live in ops/joining.py, ops/broadcast.py and ops/padding.py.
+Arguments outside these cases run NumPy on host views (counted by ``on_host_calls``).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Sequence
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from .. import _dispatch
+from .._dispatch import implements
+from ..array import DeviceArray, _host_function, asarray, zeros
+from ..device import Device, get_device
+from ._common import device_of
+from .elementwise import kernel_dtype
+from .indexing import iota
+
+__all__ = ["arange", "linspace", "eye", "tensordot"]
+
+
+def _on_device(xs: Sequence[Any], device: Device) -> list[DeviceArray]:
+    return [x if type(x) is DeviceArray else asarray(x, device=device) for x in xs]
+
+
+def _all_device_able(xs: Sequence[Any]) -> bool:
+    return all(np.asarray(x).dtype.kind in "biuf" if type(x) is not DeviceArray
+               else x.dtype.kind in "biuf" for x in xs)
+
+
+@implements(np.atleast_1d)
+def atleast_1d(*arys: Any) -> Any:
+    res = [a.reshape(1) if type(a) is DeviceArray and a.ndim == 0 else a for a in arys]
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+@implements(np.atleast_2d)
+def atleast_2d(*arys: Any) -> Any:
+    res = []
+    for a in arys:
+        if type(a) is DeviceArray and a.ndim < 2:
+            a = a.reshape((1,) * (2 - a.ndim) + a.shape)
+        res.append(a)
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+@implements(np.hstack)
+def hstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """``np.hstack``: device copies through ``np.concatenate`` (ops/joining.py)."""
+    arrs = [atleast_1d(a) for a in tup]
+    axis = 0 if arrs and np.ndim(arrs[0]) == 1 else 1
+    return np.concatenate(arrs, axis, dtype=dtype, casting=casting)
+
+
+@implements(np.vstack)
+def vstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """``np.vstack``: device copies through ``np.concatenate`` (ops/joining.py)."""
+    return np.concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)
+
+
+@implements(np.expand_dims)
+def expand_dims(a: DeviceArray, axis: Any) -> DeviceArray:
+    axes = normalize_axis_tuple(axis, a.ndim + len(axis if isinstance(axis, tuple) else (axis,)))
+    shape, it = [], iter(a.shape)
+    for d in range(a.ndim + len(axes)):
+        shape.append(1 if d in axes else next(it))
+    return a.reshape(tuple(shape))
+
+
+@implements(np.outer)
+def outer(a: Any, b: Any, out: Any = None) -> Any:
+    return np.multiply(np.ravel(a)[:, None], np.ravel(b)[None, :], out=out)
+
+
+@implements(np.tensordot)
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
+    """``np.tensordot``: transposes and reshapes (views, or device copies) around one matmul."""
+    device = device_of(a, b)
+    a, b = _on_device([a, b], device)
+    if isinstance(axes, numbers.Integral):
+        axes_a, axes_b = list(range(a.ndim - axes, a.ndim)), list(range(axes))
+    else:
+        axes_a, axes_b = axes
+        axes_a = [axes_a] if isinstance(axes_a, numbers.Integral) else list(axes_a)
+        axes_b = [axes_b] if isinstance(axes_b, numbers.Integral) else list(axes_b)
+    if len(axes_a) != len(axes_b):
+        raise ValueError("shape-mismatch for sum")
+    axes_a = [normalize_axis_index(x, a.ndim) for x in axes_a]
+    axes_b = [normalize_axis_index(x, b.ndim) for x in axes_b]
+    for x, y in zip(axes_a, axes_b):
+        if a.shape[x] != b.shape[y]:
+            raise ValueError("shape-mismatch for sum")
+    free_a = [d for d in range(a.ndim) if d not in axes_a]
+    free_b = [d for d in range(b.ndim) if d not in axes_b]
+    k = math.prod(a.shape[d] for d in axes_a)
+    a2 = a.transpose(free_a + axes_a).reshape(math.prod(a.shape[d] for d in free_a), k)
+    b2 = b.transpose(axes_b + free_b).reshape(k, math.prod(b.shape[d] for d in free_b))
+    return np.matmul(a2, b2).reshape(tuple(a.shape[d] for d in free_a)
+                                     + tuple(b.shape[d] for d in free_b))
+
+
+@implements(np.inner)
+def inner(a: Any, b: Any) -> Any:
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return np.multiply(a, b)
+    return tensordot(a, b, axes=([-1], [-1]))
+
+
+@implements(np.diagonal)
+def diagonal(a: DeviceArray, offset: int = 0, axis1: int = 0, axis2: int = 1) -> DeviceArray:
+    return a.geometry_view(lambda t: np.diagonal(t, offset, axis1, axis2))
+
+
+@implements(np.trace)
+def trace(a: DeviceArray, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+          out: Any = None) -> Any:
+    return np.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
+
+
+@implements(np.diag)
+def diag(v: DeviceArray, k: int = 0) -> Any:
+    if v.ndim == 2:
+        return diagonal(v, k)
+    if v.ndim != 1:
+        raise ValueError("Input must be 1- or 2-d.")
+    n = v.shape[0] + abs(k)
+    result = zeros((n, n), v.dtype, device=v.device)
+    result.geometry_view(lambda t: np.diagonal(t, k))[...] = v
+    return result
+
+
+def _tri_mask(m: DeviceArray, k: int, lower: bool) -> DeviceArray:
+    rows = arange(m.shape[-2], device=m.device)[:, None]
+    cols = arange(m.shape[-1], device=m.device)[None, :]
+    return np.less_equal(cols - rows, k) if lower else np.greater_equal(cols - rows, k)
+
+
+@implements(np.tril)
+def tril(m: DeviceArray, k: int = 0) -> Any:
+    if m.ndim < 2:
+        return _host_function(np.tril, (m,), {"k": k})
+    return np.where(_tri_mask(m, k, True), m, zeros((), m.dtype, device=m.device))
+
+
+@implements(np.triu)
+def triu(m: DeviceArray, k: int = 0) -> Any:
+    if m.ndim < 2:
+        return _host_function(np.triu, (m,), {"k": k})
+    return np.where(_tri_mask(m, k - 1, True), zeros((), m.dtype, device=m.device), m)
+
+
+@implements(np.linalg.norm)
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    """``np.linalg.norm`` for 2-norms of vectors and Frobenius norms: sqrt(sum(x*x))."""
+    if (type(x) is not DeviceArray or ord not in (None, 2, "fro") or x.dtype.kind not in "biuf"
+            or (ord == 2 and (axis is None and x.ndim != 1 or isinstance(axis, tuple)))
+            or (ord == "fro" and axis is None and x.ndim != 2)):
+        return _host_function(np.linalg.norm, (x,), dict(ord=ord, axis=axis, keepdims=keepdims))
+    if x.dtype.kind != "f":
+        x = x.astype(np.float64)
+    return np.sqrt(np.sum(np.multiply(x, x), axis=axis, keepdims=keepdims))
+
+
+# -- creation ----------------------------------------------------------------------------------
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
+           device: Any = None) -> DeviceArray:
+    """``np.arange`` on a device: NumPy's length, dtype and fill rule, computed by a kernel."""
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    if step == 0:
+        raise ZeroDivisionError("division by zero")
+    dt = np.result_type(start, stop, step) if dtype is None else np.dtype(dtype)
+    probe = np.arange(start, start + 2 * step, step, dtype=dt)  # NumPy's first two values
+    if all(isinstance(v, numbers.Integral) for v in (start, stop, step)):
+        n = len(range(start, stop, step))
+    else:
+        n = max(math.ceil((stop - start) / step), 0)
+    device = get_device(device)
+    if not kernel_dtype(dt, device) or n <= 2:
+        return asarray(np.arange(start, stop, step, dtype=dtype), device=device)
+    first, second = probe[0], probe[1]
+    return iota(n, first, second - first, second, dt, device)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: Any = None, axis: int = 0, device: Any = None) -> Any:
+    """``np.linspace`` for scalar ends on a device: NumPy's steps (i * step + start, float)."""
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = num - 1 if endpoint else num
+    dt = np.result_type(start, stop, float(num))
+    delta = stop - start
+    y = arange(0, num, dtype=dt, device=device)
+    if div > 0:
+        step = delta / div
+        y = np.multiply(np.true_divide(y, div), delta) if step == 0 else np.multiply(y, step)
+    else:
+        step = np.nan
+        y = np.multiply(y, delta)
+    y = np.add(y, start)
+    if endpoint and num > 1:
+        y[-1:] = asarray(np.asarray([stop], dtype=y.dtype), device=y.device)
+    result = y.astype(dtype if dtype is not None else dt, copy=False)
+    return (result, step) if retstep else result
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float, device: Any = None
+        ) -> DeviceArray:
+    """``np.eye`` on a device."""
+    result = zeros((N, N if M is None else M), dtype, device=device)
+    result.geometry_view(lambda t: np.diagonal(t, k))[...] = asarray(
+        np.ones((), result.dtype), device=result.device)
+    return result
+
+
+@implements(np.arange)
+def _arange_like(*args, dtype=None, device=None, like=None):
+    return arange(*args, dtype=dtype, device=like.device)
+
+
+@implements(np.eye)
+def _eye_like(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
+    if order != "C":
+        return asarray(np.eye(N, M, k, dtype, order), device=like.device)
+    return eye(N, M, k, dtype, device=like.device)
+
+
+_dispatch.LIKE_FUNCTIONS.update((np.arange, np.eye))
+
+
+@implements(np.linspace)
+def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+              device=None):
+    if (np.ndim(start) or np.ndim(stop) or axis != 0 or type(start) is DeviceArray
+            or type(stop) is DeviceArray):
+        return _host_function(np.linspace, (start, stop, num),
+                              dict(endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis))
+    return linspace(start, stop, num, endpoint, retstep, dtype, axis)

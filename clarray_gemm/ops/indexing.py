@@ -1,0 +1,182 @@
+"""Gathers on the device (``opencl/gather.cl``): ``np.take``, indexing with one integer array,
+boolean-mask indexing, and the ``arange`` fill.
+
+Indices are checked against the axis length as NumPy does (``IndexError``); for device index
+arrays that costs one reduction and a read of two scalars. A boolean mask costs a device
+``cumsum`` and a read of its last element (the result's length).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
+
+from .. import _dispatch
+from .._dispatch import implements
+from ..array import DeviceArray, _host_function, asarray, empty
+from ..device import Device
+from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
+from ..kernels.crossover import prefer_host
+from ..kernels.programs import ctype, get_kernel
+from .elementwise import kernel_dtype
+
+__all__ = ["take", "compress_rows", "iota", "device_getitem"]
+
+
+def _rows(x: DeviceArray) -> tuple | None:
+    """(n_rows, row_stride, n_cols, cshape8, cstride8, ndim) of ``x`` as rows x columns."""
+    isz = x.itemsize
+    cols, (cstride,) = merge_dims(x.shape[1:], [s // isz for s in x.strides[1:]])
+    if len(cols) > MAX_DIMS:
+        return None
+    return (x.shape[0], x.strides[0] // isz, math.prod(x.shape[1:]), as_long8(cols, 1),
+            as_long8(cstride, 0), len(cols))
+
+
+def _launch_size(device: Device, n: int) -> tuple:
+    local = min(256, device.info.max_work_group_size)
+    return (-(-n // local) * local,), (local,)
+
+
+def _check_bounds(indices: Any, n: int, axis: int) -> None:
+    if indices.size == 0:
+        return
+    lo, hi = int(np.min(indices)), int(np.max(indices))
+    bad = hi if hi >= n else (lo if lo < -n else None)
+    if bad is not None:
+        raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+
+
+def take(a: DeviceArray, indices: Any, axis: int | None = None) -> Any:
+    """``np.take(a, indices, axis)`` (mode 'raise') as one gather kernel."""
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    axis = normalize_axis_index(axis, a.ndim)
+    if type(indices) is not DeviceArray:
+        host = np.asarray(indices)
+        if host.dtype.kind not in "iu" and host.size:
+            return NotImplemented
+        indices = asarray(host.astype(np.int64, copy=False), device=a.device)
+    if indices.dtype.kind not in "iu" or not kernel_dtype(a.dtype, a.device):
+        return NotImplemented
+    if indices.dtype == np.uint64:
+        indices = indices.astype(np.int64)
+    _check_bounds(indices, a.shape[axis], axis)
+    v = a.geometry_view(lambda t: np.moveaxis(t, axis, 0)) if axis else a
+    layout = _rows(v)
+    if layout is None:
+        return NotImplemented
+    n_rows, row_stride, n_cols, cshape, cstride, ndim = layout
+    flat_idx = indices.reshape(-1)
+    out = empty((flat_idx.size,) + v.shape[1:], a.dtype, device=a.device)
+    n = out.size
+    if n:
+        kernel = get_kernel(a.device, "gather.cl", "take",
+                            {"T": ctype(a.dtype), "NDIM": ndim, "IDX_T": ctype(flat_idx.dtype)})
+        kernel(a.device.queue, *_launch_size(a.device, n), np.int64(n), np.int64(n_cols),
+               np.int64(n_rows), a.storage.kernel_buffer(), np.int64(v.offset // v.itemsize),
+               np.int64(row_stride), cshape, cstride, flat_idx.storage.kernel_buffer(),
+               np.int64(flat_idx.offset // flat_idx.itemsize), out.storage.kernel_buffer(write=True))
+    out = out.reshape(indices.shape + v.shape[1:])
+    if axis:  # indices' dimensions replace `axis`, in place
+        order = list(range(indices.ndim, indices.ndim + axis)) + list(range(indices.ndim)) + \
+            list(range(indices.ndim + axis, out.ndim))
+        out = out.transpose(order)
+    return out
+
+
+def compress_rows(x: DeviceArray, mask: DeviceArray) -> Any:
+    """``x[mask]`` for a bool mask over ``x``'s leading dimensions."""
+    lead = mask.ndim
+    if x.shape[:lead] != mask.shape:
+        for i, (n, m) in enumerate(zip(x.shape, mask.shape)):
+            if n != m:
+                raise IndexError(f"boolean index did not match indexed array along axis {i}; "
+                                 f"size of axis is {n} but size of corresponding boolean axis "
+                                 f"is {m}")
+    v = x.reshape((math.prod(x.shape[:lead]),) + x.shape[lead:])
+    flat_mask = mask.reshape(-1)
+    if not kernel_dtype(x.dtype, x.device) or v.ndim == 0:
+        return NotImplemented
+    pos = np.cumsum(flat_mask, dtype=np.int64)
+    count = int(pos[-1]) if pos.size else 0
+    layout = _rows(v)
+    if layout is None:
+        return NotImplemented
+    n_rows, row_stride, n_cols, cshape, cstride, ndim = layout
+    out = empty((count,) + v.shape[1:], x.dtype, device=x.device)
+    n = n_rows * n_cols
+    if count and n:
+        kernel = get_kernel(x.device, "gather.cl", "compress", {"T": ctype(x.dtype), "NDIM": ndim})
+        kernel(x.device.queue, *_launch_size(x.device, n), np.int64(n), np.int64(n_cols),
+               x.storage.kernel_buffer(), np.int64(v.offset // v.itemsize), np.int64(row_stride),
+               cshape, cstride, flat_mask.storage.kernel_buffer(),
+               np.int64(flat_mask.offset), np.int64(flat_mask.strides[0]),
+               pos.storage.kernel_buffer(), out.storage.kernel_buffer(write=True))
+    return out
+
+
+def iota(n: int, start: Any, delta: Any, second: Any, dtype: np.dtype, device: Device
+         ) -> DeviceArray:
+    """``start + i * delta`` in ``dtype`` (element 1 is ``second``), as NumPy's arange fills."""
+    out = empty((n,), dtype, device=device)
+    if n:
+        defines = {"T": ctype(dtype), "NDIM": 0}
+        if dtype == np.float64:
+            defines["IS_FP64"] = 1
+        kernel = get_kernel(device, "gather.cl", "iota", defines)
+        kernel(device.queue, *_launch_size(device, n), np.int64(n), dtype.type(start),
+               dtype.type(delta), dtype.type(second), out.storage.kernel_buffer(write=True))
+    return out
+
+
+def device_getitem(x: DeviceArray, key: Any) -> Any:
+    """Advanced indexing the device handles: one bool mask (over leading dimensions) or one
+    integer array (along axis 0); anything else returns NotImplemented (host)."""
+    if isinstance(key, tuple):
+        if len(key) != 1:
+            return NotImplemented
+        key = key[0]
+    if isinstance(key, list):
+        key = np.asarray(key)
+        if key.dtype.kind not in "biu":
+            return NotImplemented
+    if not isinstance(key, (DeviceArray, np.ndarray)) or key.ndim == 0 or x.ndim == 0:
+        return NotImplemented
+    if prefer_host(x.device, "elementwise", x.dtype, x.size) is not None:
+        host_key = key.host_view() if type(key) is DeviceArray else key
+        return asarray(x.host_view()[host_key], device=x.device)  # the host path
+    if key.dtype == np.bool_:
+        if key.ndim > x.ndim:
+            return NotImplemented
+        mask = key if type(key) is DeviceArray else asarray(key, device=x.device)
+        return compress_rows(x, mask)
+    if key.dtype.kind in "iu":
+        return take(x, key, 0)
+    return NotImplemented
+
+
+_dispatch.GETITEM = device_getitem
+
+
+@implements(np.take)
+def device_take(a, indices, axis=None, out=None, mode="raise"):
+    """``np.take`` on the device (mode 'raise'); other modes on host views."""
+    result = NotImplemented
+    if (type(a) is DeviceArray and out is None and type(indices) is not DeviceArray
+            and prefer_host(a.device, "elementwise", a.dtype, a.size) is not None):
+        return asarray(np.take(a.host_view(), indices, axis, mode=mode), device=a.device)
+    if type(a) is DeviceArray and mode == "raise" and (out is None or type(out) is DeviceArray):
+        scalar = np.ndim(indices) == 0 and type(indices) is not DeviceArray
+        result = take(a, np.asarray(indices).reshape(1) if scalar else indices, axis)
+        if result is not NotImplemented and scalar:
+            result = result.reshape(result.shape[:0]) if axis is None else \
+                result.squeeze(normalize_axis_index(axis, a.ndim))
+    if result is NotImplemented:
+        return _host_function(np.take, (a, indices), {"axis": axis, "out": out, "mode": mode})
+    if out is not None:
+        out[...] = result
+        return out
+    return result

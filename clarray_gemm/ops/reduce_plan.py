@@ -1,0 +1,240 @@
+"""Reduction and scan plans over ``opencl/reduce.cl``: one cached plan per (operation, device,
+dtypes, shape, strides, axes), holding the programs, launch geometry and fixed arguments.
+
+A reduction runs as one launch when there are enough outputs to fill the device (one
+work-group per output, a tree in local memory; or one work-item per output when the kept
+dimensions are innermost in memory), and as two launches when few outputs each reduce many
+elements (partial results per chunk, then a reduction of the partials).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..array import DeviceArray
+from ..device import Device
+from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
+from ..kernels.plans import PlanCache
+from ..kernels.programs import ctype, get_kernel
+from ..memory import Storage
+
+__all__ = ["ReducePlan", "ScanPlan", "reduce_plan", "scan_plan", "ROPS"]
+
+ROPS = {"sum": "ROP_SUM", "prod": "ROP_PROD", "max": "ROP_MAX", "min": "ROP_MIN",
+        "any": "ROP_ANY", "all": "ROP_ALL", "argmax": "ROP_ARGMAX", "argmin": "ROP_ARGMIN"}
+_MAX_GROUPS = 1024
+_PER_LANE = 32  # elements a lane reduces before a reduction is split into two launches
+_TREE_GROUPS = 2048  # work-groups that fill a large GPU; fewer outputs split r into chunks
+_COLS_THREADS = 1 << 18  # work-items that fill a large GPU, for the column kernel
+_INT_LIMITS = {"char": "CHAR", "short": "SHRT", "int": "INT", "long": "LONG"}
+
+
+def _identity(rop: str, acc: np.dtype) -> str:
+    if rop in ("sum", "any", "argmax", "argmin"):
+        return "0"  # +0.0 for floats: NumPy's sum of [-0.0] is 0.0
+    if rop in ("prod", "all"):
+        return "1"
+    if acc.kind == "f":
+        return "((ACC)(-INFINITY))" if rop == "max" else "((ACC)INFINITY)"
+    if acc.kind == "b":
+        return "0" if rop == "max" else "1"
+    c = ctype(acc)
+    if acc.kind == "u":
+        return "0" if rop == "max" else f"U{_INT_LIMITS[c[1:]]}_MAX"
+    return f"{_INT_LIMITS[c]}_MIN" if rop == "max" else f"{_INT_LIMITS[c]}_MAX"
+
+
+def _pow2_at_most(n: int, cap: int) -> int:
+    w = 1
+    while w < n and w < cap:
+        w *= 2
+    return w
+
+
+def _defines(rop: str, in_dt: np.dtype, acc: np.dtype, out_dt: np.dtype, wg: int) -> dict:
+    c = ctype(acc)
+    defines = {"IN_T": ctype(in_dt), "ACC": c, "OUT_T": ctype(out_dt), "ROP": ROPS[rop],
+               "UACC": ("u" + c if acc.kind == "i" else c), "IDENTITY": _identity(rop, acc),
+               "IS_FLOAT": int(acc.kind == "f"), "WG": wg}
+    if np.dtype(np.float64) in (in_dt, acc, out_dt):
+        defines["IS_FP64"] = 1
+    return defines
+
+
+def _elem_strides(x: DeviceArray) -> list[int]:
+    return [s // x.itemsize for s in x.strides]
+
+
+def _c_elem_strides(shape) -> list[int]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return list(reversed(strides))
+
+
+class ReducePlan:
+    """``rop`` of ``x`` over ``axes`` into a fresh array of the kept shape (``out_dtype``),
+    accumulating in ``acc``; ``mean`` divides by the reduced count."""
+
+    def __init__(self, rop: str, x: DeviceArray, axes: tuple, acc: np.dtype, out_dtype: np.dtype,
+                 mean: bool, device: Device):
+        self.device, self.out_dtype, self.acc = device, out_dtype, acc
+        kept = [a for a in range(x.ndim) if a not in axes]
+        self.kept_shape = tuple(x.shape[a] for a in kept)
+        strides = _elem_strides(x)
+        red_shape = [x.shape[a] for a in axes]
+        self.n_out, self.n_red = math.prod(self.kept_shape), math.prod(red_shape)
+        odims, (ostride, out_stride) = merge_dims(self.kept_shape, [strides[a] for a in kept],
+                                                  _c_elem_strides(self.kept_shape))
+        rdims, (rstride,) = merge_dims(red_shape, [strides[a] for a in axes])
+        self.supported = len(odims) <= MAX_DIMS and len(rdims) <= MAX_DIMS
+        self.stages: list[tuple] = []
+        if not self.supported or self.n_out == 0:
+            return
+        n_out, n_red = self.n_out, self.n_red
+        self.count = np.int64(n_red)
+        self.out_stride = as_long8(out_stride, 0)
+        shapes = (as_long8(odims, 1), as_long8(ostride, 0), as_long8(rdims, 1),
+                  as_long8(rstride, 0))
+        base = _defines(rop, x.dtype, acc, out_dtype, 1)
+        base.update(NDIM_OUT=len(odims), NDIM_RED=len(rdims))
+        innermost_kept = abs(ostride[-1]) if odims else math.inf
+        innermost_red = abs(rstride[-1]) if rdims else math.inf
+        max_wg = min(256, device.info.max_work_group_size)
+        cols = n_out >= 1024 and innermost_kept < innermost_red
+        if cols:  # work-items over outputs (and chunks of r when outputs are too few)
+            groups = max(1, min(-(-n_red // 64), _COLS_THREADS // n_out, 256))
+            local = min(max_wg, 64)
+        else:  # work-groups over outputs (and chunks of r when outputs are too few)
+            local = _pow2_at_most(n_red, max_wg)
+            groups = max(1, min(_MAX_GROUPS, -(-_TREE_GROUPS // n_out),
+                                -(-n_red // (local * _PER_LANE))))
+        self.groups = groups
+        chunk = -(-n_red // groups) if n_red else 0
+        first = dict(base, WG=local, PARTIAL=int(groups > 1), MEAN=int(mean and groups == 1))
+        if groups > 1:
+            first["OUT_T"] = ctype(acc)  # the partial results
+        kernel = "reduce_cols" if cols else "reduce"
+        if cols:
+            geometry = ((-(-n_out // local) * local, groups), (local, 1))
+        else:
+            geometry = ((n_out * groups * local,), (local,))
+        self.stages.append((kernel, get_kernel(device, "reduce.cl", kernel, first), geometry,
+                            (np.int64(n_red), np.int64(chunk), np.int64(groups), np.int64(n_out)),
+                            shapes))
+        if groups == 1:
+            return
+        second = _defines(rop, acc, acc, out_dtype, 1)
+        second.update(NDIM_OUT=1, NDIM_RED=1, MEAN=int(mean), FROM_PARTIALS=1)
+        if cols:  # partials: groups x n_out, reduced down the columns
+            second["WG"] = local
+            shapes2 = (as_long8([n_out], 1), as_long8([1], 0), as_long8([groups], 1),
+                       as_long8([n_out], 0))
+            geometry2 = ((-(-n_out // local) * local, 1), (local, 1))
+        else:  # partials: n_out x groups, one work-group per row
+            second["WG"] = local2 = _pow2_at_most(groups, max_wg)
+            shapes2 = (as_long8([n_out], 1), as_long8([groups], 0), as_long8([groups], 1),
+                       as_long8([1], 0))
+            geometry2 = ((n_out * local2,), (local2,))
+        self.out_stride2 = as_long8([1], 0)
+        self.stages.append((kernel, get_kernel(device, "reduce.cl", kernel, second), geometry2,
+                            (np.int64(groups), np.int64(groups), np.int64(1), np.int64(n_out)),
+                            shapes2))
+
+    def run(self, x: DeviceArray) -> DeviceArray:
+        """The reduction of ``x`` (kept shape, C order)."""
+        device = self.device
+        result = DeviceArray._wrap(Storage(device, self.n_out * self.out_dtype.itemsize),
+                                   self.kept_shape, self.out_dtype,
+                                   tuple(s * self.out_dtype.itemsize
+                                         for s in _c_elem_strides(self.kept_shape)))
+        if self.n_out == 0:
+            return result
+        queue, src = device.queue, x.storage.kernel_buffer()
+        off = np.int64(x.offset // x.itemsize)
+        out_buf = result.storage.kernel_buffer(write=True)
+        zero = np.int64(0)
+        if len(self.stages) == 1:
+            _, launcher, geometry, sizes, shapes = self.stages[0]
+            _launch(launcher, queue, geometry, sizes, self.count, shapes, src, off, src, out_buf,
+                    self.out_stride, src)
+            return result
+        n_partial = self.n_out * self.groups
+        partial = Storage(device, n_partial * self.acc.itemsize)
+        idx = Storage(device, n_partial * 8)
+        p_buf, i_buf = partial.kernel_buffer(write=True), idx.kernel_buffer(write=True)
+        _, launcher, geometry, sizes, shapes = self.stages[0]
+        _launch(launcher, queue, geometry, sizes, self.count, shapes, src, off, src, p_buf,
+                self.out_stride, i_buf)
+        _, launcher, geometry, sizes, shapes = self.stages[1]
+        _launch(launcher, queue, geometry, sizes, self.count, shapes, p_buf, zero, i_buf, out_buf,
+                self.out_stride2, i_buf)
+        return result
+
+
+def _launch(launcher, queue, geometry, sizes, count, shapes, src, off, idx_in, out, out_stride,
+            idx_out) -> None:
+    """One launch of ``reduce`` or ``reduce_cols`` (their arguments differ only in order)."""
+    n_red, chunk, groups, n_out = sizes
+    if launcher.name == "reduce":
+        launcher(queue, *geometry, n_red, chunk, groups, count, *shapes, src, off, idx_in, out,
+                 np.int64(0), out_stride, idx_out)
+    else:
+        launcher(queue, *geometry, n_out, n_red, chunk, count, *shapes, src, off, idx_in, out,
+                 np.int64(0), out_stride, idx_out)
+
+
+class ScanPlan:
+    """Inclusive scan (``sum`` or ``prod``) of ``x`` along ``axis`` into a fresh C array."""
+
+    def __init__(self, rop: str, x: DeviceArray, axis: int, acc: np.dtype, out_dtype: np.dtype,
+                 device: Device):
+        self.device, self.out_dtype, self.shape = device, out_dtype, x.shape
+        strides, out_strides = _elem_strides(x), _c_elem_strides(x.shape)
+        kept = [a for a in range(x.ndim) if a != axis]
+        kept_shape = [x.shape[a] for a in kept]
+        odims, (ostride, out_stride) = merge_dims(kept_shape, [strides[a] for a in kept],
+                                                  [out_strides[a] for a in kept])
+        self.n_out, self.n_red = math.prod(kept_shape), x.shape[axis]
+        self.supported = len(odims) <= MAX_DIMS
+        if not self.supported or self.n_out * self.n_red == 0:
+            return
+        wg = _pow2_at_most(self.n_red, min(256, device.info.max_work_group_size))
+        defines = _defines(rop, x.dtype, acc, out_dtype, wg)
+        defines["NDIM_OUT"] = len(odims)
+        self.launcher = get_kernel(device, "reduce.cl", "scan", defines)
+        self.geometry = ((self.n_out * wg,), (wg,))
+        self.fixed = (np.int64(self.n_red), as_long8(odims, 1), as_long8(ostride, 0),
+                      np.int64(strides[axis]))
+        self.fixed_out = (as_long8(out_stride, 0), np.int64(out_strides[axis]))
+
+    def run(self, x: DeviceArray) -> DeviceArray:
+        n = math.prod(self.shape)
+        result = DeviceArray._wrap(Storage(self.device, n * self.out_dtype.itemsize), self.shape,
+                                   self.out_dtype, tuple(s * self.out_dtype.itemsize
+                                                         for s in _c_elem_strides(self.shape)))
+        if n:
+            n_red, odims, ostride, rstride = self.fixed
+            self.launcher(self.device.queue, *self.geometry, n_red, odims, ostride, rstride,
+                          x.storage.kernel_buffer(), np.int64(x.offset // x.itemsize),
+                          result.storage.kernel_buffer(write=True), np.int64(0), *self.fixed_out)
+        return result
+
+
+_PLANS: PlanCache = PlanCache("reduce")
+
+
+def reduce_plan(rop: str, x: DeviceArray, axes: tuple, acc: np.dtype, out_dtype: np.dtype,
+                mean: bool = False) -> ReducePlan:
+    """The cached :class:`ReducePlan` of this call."""
+    key = ("reduce", rop, x.device, x.dtype, x.shape, x.strides, axes, acc, out_dtype, mean)
+    return _PLANS.get(key, lambda: ReducePlan(rop, x, axes, acc, out_dtype, mean, x.device))
+
+
+def scan_plan(rop: str, x: DeviceArray, axis: int, acc: np.dtype, out_dtype: np.dtype
+              ) -> ScanPlan:
+    """The cached :class:`ScanPlan` of this call."""
+    key = ("scan", rop, x.device, x.dtype, x.shape, x.strides, axis, acc, out_dtype)
+    return _PLANS.get(key, lambda: ScanPlan(rop, x, axis, acc, out_dtype, x.device))

@@ -1,0 +1,174 @@
+"""NumPy's ufuncs (and ``np.where``, ``np.clip``) on device arrays.
+
+Every ufunc below runs one kernel of ``opencl/elementwise.cl`` (through
+:mod:`clarray_gemm.ops.elementwise`) with NumPy's dtype resolution, broadcasting, ``out=``,
+``where=``, ``dtype=`` and ``casting=``. Loops a kernel cannot run exactly (float16, complex,
+object, datetime, mixed-type loops), ``signature=``/``order=``/``subok=`` arguments and operands
+it cannot key return ``NotImplemented``: NumPy's ufunc then runs on host views (counted by
+:func:`clarray_gemm.on_host_calls`). Floating-point warnings (divide by zero, overflow) are not
+raised for device loops; the values are NumPy's.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy._core import umath
+
+from .._dispatch import implements, implements_ufunc
+from ..array import DeviceArray, _host_function
+from .elementwise import PYTHON_SCALARS, OpSpec, run_op
+
+__all__ = ["SPECS", "WHERE", "CLIP", "device_ufunc"]
+
+_UFUNCS = {
+    # arithmetic
+    np.add: "ADD", np.subtract: "SUBTRACT", np.multiply: "MULTIPLY",
+    np.true_divide: "TRUE_DIVIDE", np.floor_divide: "FLOOR_DIVIDE", np.remainder: "REMAINDER",
+    np.fmod: "FMOD", np.divmod: "DIVMOD", np.power: "POWER", np.float_power: "POWER",
+    np.negative: "NEGATIVE", np.positive: "POSITIVE", np.conjugate: "POSITIVE",
+    np.absolute: "ABSOLUTE", np.fabs: "FABS", np.sign: "SIGN", np.reciprocal: "RECIPROCAL",
+    np.square: "SQUARE", np.sqrt: "SQRT", np.cbrt: "CBRT",
+    # comparison and logic
+    np.equal: "EQUAL", np.not_equal: "NOT_EQUAL", np.less: "LESS", np.less_equal: "LESS_EQUAL",
+    np.greater: "GREATER", np.greater_equal: "GREATER_EQUAL",
+    np.logical_and: "LOGICAL_AND", np.logical_or: "LOGICAL_OR", np.logical_xor: "LOGICAL_XOR",
+    np.logical_not: "LOGICAL_NOT",
+    np.bitwise_and: "BITWISE_AND", np.bitwise_or: "BITWISE_OR", np.bitwise_xor: "BITWISE_XOR",
+    np.invert: "INVERT", np.left_shift: "LEFT_SHIFT", np.right_shift: "RIGHT_SHIFT",
+    # exponential, logarithmic, trigonometric, hyperbolic
+    np.exp: "EXP", np.exp2: "EXP2", np.expm1: "EXPM1", np.log: "LOG", np.log2: "LOG2",
+    np.log10: "LOG10", np.log1p: "LOG1P",
+    np.sin: "SIN", np.cos: "COS", np.tan: "TAN", np.arcsin: "ARCSIN", np.arccos: "ARCCOS",
+    np.arctan: "ARCTAN", np.arctan2: "ARCTAN2", np.hypot: "HYPOT",
+    np.sinh: "SINH", np.cosh: "COSH", np.tanh: "TANH", np.arcsinh: "ARCSINH",
+    np.arccosh: "ARCCOSH", np.arctanh: "ARCTANH",
+    # rounding and floating-point classification
+    np.floor: "FLOOR", np.ceil: "CEIL", np.trunc: "TRUNC", np.rint: "RINT",
+    np.isnan: "ISNAN", np.isinf: "ISINF", np.isfinite: "ISFINITE", np.signbit: "SIGNBIT",
+    np.copysign: "COPYSIGN", np.nextafter: "NEXTAFTER",
+    np.maximum: "MAXIMUM", np.minimum: "MINIMUM", np.fmax: "FMAX", np.fmin: "FMIN",
+    umath.clip: "CLIP",
+}
+
+SPECS: dict[np.ufunc, OpSpec] = {u: OpSpec(name, u, u.nin, u.nout) for u, name in _UFUNCS.items()}
+WHERE = OpSpec("WHERE", np.where, 3, 1, cond_first=True)  # type: ignore[arg-type]
+CLIP = SPECS[umath.clip]
+
+_KWARGS = {"out", "casting", "where", "dtype"}
+_NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
+
+
+def _outs(out: Any, nout: int) -> tuple | None | Any:
+    """``out=`` as a tuple of device arrays, None, or NotImplemented (host outputs)."""
+    if out is None:
+        return None
+    if not isinstance(out, tuple):
+        out = (out,)
+    if len(out) != nout or all(o is None for o in out):
+        return NotImplemented if any(o is not None for o in out) else None
+    if not all(type(o) is DeviceArray for o in out):
+        return NotImplemented
+    return out
+
+
+def _mask(where: Any) -> Any:
+    """``where=`` as a mask operand: None for True, NotImplemented for what NumPy must check."""
+    if where is True:
+        return None
+    if type(where) is DeviceArray:
+        return where if where.dtype == np.bool_ else NotImplemented
+    if where is False or (isinstance(where, (np.ndarray, np.generic)) and where.dtype == np.bool_):
+        return np.asarray(where)
+    return NotImplemented
+
+
+@implements_ufunc(*SPECS)
+def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+    """``ufunc(*inputs, **kwargs)`` on the device, or NotImplemented for the host fallback."""
+    if not kwargs and ufunc is not np.power and len(inputs) == ufunc.nin:  # the common call
+        device = None
+        for x in inputs:
+            if type(x) is DeviceArray:
+                if device is None:
+                    device = x.device
+                elif x.device is not device and x.device != device:
+                    return NotImplemented
+        return run_op(SPECS[ufunc], inputs, None, None, "same_kind", None, device)
+    if len(inputs) != ufunc.nin or (kwargs and set(kwargs) - _KWARGS):
+        return NotImplemented
+    outs = _outs(kwargs.get("out"), ufunc.nout)
+    mask = _mask(kwargs.get("where", True))
+    if outs is NotImplemented or mask is NotImplemented:
+        return NotImplemented
+    devices = {x.device for x in (*inputs, *(outs or ()), mask) if type(x) is DeviceArray}
+    if len(devices) != 1:
+        return NotImplemented
+    if ufunc is np.power:
+        if not _exponents_allowed(inputs):
+            raise ValueError(_NEGATIVE_POWER)
+        base, exponent = inputs
+        if (type(base) is DeviceArray and type(exponent) in (int, float) and exponent == 2
+                and base.dtype.kind in ("iuf" if type(exponent) is int else "f")):
+            # x ** 2 as NumPy's operator computes it (square; the same value as pow(x, 2))
+            ufunc, inputs = np.square, inputs[:1]
+    dtype = kwargs.get("dtype")
+    return run_op(SPECS[ufunc], inputs, outs, mask, kwargs.get("casting", "same_kind"),
+                  None if dtype is None else np.dtype(dtype), devices.pop())
+
+
+def _exponents_allowed(inputs: tuple) -> bool:
+    """False where NumPy raises for integer powers: a signed integer loop with an exponent < 0."""
+    base, exponent = inputs
+    kinds = {np.asarray(x).dtype.kind if type(x) is not DeviceArray else x.dtype.kind
+             for x in inputs if type(x) not in PYTHON_SCALARS}
+    if not kinds <= set("iub") or "i" not in kinds and not (type(exponent) is int):
+        return True
+    if type(base) in PYTHON_SCALARS and type(base) is not int:
+        return True
+    if type(exponent) in PYTHON_SCALARS:
+        return not (type(exponent) is int and exponent < 0)
+    if type(exponent) is DeviceArray:
+        if exponent.dtype.kind != "i" or exponent.size == 0:
+            return True
+        return not bool(np.any(np.less(exponent, 0)))
+    host = np.asarray(exponent)
+    return host.dtype.kind != "i" or not bool((host < 0).any())
+
+
+@implements(np.where)
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    """``np.where(condition, x, y)`` on the device (one kernel); ``np.where(condition)`` (the
+    indices of nonzero elements) on the host."""
+    if x is None and y is None:
+        return _host_function(np.where, (condition,), {})
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
+    inputs = (condition, x, y)
+    result = run_op(WHERE, inputs) if _keyable(inputs) else NotImplemented
+    if result is NotImplemented:
+        return _host_function(np.where, inputs, {})
+    return result
+
+
+@implements(np.clip)
+def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = None, *,
+         min: Any = np._NoValue, max: Any = np._NoValue, **kwargs: Any) -> Any:
+    """``np.clip`` on the device: one ``clip`` kernel (or ``maximum``/``minimum`` with one bound)."""
+    lo = a_min if a_min is not np._NoValue else min
+    hi = a_max if a_max is not np._NoValue else max
+    lo = None if lo is np._NoValue else lo
+    hi = None if hi is np._NoValue else hi
+    if lo is None and hi is None or set(kwargs) - {"casting", "dtype"}:
+        return _host_function(np.clip, (a, a_min, a_max, out), dict(kwargs, min=min, max=max))
+    if hi is None:
+        return np.maximum(a, lo, out=out, **kwargs)
+    if lo is None:
+        return np.minimum(a, hi, out=out, **kwargs)
+    return umath.clip(a, lo, hi, out=out, **kwargs)
+
+
+def _keyable(inputs: tuple) -> bool:
+    return any(type(x) is DeviceArray for x in inputs) and all(
+        type(x) in PYTHON_SCALARS or isinstance(x, (DeviceArray, np.ndarray, np.generic))
+        for x in inputs)

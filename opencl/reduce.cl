@@ -1,0 +1,296 @@
+// Reductions (sum, prod, max, min, any, all, argmax, argmin) and scans (cumsum, cumprod) over
+// strided operands, with NumPy's accumulator types and NaN rules.
+//
+// An input element is addressed by (o, r): o indexes the kept dimensions (NDIM_OUT merged
+// dimensions, shape `oshape`, input strides `ostride`), r the reduced ones (NDIM_RED, `rshape`,
+// `rstride`); strides are in elements, leading unused dimensions have extent 1.
+//
+// Kernels:
+//   reduce       one work-group per (output, chunk): lanes stride through the chunk of r, then a
+//                tree in local memory. With PARTIAL the group writes its partial result (and
+//                index) to `out[o * groups + g]`; a second launch with FROM_PARTIALS reduces them.
+//   reduce_cols  one work-item per (output, chunk), r in order: for kept dimensions that are
+//                innermost in memory (axis=0 of a C array), where neighbouring work-items read
+//                neighbours. PARTIAL / FROM_PARTIALS split it into two launches as for `reduce`
+//                (partials laid out chunk-major: out[g * n_out + o]).
+//   scan         one work-group per line of the scanned axis (the only reduced dimension): lanes
+//                take consecutive chunks, a prefix over the chunk totals, then each lane rescans.
+//
+// Parameters:
+//   IN_T, OUT_T  input / output element types; ACC the accumulator (NumPy's reduction dtype),
+//                UACC its unsigned type for integers (sums and products wrap like NumPy's)
+//   ROP          ROP_SUM, ROP_PROD, ROP_MAX, ROP_MIN, ROP_ANY, ROP_ALL, ROP_ARGMAX, ROP_ARGMIN
+//   IDENTITY     the accumulator's start value (e.g. -INFINITY, LONG_MIN; +0.0 for float sums, as NumPy)
+//   IS_FLOAT     ACC is a floating type (NaN rules); MEAN: divide the result by `count`
+//   WG           work-group size (a power of two); NDIM_OUT, NDIM_RED as above
+//   PARTIAL, FROM_PARTIALS  the two launches of a split reduction (see above)
+#pragma OPENCL FP_CONTRACT OFF
+
+#define ROP_SUM 1
+#define ROP_PROD 2
+#define ROP_MAX 3
+#define ROP_MIN 4
+#define ROP_ANY 5
+#define ROP_ALL 6
+#define ROP_ARGMAX 7
+#define ROP_ARGMIN 8
+
+#ifndef IN_T
+#define IN_T float
+#endif
+#ifndef ACC
+#define ACC float
+#endif
+#ifndef UACC
+#define UACC ACC
+#endif
+#ifndef OUT_T
+#define OUT_T ACC
+#endif
+#ifndef ROP
+#define ROP ROP_SUM
+#endif
+#ifndef IS_FLOAT
+#define IS_FLOAT 1
+#endif
+#ifndef WG
+#define WG 256
+#endif
+#ifndef NDIM_OUT
+#define NDIM_OUT 8
+#endif
+#ifndef NDIM_RED
+#define NDIM_RED 8
+#endif
+#ifndef IDENTITY
+#define IDENTITY 0
+#endif
+#define IS_ARG (ROP == ROP_ARGMAX || ROP == ROP_ARGMIN)
+
+#if ROP == ROP_ANY || ROP == ROP_ALL
+#define LOAD(v) ((ACC)((v) != 0))
+#else
+#define LOAD(v) ((ACC)(v))
+#endif
+
+// Combining a (earlier) with b.
+inline ACC combine(const ACC a, const ACC b)
+{
+#if ROP == ROP_SUM
+    return (ACC)((UACC)a + (UACC)b);
+#elif ROP == ROP_PROD
+    return (ACC)((UACC)a * (UACC)b);
+#elif ROP == ROP_MAX && IS_FLOAT
+    return isnan(a) ? a : (isnan(b) ? b : (b > a ? b : a));
+#elif ROP == ROP_MIN && IS_FLOAT
+    return isnan(a) ? a : (isnan(b) ? b : (b < a ? b : a));
+#elif ROP == ROP_MAX
+    return b > a ? b : a;
+#elif ROP == ROP_MIN
+    return b < a ? b : a;
+#elif ROP == ROP_ANY
+    return a | b;
+#elif ROP == ROP_ALL
+    return a & b;
+#else
+    return a;  // arg reductions use better() below
+#endif
+}
+
+// Arg reductions: whether (vb, ib) beats (va, ia). The first NaN wins, then the extreme value,
+// then the lower index.
+inline bool better(const ACC va, const long ia, const ACC vb, const long ib)
+{
+#if IS_FLOAT
+    if (isnan(va)) return isnan(vb) && ib < ia;
+    if (isnan(vb)) return true;
+#endif
+#if ROP == ROP_ARGMAX
+    return vb > va || (vb == va && ib < ia);
+#else
+    return vb < va || (vb == va && ib < ia);
+#endif
+}
+
+#define UNPACK8(v) {v.s0, v.s1, v.s2, v.s3, v.s4, v.s5, v.s6, v.s7}
+
+// Element offset of index `i` in a dims-long layout (the innermost `dims` of 8).
+inline long offset_of(long i, const long* shp, const long* st, const int dims)
+{
+    if (dims == 1) return i * st[7];
+    long off = 0;
+    for (int d = 7; d >= 8 - dims; --d) {
+        const long q = i / shp[d];  // not % and /: see opencl/copy.cl
+        off += (i - q * shp[d]) * st[d];
+        i = q;
+    }
+    return off;
+}
+
+inline OUT_T finish(const ACC v, const long count)
+{
+#if MEAN
+    return (OUT_T)(v / (ACC)count);
+#else
+    return (OUT_T)v;
+#endif
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void reduce(const long n_red, const long chunk, const long groups, const long count,
+            const long8 oshape, const long8 ostride, const long8 rshape, const long8 rstride,
+            __global const IN_T* restrict in, const long in_off,
+            __global const long* restrict idx_in,
+            __global OUT_T* restrict out, const long out_off, const long8 out_stride,
+            __global long* restrict idx_out)
+{
+    __local ACC vals[WG];
+#if IS_ARG
+    __local long idxs[WG];
+#endif
+    const long osh[8] = UNPACK8(oshape), ost[8] = UNPACK8(ostride), ust[8] = UNPACK8(out_stride);
+    const long rsh[8] = UNPACK8(rshape), rst[8] = UNPACK8(rstride);
+    const long gid = get_group_id(0);
+    const int lid = get_local_id(0);
+    const long o = gid / groups;
+    const long g = gid - o * groups;
+    const long base = in_off + offset_of(o, osh, ost, NDIM_OUT);
+    const long begin = g * chunk;
+    const long end = min(begin + chunk, n_red);
+    ACC acc = IDENTITY;
+    long best = -1;
+    for (long r = begin + lid; r < end; r += WG) {
+        const long at = base + offset_of(r, rsh, rst, NDIM_RED);
+        const ACC v = LOAD(in[at]);
+#if IS_ARG && FROM_PARTIALS
+        const long ir = idx_in[at];
+#else
+        const long ir = r;
+#endif
+#if IS_ARG
+        if (best < 0 || better(acc, best, v, ir)) {
+            acc = v;
+            best = ir;
+        }
+#else
+        acc = combine(acc, v);
+#endif
+    }
+    vals[lid] = acc;
+#if IS_ARG
+    idxs[lid] = best;
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int step = WG / 2; step > 0; step >>= 1) {
+        if (lid < step) {
+#if IS_ARG
+            const long ib = idxs[lid + step];
+            if (ib >= 0 && (idxs[lid] < 0 || better(vals[lid], idxs[lid], vals[lid + step], ib))) {
+                vals[lid] = vals[lid + step];
+                idxs[lid] = ib;
+            }
+#else
+            vals[lid] = combine(vals[lid], vals[lid + step]);
+#endif
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+#if PARTIAL
+        out[gid] = (OUT_T)vals[0];
+#if IS_ARG
+        idx_out[gid] = idxs[0];
+#endif
+#elif IS_ARG
+        out[out_off + offset_of(o, osh, ust, NDIM_OUT)] = (OUT_T)idxs[0];
+#else
+        out[out_off + offset_of(o, osh, ust, NDIM_OUT)] = finish(vals[0], count);
+#endif
+    }
+}
+
+__kernel void reduce_cols(const long n_out, const long n_red, const long chunk, const long count,
+                          const long8 oshape, const long8 ostride,
+                          const long8 rshape, const long8 rstride,
+                          __global const IN_T* restrict in, const long in_off,
+                          __global const long* restrict idx_in,
+                          __global OUT_T* restrict out, const long out_off, const long8 out_stride,
+                          __global long* restrict idx_out)
+{
+    const long o = get_global_id(0);
+    if (o >= n_out) return;
+    const long g = get_global_id(1);
+    const long osh[8] = UNPACK8(oshape), ost[8] = UNPACK8(ostride), ust[8] = UNPACK8(out_stride);
+    const long rsh[8] = UNPACK8(rshape), rst[8] = UNPACK8(rstride);
+    const long base = in_off + offset_of(o, osh, ost, NDIM_OUT);
+    const long end = min((g + 1) * chunk, n_red);
+    ACC acc = IDENTITY;
+    long best = -1;
+    for (long r = g * chunk; r < end; ++r) {
+        const long at = base + offset_of(r, rsh, rst, NDIM_RED);
+        const ACC v = LOAD(in[at]);
+#if IS_ARG
+#if FROM_PARTIALS
+        const long ir = idx_in[at];
+#else
+        const long ir = r;
+#endif
+        if (best < 0 || better(acc, best, v, ir)) {
+            acc = v;
+            best = ir;
+        }
+#else
+        acc = combine(acc, v);
+#endif
+    }
+#if PARTIAL
+    out[g * n_out + o] = (OUT_T)acc;
+#if IS_ARG
+    idx_out[g * n_out + o] = best;
+#endif
+#else
+    const long at = out_off + offset_of(o, osh, ust, NDIM_OUT);
+#if IS_ARG
+    out[at] = (OUT_T)best;
+#else
+    out[at] = finish(acc, count);
+#endif
+#endif
+}
+
+// Scans: r runs along one dimension (rshape.s7 = n_red, rstride.s7 its input stride,
+// out_rstride its output stride).
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void scan(const long n_red, const long8 oshape, const long8 ostride, const long rstride,
+          __global const IN_T* restrict in, const long in_off,
+          __global OUT_T* restrict out, const long out_off, const long8 out_stride,
+          const long out_rstride)
+{
+    __local ACC totals[WG];
+    const long osh[8] = UNPACK8(oshape), ost[8] = UNPACK8(ostride), ust[8] = UNPACK8(out_stride);
+    const long o = get_group_id(0);
+    const int lid = get_local_id(0);
+    const long chunk = (n_red + WG - 1) / WG;
+    const long begin = min(lid * chunk, n_red);
+    const long end = min(begin + chunk, n_red);
+    const long src = in_off + offset_of(o, osh, ost, NDIM_OUT);
+    const long dst = out_off + offset_of(o, osh, ust, NDIM_OUT);
+    ACC acc = IDENTITY;
+    for (long r = begin; r < end; ++r) acc = combine(acc, LOAD(in[src + r * rstride]));
+    totals[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {  // exclusive prefix of the chunk totals, in order
+        ACC running = IDENTITY;
+        for (int l = 0; l < WG; ++l) {
+            const ACC t = totals[l];
+            totals[l] = running;
+            running = combine(running, t);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    acc = totals[lid];
+    for (long r = begin; r < end; ++r) {
+        acc = (r == 0) ? LOAD(in[src]) : combine(acc, LOAD(in[src + r * rstride]));
+        out[dst + r * out_rstride] = (OUT_T)acc;
+    }
+}

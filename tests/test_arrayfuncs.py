@@ -1,0 +1,142 @@
+"""Array functions on device arrays against NumPy: joins, gathers and masks, pad, products,
+diagonals and triangles, creation functions and einsum; each result a device array computed
+without host fallbacks."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+from conftest import random_array
+
+
+@pytest.fixture(autouse=True)
+def _count_fallbacks():
+    cg.reset_host_calls()
+    yield
+    assert cg.on_host_calls() == {}, cg.on_host_calls()
+
+
+def same(got, want, rtol=1e-6):
+    assert isinstance(got, cg.DeviceArray), type(got)
+    host = np.asarray(got)
+    assert host.dtype == want.dtype and host.shape == want.shape, \
+        (host.dtype, want.dtype, host.shape, want.shape)
+    if want.dtype.kind in "biu":
+        np.testing.assert_array_equal(host, want)
+    else:
+        np.testing.assert_allclose(host, want, rtol=rtol, atol=rtol)
+
+
+@pytest.fixture
+def arrays():
+    a = random_array((7, 33), np.float32, 1)
+    b = random_array((33, 5), np.float32, 2)
+    c = random_array((3, 7, 33), np.float32, 3)
+    return (a, b, c), tuple(cg.asarray(v) for v in (a, b, c))
+
+
+def test_joins(arrays):
+    (a, b, c), (x, y, z) = arrays
+    same(np.concatenate([x, x[:2], a]), np.concatenate([a, a[:2], a]))
+    same(np.concatenate([x.T, y], axis=1), np.concatenate([a.T, b], axis=1))
+    same(np.concatenate([x, x], axis=None), np.concatenate([a, a], axis=None))
+    same(np.concatenate([x, cg.asarray(a.astype(np.int8))]), np.concatenate([a, a.astype(np.int8)]))
+    same(np.stack([x, x], axis=-1), np.stack([a, a], axis=-1))
+    same(np.hstack([x[0], x[1]]), np.hstack([a[0], a[1]]))
+    same(np.vstack([x, x[0]]), np.vstack([a, a[0]]))
+    same(np.concatenate([x[:0], x]), np.concatenate([a[:0], a]))
+    with pytest.raises(ValueError, match="must match exactly"):
+        np.concatenate([x, y])
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        np.concatenate([x, x[0]])
+
+
+def test_views(arrays):
+    (a, b, c), (x, y, z) = arrays
+    for got, want in ((np.transpose(z, (2, 0, 1)), np.transpose(c, (2, 0, 1))),
+                      (np.swapaxes(z, 0, 2), np.swapaxes(c, 0, 2)),
+                      (np.moveaxis(z, 0, -1), np.moveaxis(c, 0, -1)),
+                      (np.expand_dims(x, (0, 2)), np.expand_dims(a, (0, 2))),
+                      (np.broadcast_to(x[0], (4, 33)), np.broadcast_to(a[0], (4, 33))),
+                      (np.diagonal(z, 1, 1, 2), np.diagonal(c, 1, 1, 2))):
+        assert got.storage is z.storage or got.storage is x.storage  # a view, no copy
+        same(got, want)
+
+
+def test_gathers_and_masks(arrays):
+    (a, b, c), (x, y, z) = arrays
+    same(np.take(x, [0, 6, -1, 3], axis=0), np.take(a, [0, 6, -1, 3], axis=0))
+    same(np.take(z, cg.asarray(np.array([[1, 0], [32, 5]])), axis=2),
+         np.take(c, np.array([[1, 0], [32, 5]]), axis=2))
+    same(np.take(x, [5, 40]), np.take(a, [5, 40]))
+    same(x.take(3, axis=1), a.take(3, axis=1))
+    same(x[[1, 3, 1]], a[[1, 3, 1]])
+    same(x.T[cg.asarray(np.array([0, 32]))], a.T[np.array([0, 32])])
+    same(x[x > 0], a[a > 0])
+    same(z[z[:, :, 0] > 0], c[c[:, :, 0] > 0])
+    same(z[cg.asarray(np.array([True, False, True]))], c[np.array([True, False, True])])
+    same(x[x > 100], a[a > 100])
+    with pytest.raises(IndexError, match="out of bounds"):
+        np.take(x, [7], axis=0)
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        x[cg.asarray(np.ones(5, bool))]
+
+
+def test_pad_products_diagonals_triangles(arrays):
+    (a, b, c), (x, y, z) = arrays
+    same(np.pad(x, ((1, 2), (0, 3)), constant_values=5), np.pad(a, ((1, 2), (0, 3)), constant_values=5))
+    same(np.pad(z, 1), np.pad(c, 1))
+    same(np.outer(x[0], y[:, 0]), np.outer(a[0], b[:, 0]))
+    same(np.inner(x, x), np.inner(a, a), 1e-5)
+    same(np.tensordot(z, y, axes=([2], [0])), np.tensordot(c, b, axes=([2], [0])), 1e-5)
+    same(np.tensordot(z, z.transpose(1, 2, 0), axes=2), np.tensordot(c, c.transpose(1, 2, 0), axes=2), 1e-5)
+    same(np.trace(x), np.trace(a))
+    same(np.trace(z, 1, 1, 2), np.trace(c, 1, 1, 2))
+    same(np.diag(x, 2), np.diag(a, 2))
+    same(np.diag(x[0, :7], -1), np.diag(a[0, :7], -1))
+    for k in (-2, 0, 3):
+        same(np.tril(z, k), np.tril(c, k))
+        same(np.triu(x, k), np.triu(a, k))
+    same(np.linalg.norm(x), np.linalg.norm(a), 1e-6)
+    same(np.linalg.norm(z, axis=-1), np.linalg.norm(c, axis=-1), 1e-6)
+
+
+def test_creation_on_the_arrays_device(arrays):
+    _, (x, _, _) = arrays
+    for args in ((10,), (3, 100, 7), (0.1, 5.3, 0.2), (5, -7, -3), (2.5,)):
+        got = np.arange(*args, like=x)
+        assert got.device == x.device
+        same(got, np.arange(*args), 0)
+    same(np.arange(1, 9, dtype=np.float32, like=x), np.arange(1, 9, dtype=np.float32), 0)
+    for num, endpoint in ((11, True), (1, True), (7, False), (0, True)):
+        same(cg.linspace(-1.5, 2, num, endpoint=endpoint), np.linspace(-1.5, 2, num, endpoint=endpoint), 0)
+    same(cg.linspace(0, 1, 5, dtype=np.float32), np.linspace(0, 1, 5, dtype=np.float32), 0)
+    same(np.eye(4, 5, k=1, like=x), np.eye(4, 5, k=1))
+    same(np.eye(3, dtype=np.int32, like=x), np.eye(3, dtype=np.int32))
+    for f in (np.zeros_like, np.ones_like, np.empty_like):
+        assert f(x).device == x.device and f(x).shape == x.shape
+    same(np.full_like(x, 7), np.full_like(np.asarray(x), 7))
+
+
+@pytest.mark.parametrize("subscripts,shapes", [
+    ("ij,jk->ik", [(7, 33), (33, 5)]), ("bij,bjk->bik", [(3, 7, 5), (3, 5, 4)]),
+    ("ij,kj->ik", [(7, 5), (4, 5)]), ("bij,jk", [(3, 7, 5), (5, 2)]), ("i,i", [(31,), (31,)]),
+    ("i,j->ij", [(7,), (5,)]), ("ii->i", [(7, 7)]), ("ii", [(7, 7)]), ("ij->ji", [(7, 5)]),
+    ("bij->j", [(3, 7, 5)]), ("ij,jk,kl->il", [(3, 4), (4, 5), (5, 2)]),
+    ("bhqd,bhkd->bhqk", [(2, 3, 7, 5), (2, 3, 4, 5)]), ("ijk,k->i", [(3, 4, 5), (5,)]),
+])
+def test_einsum(subscripts, shapes):
+    hosts = [random_array(s, np.float64, i) for i, s in enumerate(shapes)]
+    got = np.einsum(subscripts, *(cg.asarray(h) for h in hosts))
+    same(got, np.einsum(subscripts, *hosts), 1e-12)
+
+
+def test_einsum_on_the_host_is_counted():
+    h = random_array((4, 5), np.float64)
+    v = random_array((1,), np.float64)
+    got = np.einsum("ij,j->i", cg.asarray(h), cg.asarray(v))  # a broadcast length-1 axis
+    assert isinstance(got, cg.DeviceArray)
+    np.testing.assert_allclose(np.asarray(got), np.einsum("ij,j->i", h, v))
+    assert cg.on_host_calls() == {"einsum": 1}
+    cg.reset_host_calls()

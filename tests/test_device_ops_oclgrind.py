@@ -1,0 +1,101 @@
+"""The elementwise, reduction and gather kernels under the Oclgrind simulator with its checks on
+(out-of-bounds accesses, data races, uninitialized values, API misuse), at small sizes.
+
+As in tests/test_gemm_oclgrind.py, each case runs in a fresh Python process with one simulator
+thread, so the checkers' reports do not depend on test order. Each case also compares with NumPy.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_gemm_oclgrind import oclgrind_problems
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# argv: case name. Exit status 3 on a wrong result.
+SCRIPT = r"""
+import sys
+import numpy as np
+import clarray_gemm as cg
+dev = next(d for d in cg.devices() if d.info.is_simulator)
+rng = np.random.default_rng(0)
+a = rng.standard_normal((7, 33)).astype(np.float32)
+a[0, :3] = [np.nan, np.inf, -0.0]
+b = rng.standard_normal((33,)).astype(np.float32)
+i = rng.integers(-50, 50, (7, 33)).astype(np.int32)
+x, y, xi = (cg.asarray(v, device=dev) for v in (a, b, i))
+def same(got, want, tol=0.0):
+    got = np.asarray(got)
+    ok = got.shape == want.shape and got.dtype == want.dtype and (
+        np.allclose(got, want, rtol=tol, atol=tol, equal_nan=True) if tol else
+        np.array_equal(got, want, equal_nan=want.dtype.kind == "f"))
+    if not ok:
+        print("MISMATCH", got, want)
+        sys.exit(3)
+case = sys.argv[1]
+with np.errstate(all="ignore"):
+    if case == "elementwise":
+        same(x + y, a + b)
+        same(np.floor_divide(xi.T, 7), np.floor_divide(i.T, 7))
+        q, r = np.divmod(x[:, ::3], y[::3])
+        same(q, np.divmod(a[:, ::3], b[::3])[0]); same(r, np.divmod(a[:, ::3], b[::3])[1])
+        same(np.where(x > 0, x, 0.5), np.where(a > 0, a, 0.5))
+        same(np.clip(xi, -3, 3), np.clip(i, -3, 3))
+        out = cg.zeros((7, 33), np.float32, device=dev)
+        np.exp(x, out=out, where=x > 0)
+        same(np.asarray(out)[a > 0], np.exp(a)[a > 0], 1e-6)
+        same(np.tanh(x), np.tanh(a), 1e-6)
+    elif case == "reduce":
+        same(np.sum(x, axis=1), np.sum(a, axis=1), 1e-5)
+        same(np.max(x, axis=0), np.max(a, axis=0))
+        same(np.argmax(x, axis=1), np.argmax(a, axis=1))
+        same(np.mean(xi), np.mean(i), 1e-12)
+        same(np.any(x > 2, axis=0), np.any(a > 2, axis=0))
+    elif case == "reduce_split":
+        big = rng.standard_normal(20000).astype(np.float32)
+        big[777] = np.nan
+        xb = cg.asarray(big, device=dev)
+        same(np.sum(xb[big == big]), np.sum(big[big == big]), 1e-4)
+        same(np.argmin(xb), np.argmin(big))
+        cols = rng.standard_normal((200, 1100)).astype(np.float32)  # column kernel, 4 chunks
+        xc = cg.asarray(cols, device=dev)
+        same(np.sum(xc, axis=0), cols.sum(axis=0), 1e-5)
+        same(np.argmax(xc, axis=0), np.argmax(cols, axis=0))
+        same(np.mean(xc[:3], axis=0), cols[:3].mean(axis=0), 1e-6)  # one launch
+    elif case == "scan":
+        same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))
+        same(np.cumprod(x[:, :5], axis=0), np.cumprod(a[:, :5], axis=0), 1e-5)
+        same(np.cumsum(x.T[5]), np.cumsum(a.T[5]), 1e-5)
+    elif case == "gather":
+        same(np.take(x, [3, 0, -1], axis=1), np.take(a, [3, 0, -1], axis=1))
+        same(x[x > 0], a[a > 0])
+        same(np.arange(3, 40, 3, like=x), np.arange(3, 40, 3))
+        same(np.concatenate([x, x[:2]]), np.concatenate([a, a[:2]]))
+print("ok")
+"""
+
+CASES = ["elementwise", "reduce", "reduce_split", "scan", "gather"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _needs_oclgrind(oclgrind):
+    return oclgrind
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_kernels_are_clean(case):
+    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
+               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    proc = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning", "-c", SCRIPT, case],
+                          env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    problems = oclgrind_problems(proc.stderr)
+    assert not problems, "\n\n".join(problems[:5])
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.stdout, proc.stderr[-2000:])
