@@ -105,10 +105,13 @@ def _rel_error(got: Any, ref: np.ndarray) -> float:
     return float(np.linalg.norm(got - ref) / max(float(np.linalg.norm(ref)), 1e-300))
 
 
-def _explained(explain: str, field: str) -> str:
-    """One field ("kernel", "parameters") of an ``explain_*`` text, or its last line."""
+def _ran(explain: str) -> str:
+    """What an ``explain_*`` text says runs: the kernel and its parameters, or the host path."""
     lines = explain.splitlines()
-    return next((ln.split(": ", 1)[1] for ln in lines if ln.startswith(field + ": ")), lines[-1])
+    fields = dict(ln.split(": ", 1) for ln in lines if ": " in ln)
+    if "kernel" in fields:
+        return f"kernel {fields['kernel']}; {fields.get('parameters', '')}"
+    return lines[-1]
 
 
 def _speed_line(ours_s: float, numpy_s: float, flops: float) -> str:
@@ -119,7 +122,7 @@ def _speed_line(ours_s: float, numpy_s: float, flops: float) -> str:
 
 
 def _demo_matmul(device: Device, n: int, budget: float) -> bool:
-    from . import asarray, explain_matmul
+    from . import asarray, explain_matmul, host_path
     from .bench.timing import host_seconds
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n)).astype(np.float32)
@@ -127,11 +130,18 @@ def _demo_matmul(device: Device, n: int, budget: float) -> bool:
     x, y = asarray(a, device=device), asarray(b, device=device)
     explain = explain_matmul(x, y)
     print(f"matmul {n}x{n} @ {n}x{n} float32")
-    print(f"  kernel: {_explained(explain, 'kernel')}; {_explained(explain, 'parameters')}")
-    err = _rel_error(x @ y, a.astype(np.float64) @ b.astype(np.float64))
+    print(f"  runs:   {_ran(explain)}")
+    reference = a.astype(np.float64) @ b.astype(np.float64)
+    err = _rel_error(x @ y, reference)
     ok = err < 1e-4
     print(f"  check:  relative error {err:.2e} against NumPy in float64: "
           f"{'OK' if ok else 'FAILED'} (limit 1e-4)")
+    if "kernel: " not in explain:  # the host path ran: check the OpenCL kernel it stands in for
+        with host_path(False):
+            kernel_explain, kernel_err = explain_matmul(x, y), _rel_error(x @ y, reference)
+        ok = ok and kernel_err < 1e-4
+        print(f"  OpenCL: {_ran(kernel_explain)}: relative error {kernel_err:.2e} "
+              f"{'OK' if kernel_err < 1e-4 else 'FAILED'}")
     ours = host_seconds(lambda: np.asarray(x @ y), budget_s=budget)
     ref = host_seconds(lambda: a @ b, budget_s=budget)
     print(_speed_line(ours.seconds, ref.seconds, 2.0 * n**3)
@@ -153,7 +163,7 @@ def _demo_convolve(device: Device, n: int, m: int, budget: float) -> bool | None
     xs, xw = asarray(s, device=device), asarray(w, device=device)
     explain = explain_convolve(xs, xw)
     print(f"convolve signal {n} with mask {m} float32 (mode 'full')")
-    print(f"  kernel: {_explained(explain, 'kernel')}; {_explained(explain, 'parameters')}")
+    print(f"  runs:   {_ran(explain)}")
     err = _rel_error(np.convolve(xs, xw), np.convolve(s.astype(np.float64), w.astype(np.float64)))
     ok = err < 1e-4
     print(f"  check:  relative error {err:.2e} against NumPy in float64: "

@@ -29,6 +29,19 @@ def device() -> cg.Device:
 
 
 @pytest.fixture
+def isolated_cache(tmp_path, monkeypatch):
+    """A fresh, empty ``CLARRAY_GEMM_CACHE_DIR`` for one test (settings re-read around it)."""
+    from clarray_gemm import settings
+    from clarray_gemm.kernels import tuned
+    monkeypatch.setenv(settings.CACHE_ENV, str(tmp_path))
+    settings.reload()
+    yield tmp_path
+    monkeypatch.undo()
+    settings.reload()
+    tuned._loaded.clear()
+
+
+@pytest.fixture
 def host_path(device):
     """The host path on, as users have it; skipped where the device has none."""
     if not device.info.host_unified_memory:

@@ -7,19 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from clarray_gemm import settings, tuning
+from clarray_gemm import tuning
 from clarray_gemm.cli import main
 from clarray_gemm.kernels import tuned
 from clarray_gemm.tuning.crossover import Point, crossover_size
 
 
 @pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv(settings.CACHE_ENV, str(tmp_path))
-    settings.reload()
-    yield tmp_path
-    monkeypatch.undo()
-    settings.reload()
+def cache(isolated_cache):
+    return isolated_cache
 
 
 def _points(*wins: bool) -> list[Point]:

@@ -19,13 +19,8 @@ KEY = "matmul/naive/float32/small"
 
 
 @pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv(settings.CACHE_ENV, str(tmp_path))
-    settings.reload()
-    yield tmp_path
-    monkeypatch.undo()
-    settings.reload()
-    tuned._loaded.clear()
+def cache(isolated_cache):
+    return isolated_cache
 
 
 def _write(device, text: str) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 import clarray_gemm as cg
 from clarray_gemm.bench.timing import device_seconds
-from clarray_gemm import settings, tuning
+from clarray_gemm import tuning
 from clarray_gemm.kernels import gemm, samples
 from clarray_gemm.kernels.variant import Variant
 
@@ -17,12 +17,8 @@ from conftest import assert_matches, random_array
 
 
 @pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv(settings.CACHE_ENV, str(tmp_path))
-    settings.reload()
-    yield tmp_path
-    monkeypatch.undo()
-    settings.reload()
+def cache(isolated_cache):
+    return isolated_cache
 
 
 def _fake(times: dict[tuple, float], default: float = 1.0):
