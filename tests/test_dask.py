@@ -115,7 +115,7 @@ def test_two_workers_compute_device_arrays_created_on_them():
             Client(cluster) as client:
         where = client.run(worker_device)
         assert len(where) == 2 and all(str(dev) in w for w in where.values())
-        if dev.info.is_cpu:
+        if dev.info.is_cpu and "Portable" in dev.info.platform:  # PoCL takes the core count
             assert all("[1 compute units]" in w for w in where.values())
         with dask.config.set({"array.backend": "clarray_gemm"}):
             x = da.random.RandomState(3).random_sample((64, 48), chunks=(32, 48))

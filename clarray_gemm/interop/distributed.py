@@ -10,7 +10,8 @@ a CPU driver, over groups of cores), on dask's own scheduler.
 Each worker is a separate process whose environment pins it to its device before anything
 opens OpenCL: ``PYOPENCL_CTX="<platform>:<device>"`` (read once, by
 ``clarray_gemm.default_device()``), and for CPU drivers the number of cores it may use
-(``POCL_MAX_PTHREAD_COUNT`` / ``POCL_CPU_MAX_CU_NUM`` for PoCL, and the BLAS thread counts of the
+(``POCL_MAX_PTHREAD_COUNT`` / ``POCL_CPU_MAX_CU_NUM`` for PoCL; Intel's CPU runtime keeps its
+own thread count; and the BLAS thread counts of the
 host path). On a cluster of machines start the same workers by hand, one per device:
 ``PYOPENCL_CTX=0:1 dask worker tcp://scheduler:8786 --nthreads 1 --name gpu1``.
 Create large inputs on the workers (``dask.config.set({"array.backend": "clarray_gemm"})`` and
