@@ -460,12 +460,3 @@ class Storage:
             cl.enqueue_copy(self.device.queue, self.buffer, old_host[: self.nbytes],
                             is_blocking=True)
             count_transfer(device_to_device=self.nbytes)
-
-    # Names kept for the callers that predate kernel_buffer().
-    def check_kernel_access(self) -> None:
-        """Called before a kernel reads this buffer (rule 3)."""
-        self.kernel_buffer(write=False)
-
-    def prepare_write(self) -> None:
-        """Called before a kernel writes this buffer (rule 2: copy-on-write)."""
-        self.kernel_buffer(write=True)
