@@ -175,10 +175,20 @@ class ElementwisePlan:
                 defines["RECIP_ZERO"] = int(np.reciprocal(np.zeros(1, compute))[0])
         if np.dtype(np.float64) in (*in_dtypes, *out_dtypes, compute, result):
             defines["IS_FP64"] = 1
-        self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise", defines,
-                                   _fp_options(self.device))
         local = min(256, self.device.info.max_work_group_size)
         self.geometry = ((-(-self.size // local) * local,), (local,))
+        self.n_arg = np.int64(self.size)
+        in_steps = [s[0] if dims else 0 for s in merged[:spec.nin]]
+        out_steps = [s[0] if dims else 1 for s in merged[3:3 + spec.nout]]
+        if mask is None and len(dims) <= 1 and set(in_steps) <= {0, 1} and set(out_steps) == {1}:
+            for k, step in enumerate(in_steps):
+                defines[f"FLAT_ST{k}"] = step
+            self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise_flat",
+                                       defines, _fp_options(self.device))
+            self._launch = self._launch_flat
+            return
+        self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise", defines,
+                                   _fp_options(self.device))
         self.fixed_shape = as_long8(dims, 1)
         self.fixed_strides = [as_long8(s, 0) for s in merged]
 
@@ -216,7 +226,7 @@ class ElementwisePlan:
         if mask is not None and type(mask) is not DeviceArray:
             mask = _constant(mask, np.dtype(np.bool_), device)
         mask = mask if mask is not None else args[0]
-        flat = [np.int64(self.size), self.fixed_shape]
+        flat = [self.n_arg, self.fixed_shape]
         st = self.fixed_strides
         for k, x in enumerate(args):
             flat += [x.storage.kernel_buffer(), _offset_arg(x), st[k]]
@@ -225,13 +235,25 @@ class ElementwisePlan:
         flat += [mask.storage.kernel_buffer(), _offset_arg(mask), st[5]]
         self.launcher(device.queue, *self.geometry, *flat)
 
+    def _launch_flat(self, inputs: tuple, targets: list, mask: Any) -> None:
+        """The flat layout class: the length, then each operand's buffer and offset."""
+        device = self.device
+        args = [self.n_arg]
+        for x, d in zip(inputs, self.loop):
+            if type(x) is not DeviceArray:
+                x = _constant(x, d, device)
+            args += (x.storage.kernel_buffer(), _offset_arg(x))
+        for o in targets:
+            args += (o.storage.kernel_buffer(write=True), _offset_arg(o))
+        self.launcher(device.queue, *self.geometry, *args)
+
     def describe(self) -> str:
         name = self.spec.ufunc.__name__ if self.spec.ufunc is not None else self.spec.name.lower()
         if not self.supported:
             return f"{name}: NumPy's ufunc on host views (no device loop)"
         if self.host_reason is not None:
             return f"{name} {self.shape}: {self.host_reason}"
-        return f"{name} {self.shape}: kernel elementwise (opencl/elementwise.cl)"
+        return f"{name} {self.shape}: kernel {self.launcher.name} (opencl/elementwise.cl)"
 
 
 def _fp_options(device: Device) -> tuple[str, ...]:
