@@ -85,6 +85,13 @@ class DeviceInfo:
         """Qualcomm Adreno GPUs, where the texture pipe is a second path to memory (seed 003)."""
         return self.is_gpu and ("QUALCOMM" in self.vendor.upper() or "ADRENO" in self.name.upper())
 
+    @property
+    def read_copy_max_bytes(self) -> int:
+        """Discrete devices: the largest buffer ``np.asarray`` reads by a blocking copy rather
+        than a map (a small read is cheaper than a map plus its unmap; a large one into pageable
+        memory is slower than the map's pinned transfer). 0 where mapping copies nothing."""
+        return 0 if self.host_unified_memory else 128 << 10
+
     def as_rows(self) -> list[tuple[str, object]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
 

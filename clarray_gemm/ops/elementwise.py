@@ -26,7 +26,7 @@ from ..kernels.plans import PlanCache
 from ..kernels.programs import ctype, get_kernel
 from ..memory import Storage
 
-__all__ = ["OpSpec", "ElementwisePlan", "plan_for", "run_op", "kernel_dtype"]
+__all__ = ["OpSpec", "ElementwisePlan", "plan_for", "binary_plan", "run_op", "kernel_dtype"]
 
 PYTHON_SCALARS = (bool, int, float)
 
@@ -94,6 +94,7 @@ class ElementwisePlan:
                  dtype: Any, device: Device):
         self.spec, self.device, self.casting = spec, device, casting
         self.supported = False
+        self.fresh_flat = False  # run_binary() may run it
         described = tuple(np.dtype(np.bool_) if type(x) is bool else type(x)
                           if type(x) in PYTHON_SCALARS else x.dtype for x in inputs)
         out_dtypes = (None,) * spec.nout if outs is None else tuple(o.dtype for o in outs)
@@ -123,6 +124,7 @@ class ElementwisePlan:
                                  if type(x) is int and loop[k].kind in "iu")
         self.out_strides = _c_strides_bytes(shape, res[0].itemsize)
         self.size = math.prod(shape)
+        self.out_nbytes = self.size * res[0].itemsize
         self.host_reason = prefer_host(device, "elementwise", res[0], self.size)
         self.launcher = None
         if self.host_reason is None and self.size:
@@ -186,6 +188,7 @@ class ElementwisePlan:
             self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise_flat",
                                        defines, _fp_options(self.device))
             self._launch = self._launch_flat
+            self.fresh_flat = spec.nout == 1 and self.size > 0
             return
         self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise", defines,
                                    _fp_options(self.device))
@@ -199,7 +202,7 @@ class ElementwisePlan:
         if outs is not None:
             targets = list(outs)
         else:
-            host_resident, nbytes = self.host_reason is not None, self.size * self.result.itemsize
+            host_resident, nbytes = self.host_reason is not None, self.out_nbytes
             targets = [DeviceArray._wrap(Storage(device, nbytes, host_resident), self.shape,
                                          self.result, self.out_strides)
                        for _ in range(spec.nout)]
@@ -234,6 +237,17 @@ class ElementwisePlan:
             flat += [o.storage.kernel_buffer(write=True), _offset_arg(o), st[3 + k]]
         flat += [mask.storage.kernel_buffer(), _offset_arg(mask), st[5]]
         self.launcher(device.queue, *self.geometry, *flat)
+
+    def run_binary(self, a: DeviceArray, b: DeviceArray) -> DeviceArray:
+        """``run((a, b), None, None)`` for a one-output flat kernel plan (``fresh_flat``): the
+        operators' path, with nothing decided per call but the buffers and offsets."""
+        out = DeviceArray._wrap(Storage(self.device, self.out_nbytes), self.shape, self.result,
+                                self.out_strides)
+        self.launcher(self.device.queue, *self.geometry, self.n_arg,
+                      a.storage.kernel_buffer(), _offset_arg(a),
+                      b.storage.kernel_buffer(), _offset_arg(b),
+                      out.storage.buffer, _ZERO)  # a fresh, device-resident buffer
+        return out
 
     def _launch_flat(self, inputs: tuple, targets: list, mask: Any) -> None:
         """The flat layout class: the length, then each operand's buffer and offset."""
@@ -326,6 +340,13 @@ def plan_for(spec: OpSpec, inputs: tuple, outs: tuple | None, mask: Any, casting
     key = (spec, device, descs, out_desc, mask_desc, casting, dtype)
     return _PLANS.get(key, lambda: ElementwisePlan(spec, inputs, outs, mask, casting, dtype,
                                                    device))
+
+
+def binary_plan(spec: OpSpec, a: DeviceArray, b: DeviceArray, device: Device) -> ElementwisePlan:
+    """The plan of ``spec(a, b)`` for two device arrays and no keywords (the operators' call):
+    one dict hit on a short key."""
+    return _PLANS.get((spec, device, a.layout_key, b.layout_key),
+                      lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))
 
 
 def run_op(spec: OpSpec, inputs: tuple, outs: tuple | None = None, mask: Any = None,
