@@ -36,6 +36,7 @@
 //   VEC_A/B    1: 16-byte global loads; needs the operand's offset, leading dimension and batch
 //              stride to be multiples of 16 bytes. 0: element loads, any layout.
 //   GROUP_M    work-groups are walked GROUP_M tile-rows at a time (L2 reuse)
+//   SIMULATOR  1 on Oclgrind: TF32 chunks stored element by element (see store_chunk)
 #ifndef TRANS_A
 #define TRANS_A 0
 #endif
@@ -71,6 +72,9 @@
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
+#endif
+#ifndef SIMULATOR
+#define SIMULATOR 0
 #endif
 
 #if ELEM == 3
@@ -199,7 +203,14 @@ inline uint4 load_chunk(__global const GT* X, const int ld, const int outer, con
 
 inline void store_chunk(__local LT* tile, const int offset, const uint4 v)
 {
-#if ELEM == 3
+#if ELEM == 3 && SIMULATOR
+    // Element by element: Oclgrind calls the vector rebuilt from four conversions undefined.
+    __local uint* p = tile + offset;
+    p[0] = to_tf32(as_float(v.x));
+    p[1] = to_tf32(as_float(v.y));
+    p[2] = to_tf32(as_float(v.z));
+    p[3] = to_tf32(as_float(v.w));
+#elif ELEM == 3
     *(__local uint4*)(tile + offset) = (uint4)(to_tf32(as_float(v.x)), to_tf32(as_float(v.y)),
                                                to_tf32(as_float(v.z)), to_tf32(as_float(v.w)));
 #else
@@ -207,9 +218,10 @@ inline void store_chunk(__local LT* tile, const int offset, const uint4 v)
 #endif
 }
 
-// Chunk c of a tile stored as `rows` rows of `len` elements: (row, first element).
-#define CHUNK_ROW(c, len) ((c) / ((len) / EPC))
-#define CHUNK_COL(c, len) (((c) % ((len) / EPC)) * EPC)
+// Chunk c of a tile stored as `rows` rows of `len` elements: (row, first element). Unsigned, so
+// that the constant divisions are shifts (a signed / and % pair also becomes a "freeze").
+#define CHUNK_ROW(c, len) ((int)((uint)(c) / ((len) / EPC)))
+#define CHUNK_COL(c, len) ((int)((uint)(c) % ((len) / EPC)) * EPC)
 
 inline void load_a(__global const GT* A, const int lda, const int M, const int K, const int m0,
                    const int k0, const int tid, uint4* ra)
@@ -398,17 +410,22 @@ void gemm_mma(const int M, const int N, const int K,
     __local LT* As = (__local LT*)a_chunks;
     __local LT* Bs = (__local LT*)b_chunks;
 
-    const int tid = get_local_id(0), lane = tid & 31, warp = tid >> 5;
-    const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
+    const int tid = get_local_id(0), lane = tid & 31;
+    const uint warp = (uint)tid >> 5;
+    const int wm0 = (int)(warp / WARPS_N) * WM, wn0 = (int)(warp % WARPS_N) * WN;
 
-    // Tile (tm, tn) of C, walked GROUP_M tile-rows at a time.
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const int pid = get_group_id(1) * tiles_n + get_group_id(0);
-    const int width = GROUP_M * tiles_n;
-    const int first_m = (pid / width) * GROUP_M;
-    const int group_rows = min(tiles_m - first_m, GROUP_M);
-    const int tm = first_m + (pid % width) % group_rows, tn = (pid % width) / group_rows;
-    const int m0 = tm * BM, n0 = tn * BN;
+    // Tile (tm, tn) of C, walked GROUP_M tile-rows at a time. Remainders are written out: LLVM
+    // turns a / and % pair into a "freeze" instruction that Oclgrind cannot run.
+    const uint tiles_m = ((uint)M + BM - 1) / BM, tiles_n = ((uint)N + BN - 1) / BN;
+    const uint pid = (uint)get_group_id(1) * tiles_n + (uint)get_group_id(0);
+    const uint width = GROUP_M * tiles_n;
+    const uint group = pid / width;
+    const uint first_m = group * GROUP_M;
+    const uint group_rows = min(tiles_m - first_m, (uint)GROUP_M);
+    const uint in_group = pid - group * width;
+    const uint tn = in_group / group_rows;
+    const int m0 = (int)(first_m + in_group - tn * group_rows) * BM;
+    const int n0 = (int)tn * BN;
 
     const long batch = get_group_id(2);
     A += a_off + batch * a_batch;
@@ -423,7 +440,7 @@ void gemm_mma(const int M, const int N, const int K,
             acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
 
     uint4 ra[A_LOADS], rb[B_LOADS];
-    const int steps = (K + BK - 1) / BK;
+    const int steps = (int)(((uint)K + BK - 1) / BK);
     load_a(A, lda, M, K, m0, 0, tid, ra);
     load_b(B, ldb, N, K, n0, 0, tid, rb);
     store_tiles(As, Bs, tid, ra, rb);

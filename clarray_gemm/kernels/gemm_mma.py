@@ -99,7 +99,8 @@ def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> di
     d: dict[str, object] = dict(_geometry(p, params))
     d.update(ELEM=elem, MMA_PTX=int(not params["EMULATE"] and device.info.tensor_cores),
              TRANS_A=int(p.a.trans), TRANS_B=int(p.b.trans), GROUP_M=params["GROUP_M"],
-             VEC_A=int(p.a.aligned(epc)), VEC_B=int(p.b.aligned(epc)))
+             VEC_A=int(p.a.aligned(epc)), VEC_B=int(p.b.aligned(epc)),
+             SIMULATOR=int(device.info.is_simulator))
     return d
 
 
