@@ -298,7 +298,7 @@ inline void ldmatrix_x4_trans(uint* r, __local const LT* p)
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SHARED_ADDR(p)));
 }
 
-inline void mma(float* d, const uint* a, const uint* b)
+inline void mma_sync(float* d, const uint* a, const uint* b)
 {
 #if ELEM == 1
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
@@ -377,7 +377,7 @@ inline void warp_step(__local const LT* As, __local const LT* Bs, const int wm0,
     for (int i = 0; i < MT; ++i) {
         #pragma unroll
         for (int j = 0; j < NT8; ++j)
-            mma(acc[i][j], af[i], bf[j]);
+            mma_sync(acc[i][j], af[i], bf[j]);
     }
 #else
     // Emulation: the same C fragment per lane, its dot products read straight from local memory.
@@ -430,7 +430,7 @@ void gemm_mma(const int M, const int N, const int K,
     const long batch = get_group_id(2);
     A += a_off + batch * a_batch;
     B += b_off + batch * b_batch;
-    C += c_off + batch * c_batch;
+    const long c0 = c_off + batch * c_batch;   // no arithmetic on half pointers
 
     float acc[MT][NT8][4];
     #pragma unroll
@@ -473,9 +473,9 @@ void gemm_mma(const int M, const int N, const int K,
                 const int row = m + 8 * h;
                 if (row < M) {
                     if (n < N)
-                        store_out(C, (long)row * ldc + n, acc[i][j][2 * h]);
+                        store_out(C, c0 + (long)row * ldc + n, acc[i][j][2 * h]);
                     if (n + 1 < N)
-                        store_out(C, (long)row * ldc + n + 1, acc[i][j][2 * h + 1]);
+                        store_out(C, c0 + (long)row * ldc + n + 1, acc[i][j][2 * h + 1]);
                 }
             }
         }
