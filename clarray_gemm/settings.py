@@ -33,7 +33,8 @@ from pathlib import Path
 import platformdirs
 
 __all__ = ["CACHE_ENV", "NV_VERBOSE_ENV", "PROBE_CHILD_ENV", "Settings", "current", "reload",
-           "cache_dir", "nv_verbose", "host_path", "matmul_precision", "PRECISIONS", "register_drivers", "probe_timeout_s",
+           "cache_dir", "nv_verbose", "host_path", "matmul_precision", "PRECISIONS",
+           "register_drivers", "probe_timeout_s",
            "probe_fault", "in_probe_child"]
 
 CACHE_ENV = "CLARRAY_GEMM_CACHE_DIR"
