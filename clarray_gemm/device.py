@@ -67,6 +67,8 @@ class DeviceInfo:
     # Whether ``-cl-fp32-correctly-rounded-divide-sqrt`` is available: without it OpenCL allows
     # float32 division 2.5 ulp off (NVIDIA's is, even written as a double division).
     fp32_divide_option: bool = False
+    # NVIDIA's compute capability (cl_nv_device_attribute_query), e.g. (9, 0); None elsewhere.
+    compute_capability: tuple[int, int] | None = None
 
     @property
     def is_gpu(self) -> bool:
@@ -92,6 +94,11 @@ class DeviceInfo:
         memory is slower than the map's pinned transfer). 0 where mapping copies nothing."""
         return 0 if self.host_unified_memory else 128 << 10
 
+    @property
+    def tensor_cores(self) -> bool:
+        """True on NVIDIA sm_80+ (``mma.sync`` for float16, bfloat16 and TF32 via inline PTX)."""
+        return self.is_nvidia and self.is_gpu and (self.compute_capability or (0, 0)) >= (8, 0)
+
     def as_rows(self) -> list[tuple[str, object]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
 
@@ -109,6 +116,18 @@ def _correctly_rounded_divide(dev: cl.Device) -> bool:
         return bool(dev.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT)
     except (cl.Error, AttributeError):
         return False
+
+
+_CC_MAJOR_NV, _CC_MINOR_NV = 0x4000, 0x4001  # cl_nv_device_attribute_query
+
+
+def _compute_capability(dev: cl.Device, ext: list[str]) -> tuple[int, int] | None:
+    if "cl_nv_device_attribute_query" not in ext:
+        return None
+    try:
+        return int(dev.get_info(_CC_MAJOR_NV)), int(dev.get_info(_CC_MINOR_NV))
+    except (cl.Error, ValueError, TypeError):
+        return None
 
 
 def _read_info(dev: cl.Device) -> DeviceInfo:
@@ -143,6 +162,7 @@ def _read_info(dev: cl.Device) -> DeviceInfo:
         is_simulator="oclgrind" in platform.lower(),
         vendor=dev.vendor.strip(),
         fp32_divide_option=_correctly_rounded_divide(dev),
+        compute_capability=_compute_capability(dev, ext),
     )
 
 
