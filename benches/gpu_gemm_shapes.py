@@ -48,7 +48,8 @@ import pyopencl as cl  # noqa: E402
 import clarray_gemm as cg  # noqa: E402
 from clarray_gemm.bench.timing import (cuda_event_seconds, device_seconds,  # noqa: E402
                                        synced_seconds)
-from clarray_gemm.kernels import gemm_gpu, programs  # noqa: E402
+from clarray_gemm.kernels import gemm_gpu, gemv_split, programs  # noqa: E402
+from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem  # noqa: E402
 from clarray_gemm.ops.matmul import plan_for  # noqa: E402
 
 BUDGET_S = 0.25  # timing budget per measurement (3 to 20 repetitions)
@@ -179,18 +180,19 @@ def cases(quick: bool) -> list[Case]:
     for kern in ("vec", "regtile", "tiled"):
         add(Case("sweep", f"int32 {n}^3 {kern}", *mkn(n, n, n), "int32", kern, peer=None))
     n = s(4096)
-    for wg in (64, 128, 256):
-        for vw in (4, 8):
-            add(Case("sweep", f"A @ x {n}x{n}x1 gemv WG={wg} VW={vw}", Operand((n, n)),
-                     Operand((n,)), kernel="gemv", params={"WG": wg, "VW": vw}, peer=None,
-                     bandwidth=True))
-    add(Case("sweep", f"x @ A 1x{n}x{n} gemv WG=32 VW=1 NVEC=1", Operand((n,)), Operand((n, n)),
-             kernel="gemv", params={"WG": 32, "VW": 1, "NVEC": 1}, peer=None, bandwidth=True))
-    for wg in (32, 64, 256):
-        for nvec in (1, 2):
-            add(Case("sweep", f"x @ A 1x{n}x{n} gemv WG={wg} NVEC={nvec}", Operand((n,)),
-                     Operand((n, n)), kernel="gemv", params={"WG": wg, "VW": 4, "NVEC": nvec},
-                     peer=None, bandwidth=True))
+    gemv_rows = (Operand((n, n)), Operand((n,)))   # A @ x: gemv_rows
+    gemv_cols = (Operand((n,)), Operand((n, n)))   # x @ A: gemv_cols
+    for label, ops in (("A @ x", gemv_rows), ("x @ A", gemv_cols)):
+        add(Case("sweep", f"{label} {n}^2 gemv (the older kernel)", *ops, kernel="gemv",
+                 peer=None, bandwidth=True))
+    for params in ({"KSPLIT": 1}, {"KSPLIT": 2}, {"KSPLIT": 4}, {"LANES": 16}, {"LANES": 8},
+                   {"WG": 128}, {"WG": 512}, {"WG": 128, "LANES": 16}):
+        add(Case("sweep", f"A @ x {n}^2 gemv_split {params}", *gemv_rows, kernel="gemv_split",
+                 params=params, peer=None, bandwidth=True))
+    for params in ({"KSPLIT": 1}, {"KSPLIT": 4}, {"KSPLIT": 8}, {"KSPLIT": 32}, {"RT": 8},
+                   {"RT": 32}, {"WG": 128}, {"WG": 512, "RT": 32}, {"VW": 2}):
+        add(Case("sweep", f"x @ A {n}^2 gemv_split {params}", *gemv_cols, kernel="gemv_split",
+                 params=params, peer=None, bandwidth=True))
     for kern in ("gpu_blocked", "vec"):
         add(Case("sweep", f"1000 x 32^3 {kern}", Operand((1000 if not quick else 20, 32, 32)),
                  Operand((1000 if not quick else 20, 32, 32)), kernel=kern, peer=None))
@@ -323,6 +325,18 @@ def ptxas_reports(seen: set) -> list[str]:
     return out
 
 
+def _problem_of(plan, x, y) -> GemmProblem:
+    """The GemmProblem the plan launches (layouts as the plan computed them; no buffers)."""
+    def op(layout, cols, rows):
+        if layout is None:
+            return GemmOperand(None, 0, cols, rows * cols, False)
+        ld, bs, trans = layout
+        return GemmOperand(None, 0, ld, bs, trans)
+    return GemmProblem(plan.batch, plan.M, plan.N, plan.K, plan.compute,
+                       op(plan.a_layout, plan.K, plan.M), op(plan.b_layout, plan.N, plan.K),
+                       GemmOperand(None, 0, plan.N, plan.M * plan.N, False))
+
+
 def run_case(case: Case, dev: cg.Device, peers: Peers, copy_bw: dict, seen: set) -> dict:
     rng = np.random.default_rng(len(case.label))
     dt = np.dtype(case.dtype)
@@ -344,6 +358,9 @@ def run_case(case: Case, dev: cg.Device, peers: Peers, copy_bw: dict, seen: set)
         chosen, shown = plan.kind, {}
     result = np.asarray(op())
     dev.queue.finish()
+    if chosen == "gemv_split":  # the slices, lanes and alignment resolved for this shape
+        shown = {k: v for k, v in gemv_split.resolve(
+            _problem_of(plan, x, y), dev.info, case.params).items() if k != "GROUPS"}
     if chosen == "gpu_blocked":  # the tile and split-K its cost model resolved for this shape
         for key, (defines, *_rest) in list(gemm_gpu._resolved.items()):
             if key[1:6] == (M, N, K, batch, np.dtype(case.dtype)):
@@ -409,7 +426,7 @@ def fmt_row(r: dict) -> str:
     wall = f"**{r['peer_wall'] / r['ours_wall']:.3f}x**" if "peer_wall" in r else "-"
     devr = f"{r['peer_dev'] / r['ours_dev']:.3f}x" if "peer_dev" in r else "-"
     keep = ("PRESET", "KSPLIT", "BM", "BN", "TM", "TN", "BK", "WG", "VW", "NVEC", "TSM", "TSN",
-            "TSK", "WPTM", "WPTN", "TS")
+            "TSK", "WPTM", "WPTN", "TS", "LANES", "RT", "KC", "ROWS", "ALIGNED")
     params = ",".join(f"{k}={v}" for k, v in r.get("params", {}).items() if k in keep)
     bw = "-"
     if "gbps_wall" in r:
