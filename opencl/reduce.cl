@@ -137,7 +137,25 @@ inline long offset_of(long i, const long* shp, const long* st, const int dims)
 #else
 #define ELEMENT_INDEX(at, r) (r)
 #endif
-#if IS_ARG
+#if IS_ARG && !FROM_PARTIALS
+// One accumulator sees its elements in increasing index order, so a later element wins only when
+// strictly better: ties keep the earlier index, and a NaN, once held, is never replaced.
+inline bool later_wins(const ACC held, const ACC v)
+{
+#if IS_FLOAT && ROP == ROP_ARGMAX
+    return !(v <= held) && !isnan(held);  // v > held, or v is the first NaN
+#elif IS_FLOAT
+    return !(v >= held) && !isnan(held);
+#elif ROP == ROP_ARGMAX
+    return v > held;
+#else
+    return v < held;
+#endif
+}
+#define ACCUMULATE(acc, best, v, at, r) do { \
+        if ((best) < 0 || later_wins((acc), (v))) { (acc) = (v); (best) = (r); } \
+    } while (0)
+#elif IS_ARG
 #define ACCUMULATE(acc, best, v, at, r) do { \
         const long ir_ = ELEMENT_INDEX(at, r); \
         if ((best) < 0 || better((acc), (best), (v), ir_)) { (acc) = (v); (best) = ir_; } \
