@@ -32,9 +32,10 @@ from ..kernels.crossover import prefer_host
 from ..kernels.gemm import GemmOperand, GemmProblem
 from ..kernels.plans import PlanCache
 from ..kernels.variant import Choice
+from .._dispatch import NumPyDecides
 from ..memory import Storage
 from ..dtypes import mma_operand_dtype
-from ._common import compute_dtype, device_of
+from ._common import compute_dtype, device_of, numpy_answers, operand, take_operands
 from .precision import TF32_BOUND, resolve_precision
 
 try:  # NumPy's own exception type for this error (a TypeError subclass); private in NumPy 2.x
@@ -63,12 +64,6 @@ def _check_core(a_shape, b_shape):
     if k_a != k_b:
         raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, with "
                          f"gufunc signature {_SIGNATURE} (size {k_b} is different from {k_a})")
-
-
-def coerce_operand(x: Any) -> DeviceArray | np.ndarray:
-    """A device array or ndarray as is; anything else NumPy accepts (lists, scalars) as
-    ``np.asarray`` sees it."""
-    return x if isinstance(x, (DeviceArray, np.ndarray)) else np.asarray(x)
 
 
 def _shapes(a_shape, b_shape):
@@ -131,6 +126,7 @@ class MatmulPlan:
     def __init__(self, a: DeviceArray | np.ndarray, b: DeviceArray | np.ndarray, dtype: Any,
                  device: Device, kernel: str | None, params: Mapping[str, int] | None,
                  precision: str = "highest"):
+        take_operands(a, b)  # NumPy's own matmul answers for these: dtypes before shapes
         _check_core(a.shape, b.shape)
         self.device = device
         self.dtype_arg = dtype
@@ -375,7 +371,7 @@ def _write_out(result: DeviceArray, out: Any, casting: str) -> Any:
     return out
 
 
-def matmul(a: Any, b: Any, /, out: Any = None, *, dtype: Any = None, casting: str = "same_kind",
+def _matmul(a: Any, b: Any, /, out: Any = None, *, dtype: Any = None, casting: str = "same_kind",
            axes: Any = None, kernel: str | None = None,
            params: Mapping[str, int] | None = None, precision: str | None = None) -> DeviceArray:
     """``np.matmul`` on the device: NumPy's semantics; ``kernel=`` forces a GEMM variant (see
@@ -383,10 +379,13 @@ def matmul(a: Any, b: Any, /, out: Any = None, *, dtype: Any = None, casting: st
     lets float32 products run on TF32 tensor cores (see :func:`clarray_gemm.set_precision`)."""
     if axes is not None:
         return _matmul_axes(a, b, out, dtype, casting, axes, kernel, params, precision)
-    a, b = coerce_operand(a), coerce_operand(b)
+    a, b = operand(a), operand(b)
     device = device_of(a, b, out)
     result = plan_for(a, b, dtype, device, kernel, params, precision).run(a, b)
     return result if out is None else _write_out(result, out, casting)
+
+
+matmul = numpy_answers(np.matmul, "kernel", "params", "precision")(_matmul)
 
 
 def explain_matmul(a: Any, b: Any, kernel: str | None = None,
@@ -395,8 +394,12 @@ def explain_matmul(a: Any, b: Any, kernel: str | None = None,
     """Which GEMM kernel ``a @ b`` runs (or the host path), with which parameters, and why:
     the description of the very plan the call runs (with the TF32 error bound when the
     float32 product runs in TF32)."""
-    a, b = coerce_operand(a), coerce_operand(b)
-    return plan_for(a, b, None, device_of(a, b), kernel, params, precision).describe()
+    a, b = operand(a), operand(b)
+    try:
+        return plan_for(a, b, None, device_of(a, b), kernel, params, precision).describe()
+    except NumPyDecides as why:
+        np.matmul(a, b)  # NumPy's exception where it has one
+        return f"matmul {a.shape} @ {b.shape}: NumPy's own np.matmul on host views ({why})"
 
 
 def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params, precision=None):
@@ -404,6 +407,7 @@ def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params, precision=None
         ax_a, ax_b, ax_out = (tuple(x) if isinstance(x, (tuple, list)) else (x,) for x in axes)
     except (TypeError, ValueError):
         raise ValueError("axes should be a list with an entry for every operand") from None
+    take_operands(operand(a), operand(b))
     a_d = a if isinstance(a, DeviceArray) else asarray(a, device=device_of(a, b))
     b_d = b if isinstance(b, DeviceArray) else asarray(b, device=device_of(a, b))
 
@@ -411,8 +415,8 @@ def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params, precision=None
         core = tuple(operator.index(i) % x.ndim for i in core) if x.ndim else core
         rest = [i for i in range(x.ndim) if i not in core]
         return x.transpose(rest + list(core))
-    res = matmul(to_end(a_d, ax_a), to_end(b_d, ax_b), dtype=dtype, kernel=kernel, params=params,
-                 precision=precision)
+    res = _matmul(to_end(a_d, ax_a), to_end(b_d, ax_b), dtype=dtype, kernel=kernel, params=params,
+                  precision=precision)
     n_core = len(ax_out)
     src = list(range(res.ndim - n_core, res.ndim))
     res_view = res.geometry_view(lambda t: np.moveaxis(t, src, list(ax_out)))
@@ -426,21 +430,23 @@ _UNSUPPORTED_KW = {"axis", "signature", "where", "order", "subok", "keepdims", "
 @implements_ufunc(np.matmul)
 def _matmul_ufunc(ufunc, inputs, kwargs):
     if not kwargs and len(inputs) == 2:  # ``a @ b``: straight to the plan
-        a, b = coerce_operand(inputs[0]), coerce_operand(inputs[1])
+        a, b = operand(inputs[0]), operand(inputs[1])
         return plan_for(a, b, None, device_of(a, b)).run(a, b)
     if len(inputs) != 2 or _UNSUPPORTED_KW & kwargs.keys():
         return NotImplemented  # NumPy's answer through the host
     out = kwargs.get("out")
     if isinstance(out, tuple):
         out = out[0]
-    return matmul(*inputs, out=out, dtype=kwargs.get("dtype"),
+    return _matmul(*inputs, out=out, dtype=kwargs.get("dtype"),
                   casting=kwargs.get("casting", "same_kind"), axes=kwargs.get("axes"))
 
 
+@numpy_answers(np.dot)
 @implements(np.dot)
 def dot(a: Any, b: Any, out: Any = None) -> Any:
     """``np.dot`` on the device (N-d operands reshaped into one 2-D product)."""
-    a, b = coerce_operand(a), coerce_operand(b)
+    a, b = operand(a), operand(b)
+    take_operands(a, b)
     a_shape, b_shape = a.shape, b.shape
     if len(a_shape) == 0 or len(b_shape) == 0:
         return np.multiply(a, b, out=out)
@@ -451,16 +457,16 @@ def dot(a: Any, b: Any, out: Any = None) -> Any:
         raise ValueError(f"shapes {a_shape} and {b_shape} not aligned: {k_a} (dim "
                          f"{len(a_shape) - 1}) != {k_b} (dim {axis_b})")
     if len(a_shape) <= 2 and len(b_shape) <= 2:
-        result = matmul(a, b)
+        result = _matmul(a, b)
     else:
         device = device_of(a, b)
         a_d = a if isinstance(a, DeviceArray) else asarray(a, device=device)
         b_d = b if isinstance(b, DeviceArray) else asarray(b, device=device)
         if b_d.ndim == 1:
-            result = matmul(a_d.reshape(-1, k_a), b_d).reshape(a_shape[:-1])
+            result = _matmul(a_d.reshape(-1, k_a), b_d).reshape(a_shape[:-1])
         else:
             b_moved = b_d.geometry_view(lambda t: np.moveaxis(t, -2, 0))
-            prod = matmul(a_d.reshape(-1, k_a), b_moved.reshape(k_b, -1))
+            prod = _matmul(a_d.reshape(-1, k_a), b_moved.reshape(k_b, -1))
             result = prod.reshape(a_shape[:-1] + b_shape[:-2] + b_shape[-1:])
     if out is not None:
         ok = (tuple(out.shape) == result.shape and out.dtype == result.dtype and
