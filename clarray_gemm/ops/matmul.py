@@ -33,7 +33,7 @@ from ..kernels.gemm import GemmOperand, GemmProblem
 from ..kernels.plans import PlanCache
 from ..kernels.variant import Choice
 from .._dispatch import NumPyDecides
-from ..memory import Storage
+from ..memory import Storage, format_bytes
 from ..dtypes import mma_operand_dtype
 from ._common import compute_dtype, device_of, numpy_answers, operand, take_operands
 from .precision import TF32_BOUND, resolve_precision
@@ -161,8 +161,17 @@ class MatmulPlan:
         else:
             why_host = None if kernel is not None else prefer_host(
                 device, "matmul", self.compute, 2.0 * self.batch * M * N * K)
+            self.block_rows = _block_rows(self, len(a.shape), device.info.max_alloc_bytes)
             if why_host:
                 self.kind, self.reason = "host", why_host
+            elif self.block_rows:
+                self.kind, self.kernel, self.params = "row_blocks", kernel, params
+                self.reason = (
+                    f"in blocks of {self.block_rows} rows, each a product of its own: computed "
+                    f"in {self.c_dtype}, the whole product needs "
+                    f"{format_bytes(self.batch * M * N * self.c_dtype.itemsize)}, more than the "
+                    f"device's largest allocation ({format_bytes(device.info.max_alloc_bytes)}),"
+                    f" while the {self.result_dtype} result fits")
             else:
                 self.kind, self.reason = "kernel", ""
                 self._plan_kernel(a, b, kernel, params)
@@ -208,6 +217,8 @@ class MatmulPlan:
         device = self.device
         if self.kind == "kernel":
             return self._run_kernel(a, b)
+        if self.kind == "row_blocks":
+            return self._run_in_row_blocks(a, b)
         if self.kind == "trivial":
             return (empty if math.prod(self.out_shape) == 0 else zeros)(
                 self.out_shape, self.result_dtype, device=device)
@@ -258,6 +269,17 @@ class MatmulPlan:
         return DeviceArray._wrap(Storage(self.device, self.batch * self.M * self.N * csz),
                                  self.out_shape, self.c_dtype, _c_strides(self.out_shape, csz))
 
+    def _run_in_row_blocks(self, a, b) -> DeviceArray:
+        out = empty(self.out_shape, self.result_dtype, device=self.device)
+        b_is_vector = len(self.b_shape) == 1
+        for start in range(0, self.M, self.block_rows):
+            rows = slice(start, min(self.M, start + self.block_rows))
+            a_rows = a[..., rows, :]
+            block = plan_for(a_rows, b, self.dtype_arg, self.device, self.kernel,
+                             self.params, self.precision).run(a_rows, b)
+            out[(Ellipsis, rows) if b_is_vector else (Ellipsis, rows, slice(None))] = block
+        return out
+
     def _finish(self, c: DeviceArray) -> DeviceArray:
         """``c`` in the result dtype (kernels compute narrow types wider)."""
         if self.c_dtype == self.result_dtype:
@@ -294,6 +316,21 @@ class MatmulPlan:
 
 
 _ZERO = np.int64(0)
+
+
+def _block_rows(plan: MatmulPlan, a_ndim: int, limit: int) -> int:
+    """Rows of C per block where the product computed in the kernels' dtype (wider than the
+    result for small types) needs a buffer larger than the device's largest allocation, but
+    the result does not: each block's C and packed rows of A (padding allowed for) then fit.
+    0 where one launch fits, or where blocks cannot help (a vector A, a result too large: the
+    allocation raises MemoryError naming the sizes)."""
+    M, N, K = plan.M, plan.N, plan.K
+    isz = max(plan.compute.itemsize, plan.c_dtype.itemsize)
+    if plan.batch * M * N * isz <= limit or plan.out_nbytes > limit or a_ndim < 2:
+        return 0
+    per_row = plan.batch * max(N, K + 16) * isz
+    rows = (limit // 2) // per_row // 8 * 8
+    return rows if 0 < rows < M else 0
 
 
 def _offset_arg(x: DeviceArray, layout, isz: int) -> np.int64:
