@@ -24,7 +24,7 @@ from ..kernels import conv
 from ..kernels.conv import ConvProblem
 from ..memory import Storage
 from ..kernels.crossover import crossover, prefer_host
-from ._common import compute_dtype, device_of
+from ._common import compute_dtype, device_of, numpy_answers, take_operands
 
 __all__ = ["convolve", "correlate", "explain_convolve"]
 
@@ -82,6 +82,7 @@ class _Plan:
 
     def __init__(self, op: str, a: Any, v: Any, mode: Any):
         a, v = _as_operand(a), _as_operand(v)
+        take_operands(a, v)
         self.device = device_of(a, v)
         self.a, self.v = a, v
         if op == "convolve":
@@ -193,6 +194,7 @@ def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> D
     return out.copy() if plan.flip_out else out
 
 
+@numpy_answers(np.convolve, "kernel", "params")
 @implements(np.convolve)
 def convolve(a: Any, v: Any, mode: Any = "full", *, kernel: str | None = None,
              params: Mapping[str, int] | None = None) -> DeviceArray:
@@ -203,6 +205,7 @@ def convolve(a: Any, v: Any, mode: Any = "full", *, kernel: str | None = None,
     return _run(_Plan("convolve", a, v, mode), kernel, params)
 
 
+@numpy_answers(np.correlate, "kernel", "params")
 @implements(np.correlate)
 def correlate(a: Any, v: Any, mode: Any = "valid", *, kernel: str | None = None,
               params: Mapping[str, int] | None = None) -> DeviceArray:
