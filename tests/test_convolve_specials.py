@@ -4,7 +4,8 @@ NumPy sums, for each output, the products of the inputs its window covers with t
 that meet them, so a NaN spoils only the outputs whose window covers it, ``inf * 0`` is NaN,
 ``inf + -inf`` is NaN, and ghost cells past the signal's ends are never multiplied (a non-finite
 mask value at an edge stays out of the edge outputs it does not reach). Every kernel, forced by
-name, must give the same NaN and +-inf positions; finite outputs match within rounding.
+name (the host strategies ``host`` and ``host_fft`` too), must give the same NaN and +-inf
+positions; finite outputs match within rounding.
 """
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import numpy as np
 import pytest
 
 import clarray_gemm as cg
+from clarray_gemm.ops.convolve import HOST_STRATEGIES
 from conftest import run_or_refusal
 
-KERNELS = cg.kernels("convolve")
+KERNELS = list(cg.kernels("convolve")) + list(HOST_STRATEGIES)
 MODES = ("full", "same", "valid")
 # (n, m): short and long masks, a mask longer than gpu's mask chunk (MC = 64 for m <= 64, 256
 # beyond) with a remainder of taps past a multiple of JU, v longer than a, equal lengths.
