@@ -23,7 +23,8 @@ from ..device import Device
 from ..kernels import conv
 from ..kernels.conv import ConvProblem
 from ..memory import Storage
-from ..kernels.crossover import crossover, has_host_path, prefer_host
+from ..kernels.crossover import FFT_LONG_SIGNAL, crossover, has_host_path, prefer_host
+from ..kernels.plans import PlanCache
 from ._common import compute_dtype, device_of
 from .convolve_host import block_length, fft_convolve_full
 
@@ -152,7 +153,8 @@ def _host_choice(plan: "_Plan", kernel: str | None, explain: bool = False
         return "host", (prefer_host(plan.device, "convolve", plan.compute, work) or ""
                         if explain else "")
     if _fft_dtype_ok(plan) and has_host_path(plan.device):
-        m_fft, measured = crossover(plan.device, "convolve_fft", plan.compute)
+        family = "convolve_fft" if plan.n >= FFT_LONG_SIGNAL else "convolve_fft_short"
+        m_fft, measured = crossover(plan.device, family, plan.compute)
         if plan.m >= m_fft:
             if not explain:
                 return "host_fft", ""
@@ -192,9 +194,14 @@ def _run_on_host(plan: "_Plan", strategy: str) -> DeviceArray:
     else:
         func = np.convolve if plan.op == "convolve" else np.correlate
         host = func(_host_view(plan.a), _host_view(plan.v), plan.mode)
-    if not plan.device.info.host_unified_memory or host.dtype.hasobject:
-        return host if host.dtype.hasobject else asarray(host, device=plan.device)
-    out = DeviceArray._wrap(Storage(plan.device, host.nbytes, True), host.shape, host.dtype,
+    return _wrap_host(host, plan.device)
+
+
+def _wrap_host(host: np.ndarray, device: Device) -> DeviceArray | np.ndarray:
+    """A host result as a device array: copied into a host-resident buffer on unified memory."""
+    if not device.info.host_unified_memory or host.dtype.hasobject:
+        return host if host.dtype.hasobject else asarray(host, device=device)
+    out = DeviceArray._wrap(Storage(device, host.nbytes, True), host.shape, host.dtype,
                             (host.itemsize,) if host.ndim else ())
     out.host_view(write=True)[...] = host
     return out
@@ -247,6 +254,28 @@ def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> D
     return out.copy() if plan.flip_out else out
 
 
+# (op, mode, shapes, dtypes, device) -> True when NumPy's own loops on the host run the call:
+# a repeated small call skips the plan (its checks passed when the entry was made).
+_HOST_DIRECT: PlanCache[bool] = PlanCache("convolve-host")
+
+
+def _call(op: str, a: Any, v: Any, mode: Any, kernel: str | None,
+          params: Mapping[str, int] | None) -> DeviceArray:
+    arrays = (np.ndarray, DeviceArray)
+    if (kernel is None and params is None and type(mode) in (str, int)
+            and isinstance(a, arrays) and isinstance(v, arrays)):
+        device = device_of(a, v)
+        key = (op, mode, a.shape, a.dtype, v.shape, v.dtype, device)
+        if _HOST_DIRECT._plans.get(key):
+            func = np.convolve if op == "convolve" else np.correlate
+            return _wrap_host(func(_host_view(a), _host_view(v), mode), device)
+        plan = _Plan(op, a, v, mode)
+        host = _host_choice(plan, None)
+        _HOST_DIRECT.get(key, lambda: host is not None and host[0] == "host")
+        return _run(plan, kernel, params)
+    return _run(_Plan(op, a, v, mode), kernel, params)
+
+
 @implements(np.convolve)
 def convolve(a: Any, v: Any, mode: Any = "full", *, kernel: str | None = None,
              params: Mapping[str, int] | None = None) -> DeviceArray:
@@ -254,7 +283,7 @@ def convolve(a: Any, v: Any, mode: Any = "full", *, kernel: str | None = None,
 
     ``kernel=`` forces a variant of :func:`clarray_gemm.kernels("convolve")` (ValueError when it
     does not fit the call) and ``params=`` its ``-D`` parameters."""
-    return _run(_Plan("convolve", a, v, mode), kernel, params)
+    return _call("convolve", a, v, mode, kernel, params)
 
 
 @implements(np.correlate)
@@ -263,7 +292,7 @@ def correlate(a: Any, v: Any, mode: Any = "valid", *, kernel: str | None = None,
     """``np.correlate`` on the device: NumPy's semantics and errors, the result a device array.
 
     ``kernel=`` and ``params=`` as in :func:`convolve`."""
-    return _run(_Plan("correlate", a, v, mode), kernel, params)
+    return _call("correlate", a, v, mode, kernel, params)
 
 
 def explain_convolve(a: Any, v: Any, mode: Any = "full", kernel: str | None = None,
