@@ -16,6 +16,7 @@ the slice they need; a non-finite mask value makes the whole call NumPy's direct
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -62,9 +63,10 @@ def smooth_length(n: int) -> int:
 def fft_cost(n: int, m: int, P: int) -> float:
     """Modelled cost (in P log2 P units) of the overlap-add of n samples with blocks of P."""
     blocks = -(-n // (P - m + 1))
-    return blocks * (P * np.log2(P) + _BLOCK_OVERHEAD)
+    return blocks * (P * math.log2(P) + _BLOCK_OVERHEAD)
 
 
+@lru_cache(maxsize=1024)
 def block_length(n: int, m: int) -> int:
     """The transform length P of the overlap-add: the 2-3-5-smooth P >= 2m with the least
     modelled cost (one transform of the whole problem where that is cheaper)."""
@@ -103,8 +105,7 @@ def _spectrum(h: np.ndarray, P: int) -> np.ndarray:
     with _LOCK:
         spec = _SPECTRA.pop(key, None)
     if spec is None:
-        rfft, _, kw, _ = _backend()
-        spec = rfft(h, P, **kw)
+        spec = _backend()[0](h, P)
     with _LOCK:
         while len(_SPECTRA) >= _SPECTRA_KEPT:
             _SPECTRA.pop(next(iter(_SPECTRA)))
@@ -130,6 +131,8 @@ def _overlap_add(x: np.ndarray, h: np.ndarray, P: int) -> np.ndarray:
     n, m = len(x), len(h)
     B = P - m + 1
     blocks = -(-n // B)
+    if blocks * P < _THREAD_MIN_POINTS and kw:
+        kw = {}                                         # threads cost more than they save
     spec = _spectrum(h, P)
     whole = n // B
     rows = x[:whole * B].reshape(whole, B)             # a view; rfft pads each row to P
@@ -165,11 +168,13 @@ def fft_convolve_full(x: np.ndarray, h: np.ndarray, direct: Callable[..., np.nda
     """``np.convolve(x, h, "full")`` for real float x and h (len(h) <= len(x)) by overlap-add,
     with NumPy's NaN and infinity pattern (see the module's docstring)."""
     n, m = len(x), len(h)
-    if not np.isfinite(h).all():
+    # A finite sum proves every element finite (NaN and inf propagate through it); a sum that
+    # overflowed only sends finite data down the slower path, which gives the same result.
+    if not np.isfinite(np.add.reduce(h)) and not np.isfinite(h).all():
         return direct(x, h)
-    finite = np.isfinite(x)
-    if finite.all():
+    if np.isfinite(np.add.reduce(x)):
         return _overlap_add(x, h, block_length(n, m))
+    finite = np.isfinite(x)
     bad = np.flatnonzero(~finite)
     full = _overlap_add(np.where(finite, x, x.dtype.type(0)), h, block_length(n, m))
     _recompute(full, x, h, bad, direct)
