@@ -51,47 +51,53 @@ def wall(call, sync, budget: float, max_reps: int = 50) -> float:
     return statistics.median(times)
 
 
+def _special_cases(dt, shapes, rng):
+    """(label, a, v, {(op, mode): NumPy's result}) for every placement of a special value."""
+    cases = []
+    for n, m in shapes:
+        for value in (np.nan, np.inf, -np.inf, "many"):
+            for target, place in [(t, p) for t in ("signal", "mask")
+                                  for p in ("start", "middle", "end")]:
+                if value == "many" and (target == "mask" or place != "start"):
+                    continue
+                a = rng.standard_normal(n).astype(dt)
+                v = rng.standard_normal(m).astype(dt)
+                if value == "many":
+                    a[rng.choice(n, size=min(n, 40), replace=False)] = np.nan
+                else:
+                    arr = a if target == "signal" else v
+                    arr[{"start": 0, "middle": len(arr) // 2, "end": len(arr) - 1}[place]] = value
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    wants = {(op, mode): getattr(np, op)(a, v, mode)
+                             for op in ("convolve", "correlate")
+                             for mode in ("full", "same", "valid")}
+                cases.append((f"n={n} m={m} {value} in {target} at {place}", a, v, wants))
+    return cases
+
+
 def pattern_check(dev, quick: bool) -> None:
     say("\n## NaN/inf pattern against np.convolve (every kernel forced)")
     rng = np.random.default_rng(0)
     shapes = ((100, 7), (301, 63), (1000, 203), (40, 57)) + (() if quick else
                                                            ((70000, 1023), (20000, 4095)))
-    for kernel in cg.kernels("convolve"):
-        for dt in (np.float32, np.float64):
+    for dt in (np.float32, np.float64):
+        cases = _special_cases(dt, shapes, rng)
+        for kernel in cg.kernels("convolve"):
             bad = total = 0
             first = ""
             try:
-                for n, m in shapes:
-                    if kernel in ("basic", "const", "tiled", "cached") and n * m > 1e6:
+                for label, a, v, wants in cases:
+                    if kernel in ("basic", "const", "tiled", "cached") and a.size * v.size > 1e6:
                         continue
-                    for value in (np.nan, np.inf, -np.inf, "many"):
-                        for target, place in [(t, p) for t in ("signal", "mask")
-                                              for p in ("start", "middle", "end")]:
-                            a = rng.standard_normal(n).astype(dt)
-                            v = rng.standard_normal(m).astype(dt)
-                            arr = a if target == "signal" else v
-                            if value == "many":
-                                if target == "mask":
-                                    continue
-                                a[rng.choice(n, size=min(n, 40), replace=False)] = np.nan
-                            else:
-                                arr[{"start": 0, "middle": len(arr) // 2,
-                                     "end": len(arr) - 1}[place]] = value
-                            xa, xv = cg.asarray(a, device=dev), cg.asarray(v, device=dev)
-                            for op in ("convolve", "correlate"):
-                                for mode in ("full", "same", "valid"):
-                                    with np.errstate(all="ignore"), warnings.catch_warnings():
-                                        warnings.simplefilter("ignore")
-                                        want = getattr(np, op)(a, v, mode)
-                                    got = np.asarray(getattr(cg, op)(xa, xv, mode,
-                                                                     kernel=kernel))
-                                    total += 1
-                                    same = all(np.array_equal(f(got), f(want)) for f in
-                                               (np.isnan, np.isposinf, np.isneginf))
-                                    if not same:
-                                        bad += 1
-                                        first = first or (f"{op} {mode} n={n} m={m} {value} "
-                                                          f"in {target} at {place}")
+                    xa, xv = cg.asarray(a, device=dev), cg.asarray(v, device=dev)
+                    for (op, mode), want in wants.items():
+                        got = np.asarray(getattr(cg, op)(xa, xv, mode, kernel=kernel))
+                        total += 1
+                        if not all(np.array_equal(f(got), f(want)) for f in
+                                   (np.isnan, np.isposinf, np.isneginf)):
+                            bad += 1
+                            first = first or f"{op} {mode} {label}"
                 say(f"{kernel:7s} {dt.__name__}: {total - bad}/{total} cases match"
                     + (f"; first mismatch: {first}" if first else ""))
             except Exception as exc:  # noqa: BLE001 - report and go on
