@@ -340,6 +340,10 @@ def _tune_crossovers(args: argparse.Namespace, device: Device) -> None:
         points = "; ".join(f"{p.size:.3g}: {p.numpy_s * 1e3:.3g} / {p.kernel_s * 1e3:.3g}"
                            for p in r.points)
         print(f"| {r.family} | {r.dtype} | {r.kernel} | {where} | {points} |")
+    if any(r.family.startswith("convolve_fft") for r in results):
+        print("\nconvolve_fft (2^20-sample signal) and convolve_fft_short (2^16): 'NumPy' is the "
+              "direct kernel dispatch would run, 'kernel' the host overlap-add FFT; sizes are "
+              "mask lengths")
 
 
 # -- parser ------------------------------------------------------------------------------------
