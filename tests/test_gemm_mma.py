@@ -183,6 +183,25 @@ def test_emulated_batched_small_tiles(device):
     assert _float16_within_one_rounding(got, a, b).all()
 
 
+@pytest.mark.parametrize("stages", [2, 4])
+@pytest.mark.parametrize("trans", [False, True])
+def test_emulated_copy_ring_depths(device, stages, trans):
+    # Many K steps through rings of 2 and 4 slots; BK=16 gives tile rows of 2 chunks (swizzle).
+    a, b = _inputs(np.float16, 37, 40, 203, batch=2)
+    x, y = _device_operands(device, a, b, trans)
+    params = {**SMALL_TILES, "WM": 32, "STAGES": stages, "BK": 16}   # 2 warps
+    got = np.asarray(cg.matmul(x, y, kernel="mma", params=params))
+    assert got.shape == (2, 37, 40)
+    assert _float16_within_one_rounding(got, a, b).all()
+
+
+def test_mma_rejects_unswizzlable_tiles(device):
+    a, b = _inputs(np.float16, 8, 8, 8)
+    x, y = _device_operands(device, a, b, False)
+    with pytest.raises(ValueError, match="swizzled"):
+        cg.matmul(x, y, kernel="mma", params={**SMALL_TILES, "BM": 48, "WM": 16})
+
+
 def test_emulated_float16_specials(device):
     a = np.array([[np.inf, 1], [np.nan, 1], [60000, 60000]], np.float16)
     b = np.array([[1, 2], [1, 2]], np.float16)

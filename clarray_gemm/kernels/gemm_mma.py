@@ -49,7 +49,7 @@ def _geometry(problem: GemmProblem, params: Mapping[str, int]) -> dict[str, int]
     elem = mma_elem(problem)
     bk = params["BK"] or (16 if elem == _TF32 else 32)
     return {"BM": params["BM"], "BN": params["BN"], "BK": bk, "WM": params["WM"],
-            "WN": params["WN"]}
+            "WN": params["WN"], "STAGES": params["STAGES"]}
 
 
 def _threads(g: Mapping[str, int]) -> int:
@@ -70,17 +70,20 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
     if min(g.values()) < 1 or g["BM"] % g["WM"] or g["BN"] % g["WN"] or g["WM"] % 16 \
             or g["WN"] % 16 or g["BK"] % 16:
         return "needs BM % WM == BN % WN == 0 and WM, WN, BK multiples of 16"
+    if not 2 <= g["STAGES"] <= 5:
+        return "needs 2 <= STAGES <= 5"
     epc = 4 if elem == _TF32 else 8
+    for name in ("BM", "BN", "BK"):
+        chunks = g[name] // epc   # 16-byte chunks along a local tile row (swizzle unit)
+        if g[name] % epc or not (chunks in (1, 2, 4) or chunks % 8 == 0):
+            return f"needs {name} / {epc} in (1, 2, 4) or a multiple of 8 (swizzled tile rows)"
     threads = _threads(g)
     if (g["BM"] * g["BK"]) % (epc * threads) or (g["BN"] * g["BK"]) % (epc * threads):
         return f"BM*BK and BN*BK must be multiples of {epc * threads} (16-byte chunks per thread)"
     if threads > info.max_work_group_size:
         return f"work-group of {threads} exceeds the device's {info.max_work_group_size}"
-    pad_k, pad_x = (4 if elem == _TF32 else 8), 8
     itemsize = 4 if elem == _TF32 else 2
-    a_tile = (g["BK"] * (g["BM"] + pad_x)) if p.a.trans else g["BM"] * (g["BK"] + pad_k)
-    b_tile = (g["BN"] * (g["BK"] + pad_k)) if p.b.trans else g["BK"] * (g["BN"] + pad_x)
-    nbytes = 2 * (a_tile + b_tile) * itemsize
+    nbytes = g["STAGES"] * (g["BM"] + g["BN"]) * g["BK"] * itemsize
     if nbytes > info.local_mem_bytes:
         return f"needs {nbytes} bytes of local memory, the device has {info.local_mem_bytes}"
     return None
@@ -100,6 +103,7 @@ def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> di
     d.update(ELEM=elem, MMA_PTX=int(not params["EMULATE"] and device.info.tensor_cores),
              TRANS_A=int(p.a.trans), TRANS_B=int(p.b.trans), GROUP_M=params["GROUP_M"],
              VEC_A=int(p.a.aligned(epc)), VEC_B=int(p.b.aligned(epc)),
+             VEC_C=int(p.c.aligned(2)),
              SIMULATOR=int(device.info.is_simulator))
     return d
 
@@ -126,11 +130,13 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
 MMA = Variant(
     name="mma", source=SOURCE, entry="gemm_mma",
     summary="tensor cores: mma.sync (float16, bfloat16, TF32) via inline PTX, ldmatrix, "
-            "double-buffered local tiles; EMULATE=1: the same tiling in plain OpenCL C",
-    defaults={"BM": 128, "BN": 128, "BK": 0, "WM": 64, "WN": 32, "GROUP_M": 8, "EMULATE": 0},
+            "cp.async into a STAGES-deep ring of swizzled local tiles; EMULATE=1: the same "
+            "tiling in plain OpenCL C",
+    defaults={"BM": 128, "BN": 128, "BK": 0, "WM": 64, "WN": 64, "STAGES": 3, "GROUP_M": 8,
+              "EMULATE": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     tunable={"BM": (64, 128), "BN": (64, 128, 256), "WM": (32, 64), "WN": (32, 64),
-             "GROUP_M": (1, 8)},
+             "STAGES": (2, 3, 4), "GROUP_M": (1, 8)},
 )
 
 VARIANTS: tuple[Variant[GemmProblem], ...] = (MMA,)
