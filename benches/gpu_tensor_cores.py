@@ -30,6 +30,7 @@ from clarray_gemm.dtypes import bfloat16_dtype  # noqa: E402
 from clarray_gemm.sources import source_text  # noqa: E402
 
 BF16 = bfloat16_dtype()
+STARTED = time.perf_counter()
 DTYPES = ["float16", "bfloat16", "tf32"]
 ELEM = {"float16": 1, "bfloat16": 2, "tf32": 3}
 
@@ -213,11 +214,63 @@ def time_fp32(torch, dev, n: int, fp32_ms: dict) -> None:
         log(f"| float32 | {n} | ERROR {type(exc).__name__}: {str(exc)[:3000]} |")
 
 
+# -- probes for the next steps -------------------------------------------------------------------
+PROBE_SOURCE = r"""
+__kernel void dyn_local(__global float* out, __local float* buf, const int n)
+{
+    for (int i = get_local_id(0); i < n; i += get_local_size(0))
+        buf[i] = (float)i;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0)
+        out[get_group_id(0)] = buf[n - 1];
+}
+#ifdef WGMMA_PROBE
+__kernel void wgmma_fence(__global float* out)
+{
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    out[get_global_id(0)] = 1.0f;
+}
+#endif
+"""
+
+
+def probes(dev) -> None:
+    """Can a work-group take more than 48 KB of dynamic local memory, and does wgmma build?"""
+    log("\n## Probes: dynamic local memory per work-group, wgmma (sm_90a) in inline PTX")
+    out = cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, 4096)
+    try:
+        knl = cl.Kernel(cl.Program(dev.context, PROBE_SOURCE).build(), "dyn_local")
+        for kib in (48, 64, 100, 160, 227):
+            n = kib * 1024 // 4
+            try:
+                knl(dev.queue, (256,), (256,), out, cl.LocalMemory(n * 4), np.int32(n))
+                dev.queue.finish()
+                got = np.empty(1, np.float32)
+                cl.enqueue_copy(dev.queue, got, out)
+                log(f"dynamic __local {kib} KiB: ran, {'ok' if got[0] == n - 1 else got[0]}")
+            except Exception as exc:  # noqa: BLE001
+                log(f"dynamic __local {kib} KiB: {type(exc).__name__}: {str(exc)[:300]}")
+    except Exception as exc:  # noqa: BLE001
+        log(f"dynamic __local probe: {type(exc).__name__}: {str(exc)[:500]}")
+    prg = cl.Program(dev.context, PROBE_SOURCE)
+    try:
+        prg.build(options=["-DWGMMA_PROBE", "-cl-nv-verbose"])
+        log("wgmma.fence: builds (" + prg.get_build_info(
+            dev.cl_device, cl.program_build_info.LOG).strip()[:300] + ")")
+    except Exception as exc:  # noqa: BLE001
+        try:
+            log("wgmma.fence: build FAILED: " + prg.get_build_info(
+                dev.cl_device, cl.program_build_info.LOG)[-800:])
+        except Exception:  # noqa: BLE001
+            log(f"wgmma.fence: build FAILED: {str(exc)[:800]}")
+
+
 # -- forced configurations ------------------------------------------------------------------------
 # Candidates per dtype (the first is the variant's default): 4 warps of 64x64 with a 3-deep ring
-# fit 48 KB of local memory; 8 warps of 64x64 only with 2 stages (or 3 where the device has
-# more local memory: the fits check says so otherwise).
+# fit 48 KB of static local memory; 8 warps of 64x64 only with 2 stages. DYN_LOCAL=1 puts the ring
+# in a __local argument, which may go past 48 KB (the probes above say whether the driver lets it).
 _W64 = {"WM": 64, "WN": 64}
+_DYN = {"DYN_LOCAL": 1}
 CANDIDATES = {
     "16bit": [
         {"BM": 128, "BN": 128, "BK": 32, "STAGES": 3, **_W64},
@@ -226,31 +279,40 @@ CANDIDATES = {
         {"BM": 128, "BN": 128, "BK": 32, "STAGES": 3, "WM": 64, "WN": 32},
         {"BM": 128, "BN": 128, "BK": 16, "STAGES": 4, **_W64},
         {"BM": 128, "BN": 128, "BK": 32, "STAGES": 2, **_W64},
-        {"BM": 128, "BN": 256, "BK": 32, "STAGES": 3, **_W64},
+        {"BM": 128, "BN": 128, "BK": 32, "STAGES": 4, **_W64, **_DYN},
+        {"BM": 128, "BN": 256, "BK": 32, "STAGES": 3, **_W64, **_DYN},
+        {"BM": 128, "BN": 256, "BK": 32, "STAGES": 4, **_W64, **_DYN},
+        {"BM": 256, "BN": 128, "BK": 32, "STAGES": 4, **_W64, **_DYN},
     ],
     "tf32": [
         {"BM": 128, "BN": 128, "BK": 16, "STAGES": 3, **_W64},
         {"BM": 128, "BN": 256, "BK": 16, "STAGES": 2, **_W64},
         {"BM": 128, "BN": 128, "BK": 16, "STAGES": 3, "WM": 64, "WN": 32},
         {"BM": 128, "BN": 128, "BK": 16, "STAGES": 2, **_W64},
+        {"BM": 128, "BN": 128, "BK": 32, "STAGES": 3, **_W64, **_DYN},
+        {"BM": 128, "BN": 256, "BK": 16, "STAGES": 4, **_W64, **_DYN},
+        {"BM": 128, "BN": 128, "BK": 16, "STAGES": 3, "WM": 64, "WN": 32, **_DYN},
     ],
 }
 
 
 def config_name(params: dict) -> str:
     return (f"{params['BM']}x{params['BN']}x{params['BK']} w{params['WM']}x{params['WN']} "
-            f"s{params['STAGES']}")
+            f"s{params['STAGES']}{' dyn' if params.get('DYN_LOCAL') else ''}")
 
 
 def candidate_builds(dev, kind: str, ptx_dir: Path | None) -> None:
     """The -cl-nv-verbose build (registers, spills) of every candidate of ``kind``."""
     for params in CANDIDATES["tf32" if kind == "tf32" else "16bit"]:
+        if time.perf_counter() - STARTED > 200:
+            log(f"build {kind} {config_name(params)}: skipped (4-minute budget)")
+            continue
         defines = {"ELEM": ELEM[kind], "MMA_PTX": 1, "TRANS_A": 0, "TRANS_B": 0, "VEC_A": 1,
                    "VEC_B": 1, "VEC_C": 1, "GROUP_M": 8, **params}
         build_report(dev, f"{kind} {config_name(params)}".replace(" ", "_"), defines, ptx_dir)
 
 
-def time_candidates(torch, dev, kind: str, n: int) -> None:
+def time_candidates(torch, dev, kind: str, n: int, started: float) -> None:
     """Wall clock of each forced candidate at n^3, its error beside cuBLAS's, and its speed."""
     try:
         a, b = operands(kind, (n, n), (n, n), n)
@@ -267,6 +329,9 @@ def time_candidates(torch, dev, kind: str, n: int) -> None:
     prec = "tf32" if kind == "tf32" else None
     for params in CANDIDATES["tf32" if kind == "tf32" else "16bit"]:
         name = config_name(params)
+        if time.perf_counter() - started > 225:
+            log(f"| {kind} | {name} | skipped: 4-minute budget |")
+            continue
         try:
             _, x, y = ours(dev, kind, a, b, False)
             forced = {**params, "GROUP_M": 8}
@@ -300,15 +365,13 @@ def main() -> None:
     ptx_dir = Path(args.ptx_dir) if args.ptx_dir else None
 
     log(f"local memory: {info.local_mem_bytes} bytes per work-group")
-    log("\n## Builds (-cl-nv-verbose): the defaults with transposes, then the candidates")
+    log("\n## Builds of the defaults (-cl-nv-verbose)")
     for kind in kinds:
         for ta, tb in ((0, 0), (1, 1)):
             defines = {"ELEM": ELEM[kind], "MMA_PTX": 1, "TRANS_A": ta, "TRANS_B": tb,
                        "BK": 16 if kind == "tf32" else 32, "VEC_A": 1, "VEC_B": 1,
                        "VEC_C": 1, "GROUP_M": 8}
             build_report(dev, f"{kind}_t{ta}{tb}", defines, ptx_dir)
-    for kind in kinds:
-        candidate_builds(dev, kind, ptx_dir)
 
     log("\n## Correctness: relative Frobenius error against a float64 product of the same inputs")
     log("| case | dtype | ours | cuBLAS | ours/cuBLAS | verdict |\n|---|---|---|---|---|---|")
@@ -330,13 +393,6 @@ def main() -> None:
         check_row(torch, dev, kind, 4096, 4096, 4096, 1, False, None)
     log(f"(correctness done at {time.perf_counter() - started:.0f} s)")
 
-    log(f"\n## Forced configurations at {args.sizes[0]}^3 (wall clock; error vs float64)")
-    log("| dtype | config | ours ms | cuBLAS ms | ours/cuBLAS | error ours vs cuBLAS |\n"
-        "|---|---|---|---|---|---|")
-    for kind in kinds:
-        time_candidates(torch, dev, kind, args.sizes[0])
-    log(f"(candidates done at {time.perf_counter() - started:.0f} s)")
-
     log("\n## Wall clock per call (device arrays, queue drained after each call)")
     log("| dtype | n^3 | ours ms | cuBLAS ms | ours speed / cuBLAS | kernel |\n"
         "|---|---|---|---|---|---|")
@@ -348,6 +404,19 @@ def main() -> None:
         time_fp32(torch, dev, n, fp32_ms)
         for kind in kinds:
             time_row(torch, dev, kind, n, fp32_ms)
+    log(f"(default timings done at {time.perf_counter() - started:.0f} s)")
+    probes(dev)
+    log("\n## Builds of the forced configurations (-cl-nv-verbose; row-major operands)")
+    for kind in kinds:
+        if kind != "bfloat16":   # bfloat16 builds differ from float16 only in the mma type
+            candidate_builds(dev, kind, ptx_dir)
+
+    log(f"\n## Forced configurations at {args.sizes[0]}^3 (wall clock; error vs float64)")
+    log("| dtype | config | ours ms | cuBLAS ms | ours/cuBLAS | error ours vs cuBLAS |\n"
+        "|---|---|---|---|---|---|")
+    for kind in kinds:
+        time_candidates(torch, dev, kind, args.sizes[0], started)
+    log(f"(candidates done at {time.perf_counter() - started:.0f} s)")
     log(f"(done in {time.perf_counter() - started:.0f} s)")
 
 

@@ -44,6 +44,8 @@
 //   VEC_A/B    1: 16-byte global loads; needs the operand's offset, leading dimension and batch
 //              stride to be multiples of 16 bytes. 0: element loads, any layout.
 //   VEC_C      1: C's offset, leading dimension and batch stride are even (pairs stored at once)
+//   DYN_LOCAL  1: the tiles live in a __local buffer argument (the host sizes it: STAGES * (BM + BN)
+//              * BK elements), which may exceed the 48 KB a static __local array is allowed
 //   GROUP_M    work-groups are walked GROUP_M tile-rows at a time (L2 reuse)
 //   SIMULATOR  1 on Oclgrind (kept for the host's uniform defines)
 #ifndef TRANS_A
@@ -84,6 +86,9 @@
 #endif
 #ifndef VEC_C
 #define VEC_C 0
+#endif
+#ifndef DYN_LOCAL
+#define DYN_LOCAL 0
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
@@ -473,12 +478,21 @@ __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
 void gemm_mma(const int M, const int N, const int K,
               __global const GT* A, const long a_off, const int lda, const long a_batch,
               __global const GT* B, const long b_off, const int ldb, const long b_batch,
-              __global OT* C, const long c_off, const int ldc, const long c_batch)
+              __global OT* C, const long c_off, const int ldc, const long c_batch
+#if DYN_LOCAL
+              , __local uint4* tiles
+#endif
+              )
 {
+#if DYN_LOCAL
+    __local LT* As = (__local LT*)tiles;
+    __local LT* Bs = As + STAGES * A_TILE;
+#else
     __local uint4 a_chunks[STAGES * A_TILE / EPC];
     __local uint4 b_chunks[STAGES * B_TILE / EPC];
     __local LT* As = (__local LT*)a_chunks;
     __local LT* Bs = (__local LT*)b_chunks;
+#endif
 
     const int tid = get_local_id(0), lane = tid & 31;
     const uint warp = (uint)tid >> 5;

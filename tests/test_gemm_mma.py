@@ -183,14 +183,17 @@ def test_emulated_batched_small_tiles(device):
     assert _float16_within_one_rounding(got, a, b).all()
 
 
-@pytest.mark.parametrize("stages", [2, 4])
+@pytest.mark.parametrize("stages,dyn_local", [(2, 0), (4, 0), (3, 1)])
 @pytest.mark.parametrize("trans", [False, True])
-def test_emulated_copy_ring_depths(device, stages, trans):
-    # Many K steps through rings of 2 and 4 slots; BK=16 gives tile rows of 2 chunks (swizzle).
+def test_emulated_copy_ring_depths(device, stages, dyn_local, trans):
+    # Many K steps through rings of 2 to 4 slots (static, or a __local argument); BK=16 gives
+    # tile rows of 2 chunks (swizzle).
     a, b = _inputs(np.float16, 37, 40, 203, batch=2)
     x, y = _device_operands(device, a, b, trans)
-    params = {**SMALL_TILES, "WM": 32, "STAGES": stages, "BK": 16}   # 2 warps
+    params = {**SMALL_TILES, "WM": 32, "STAGES": stages, "BK": 16, "DYN_LOCAL": dyn_local}
     got = np.asarray(cg.matmul(x, y, kernel="mma", params=params))
+    assert _float16_within_one_rounding(got, a, b).all()
+    got = np.asarray(cg.matmul(x, y, kernel="mma", params=params))   # the prepared launch
     assert got.shape == (2, 37, 40)
     assert _float16_within_one_rounding(got, a, b).all()
 

@@ -52,6 +52,21 @@ def _geometry(problem: GemmProblem, params: Mapping[str, int]) -> dict[str, int]
             "WN": params["WN"], "STAGES": params["STAGES"]}
 
 
+def _tile_bytes(p: GemmProblem, g: Mapping[str, int]) -> int:
+    """Local memory of the copy ring: STAGES tiles of A (BM x BK) and B (BK x BN)."""
+    itemsize = 4 if mma_elem(p) == _TF32 else 2
+    return g["STAGES"] * (g["BM"] + g["BN"]) * g["BK"] * itemsize
+
+
+def _local_limit(info: DeviceInfo, dynamic: bool) -> int:
+    """Local memory a work-group may use: the device's figure, or for a __local argument on
+    NVIDIA the shared memory per block of the architecture (227 KB sm_90, 163 KB sm_80)."""
+    cc = info.compute_capability
+    if not dynamic or not info.tensor_cores or cc is None:
+        return info.local_mem_bytes
+    return max(info.local_mem_bytes, (227 if cc >= (9, 0) else 163) * 1024)
+
+
 def _threads(g: Mapping[str, int]) -> int:
     return (g["BM"] // g["WM"]) * (g["BN"] // g["WN"]) * 32
 
@@ -82,10 +97,9 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
         return f"BM*BK and BN*BK must be multiples of {epc * threads} (16-byte chunks per thread)"
     if threads > info.max_work_group_size:
         return f"work-group of {threads} exceeds the device's {info.max_work_group_size}"
-    itemsize = 4 if elem == _TF32 else 2
-    nbytes = g["STAGES"] * (g["BM"] + g["BN"]) * g["BK"] * itemsize
-    if nbytes > info.local_mem_bytes:
-        return f"needs {nbytes} bytes of local memory, the device has {info.local_mem_bytes}"
+    nbytes, limit = _tile_bytes(p, g), _local_limit(info, bool(params["DYN_LOCAL"]))
+    if nbytes > limit:
+        return f"needs {nbytes} bytes of local memory, the device allows {limit}"
     return None
 
 
@@ -103,7 +117,7 @@ def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> di
     d.update(ELEM=elem, MMA_PTX=int(not params["EMULATE"] and device.info.tensor_cores),
              TRANS_A=int(p.a.trans), TRANS_B=int(p.b.trans), GROUP_M=params["GROUP_M"],
              VEC_A=int(p.a.aligned(epc)), VEC_B=int(p.b.aligned(epc)),
-             VEC_C=int(p.c.aligned(2)),
+             VEC_C=int(p.c.aligned(2)), DYN_LOCAL=int(bool(params["DYN_LOCAL"])),
              SIMULATOR=int(device.info.is_simulator))
     return d
 
@@ -118,13 +132,18 @@ def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Eve
     d = defines_for(device, p, params)
     kernel = get_kernel(device, SOURCE, "gemm_mma", d)
     gs, ls = _sizes(p, d)
-    return kernel(device.queue, gs, ls, *standard_args(p))
+    extra = (cl.LocalMemory(_tile_bytes(p, d)),) if d["DYN_LOCAL"] else ()  # type: ignore[arg-type]
+    return kernel(device.queue, gs, ls, *standard_args(p), *extra)
 
 
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     d = defines_for(device, p, params)
     gs, ls = _sizes(p, d)
-    return prepared_standard(device, p, get_kernel(device, SOURCE, "gemm_mma", d), gs, ls)
+    kernel = get_kernel(device, SOURCE, "gemm_mma", d)
+    if not d["DYN_LOCAL"]:
+        return prepared_standard(device, p, kernel, gs, ls)
+    tiles = cl.LocalMemory(_tile_bytes(p, d))  # type: ignore[arg-type]
+    return prepared_standard(device, p, lambda *a: kernel(*a, tiles), gs, ls)
 
 
 MMA = Variant(
@@ -133,7 +152,7 @@ MMA = Variant(
             "cp.async into a STAGES-deep ring of swizzled local tiles; EMULATE=1: the same "
             "tiling in plain OpenCL C",
     defaults={"BM": 128, "BN": 128, "BK": 0, "WM": 64, "WN": 64, "STAGES": 3, "GROUP_M": 8,
-              "EMULATE": 0},
+              "DYN_LOCAL": 0, "EMULATE": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     tunable={"BM": (64, 128), "BN": (64, 128, 256), "WM": (32, 64), "WN": (32, 64),
              "STAGES": (2, 3, 4), "GROUP_M": (1, 8)},
