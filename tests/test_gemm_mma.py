@@ -309,18 +309,22 @@ sys.exit(0 if ok else 3)
 """
 
 
+RING_2_DYNAMIC = {**SMALL_TILES, "STAGES": 2, "DYN_LOCAL": 1}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("kind,M,N,K,batch,trans", [
-    ("float16", 33, 17, 40, 1, False), ("float16", 7, 40, 33, 2, True),
-    ("tf32", 33, 17, 20, 1, True), ("tf32", 9, 35, 17, 2, False),
+@pytest.mark.parametrize("kind,M,N,K,batch,trans,params", [
+    ("float16", 33, 17, 40, 1, False, SMALL_TILES), ("float16", 7, 40, 33, 2, True, SMALL_TILES),
+    ("tf32", 33, 17, 20, 1, True, SMALL_TILES), ("tf32", 9, 35, 17, 2, False, SMALL_TILES),
+    ("float16", 9, 33, 100, 1, False, RING_2_DYNAMIC),
 ])
-def test_emulated_mma_is_clean_under_oclgrind(oclgrind, kind, M, N, K, batch, trans):
+def test_emulated_mma_is_clean_under_oclgrind(oclgrind, kind, M, N, K, batch, trans, params):
     from test_gemm_oclgrind import oclgrind_problems
     env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
                OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", OCLGRIND_SCRIPT, kind, str(M),
-           str(N), str(K), str(batch), str(int(trans)), json.dumps(SMALL_TILES)]
+           str(N), str(K), str(batch), str(int(trans)), json.dumps(params)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
     problems = oclgrind_problems(proc.stderr)
     assert not problems, "\n\n".join(problems[:5])
