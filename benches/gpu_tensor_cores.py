@@ -66,7 +66,8 @@ def build_report(dev: cg.Device, name: str, defines: dict, ptx_dir: Path | None)
         return
     counts = {k: ptx.count(k) for k in ("mma.sync", "ldmatrix", "cp.async.cg", "cvt.rna.tf32",
                                         "ld.global.v4", "ld.global.nc.v4", "st.shared.v4",
-                                        "ld.shared.u32", "ld.shared.b32", "st.global.v2",
+                                        "ld.shared.v4", "ld.shared.u32", "ld.shared.b32",
+                                        "ld.shared.f32", "st.global.v2",
                                         "ld.local", "st.local", "bar.sync")}
     target = next((line for line in ptx.splitlines() if line.startswith(".target")), "?")
     log(f"PTX {target}: " + ", ".join(f"{k} x{v}" for k, v in counts.items()))
@@ -286,6 +287,7 @@ CANDIDATES = {
     ],
     "tf32": [
         {"BM": 128, "BN": 128, "BK": 16, "STAGES": 3, **_W64},
+        {"BM": 128, "BN": 128, "BK": 16, "STAGES": 3, **_W64, "NPERM": 0},
         {"BM": 128, "BN": 256, "BK": 16, "STAGES": 2, **_W64},
         {"BM": 128, "BN": 128, "BK": 16, "STAGES": 3, "WM": 64, "WN": 32},
         {"BM": 128, "BN": 128, "BK": 16, "STAGES": 2, **_W64},
@@ -298,7 +300,8 @@ CANDIDATES = {
 
 def config_name(params: dict) -> str:
     return (f"{params['BM']}x{params['BN']}x{params['BK']} w{params['WM']}x{params['WN']} "
-            f"s{params['STAGES']}{' dyn' if params.get('DYN_LOCAL') else ''}")
+            f"s{params['STAGES']}{' dyn' if params.get('DYN_LOCAL') else ''}"
+            f"{' nperm0' if params.get('NPERM') == 0 else ''}")
 
 
 def candidate_builds(dev, kind: str, ptx_dir: Path | None) -> None:
@@ -307,8 +310,9 @@ def candidate_builds(dev, kind: str, ptx_dir: Path | None) -> None:
         if time.perf_counter() - STARTED > 200:
             log(f"build {kind} {config_name(params)}: skipped (4-minute budget)")
             continue
+        nperm = int(kind == "tf32" and params.get("NPERM", 1) and params["WN"] % 32 == 0)
         defines = {"ELEM": ELEM[kind], "MMA_PTX": 1, "TRANS_A": 0, "TRANS_B": 0, "VEC_A": 1,
-                   "VEC_B": 1, "VEC_C": 1, "GROUP_M": 8, **params}
+                   "VEC_B": 1, "VEC_C": 1, "GROUP_M": 8, **params, "NPERM": nperm}
         build_report(dev, f"{kind} {config_name(params)}".replace(" ", "_"), defines, ptx_dir)
 
 
@@ -370,7 +374,7 @@ def main() -> None:
         for ta, tb in ((0, 0), (1, 1)):
             defines = {"ELEM": ELEM[kind], "MMA_PTX": 1, "TRANS_A": ta, "TRANS_B": tb,
                        "BK": 16 if kind == "tf32" else 32, "VEC_A": 1, "VEC_B": 1,
-                       "VEC_C": 1, "GROUP_M": 8}
+                       "VEC_C": 1, "GROUP_M": 8, "NPERM": int(kind == "tf32" and tb == 0)}
             build_report(dev, f"{kind}_t{ta}{tb}", defines, ptx_dir)
 
     log("\n## Correctness: relative Frobenius error against a float64 product of the same inputs")

@@ -46,8 +46,12 @@
 //   VEC_C      1: C's offset, leading dimension and batch stride are even (pairs stored at once)
 //   DYN_LOCAL  1: the tiles live in a __local buffer argument (the host sizes it: STAGES * (BM + BN)
 //              * BK elements), which may exceed the 48 KB a static __local array is allowed
+//   NPERM      1 (TF32, row-major B, WN % 32 == 0): the columns of each warp's B block are dealt
+//              to the mma tiles round-robin (column c of tile j is warp column c * NT8 + j), so
+//              that a lane's B fragments of all tiles are NT8 contiguous floats of two K rows
+//              (128-bit local loads instead of 32-bit ones) and its C values contiguous runs
 //   GROUP_M    work-groups are walked GROUP_M tile-rows at a time (L2 reuse)
-//   SIMULATOR  1 on Oclgrind (kept for the host's uniform defines)
+//   SIMULATOR  1 on Oclgrind: C pairs stored element by element (see store_pair)
 #ifndef TRANS_A
 #define TRANS_A 0
 #endif
@@ -89,6 +93,9 @@
 #endif
 #ifndef DYN_LOCAL
 #define DYN_LOCAL 0
+#endif
+#ifndef NPERM
+#define NPERM 0
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
@@ -151,6 +158,21 @@ typedef float OT;            // bfloat16 @ bfloat16 -> float32, as NumPy with ml
 #define SW_OFF(row, col, len) \
     ((int)((uint)(row) * (len) + ((((uint)(col) / EPC) ^ SWZ(row, (len) / EPC)) * EPC) \
            + (uint)(col) % EPC))
+#if NPERM
+// B with NPERM: a quarter-warp reads chunks 2g and 2g + 1 (g of 2 lanes) of K rows t = 0..3;
+// XOR-ing with 0, 1, 4, 5 for rows 0..3 (mod 4) gives its 8 loads 8 distinct chunk positions.
+#define SWZ_B(r) (((uint)(r) & 1u) | (((uint)(r) & 2u) << 1))
+#define B_OFF(row, col) \
+    ((int)((uint)(row) * B_LEN + ((((uint)(col) / EPC) ^ SWZ_B(row)) * EPC) + (uint)(col) % EPC))
+#else
+#define B_OFF(row, col) SW_OFF(row, col, B_LEN)
+#endif
+// Warp column of fragment column c (0..7) of mma tile j.
+#if NPERM
+#define NCOL(j, c) ((c) * NT8 + (j))
+#else
+#define NCOL(j, c) (8 * (j) + (c))
+#endif
 
 #if (BM % WM) || (BN % WN) || (WM % 16) || (WN % 16) || (BK % 16) || STAGES < 2
 #error "gemm_mma.cl: tile parameters violate the constraints in the header"
@@ -161,6 +183,9 @@ typedef float OT;            // bfloat16 @ bfloat16 -> float32, as NumPy with ml
 #define CPR_OK(cpr) ((cpr) == 1 || (cpr) == 2 || (cpr) == 4 || (cpr) % 8 == 0)
 #if !CPR_OK(A_LEN / EPC) || !CPR_OK(B_LEN / EPC) || (A_LEN % EPC) || (B_LEN % EPC)
 #error "gemm_mma.cl: tile rows must hold 1, 2, 4 or a multiple of 8 chunks of 16 bytes"
+#endif
+#if NPERM && (ELEM != 3 || TRANS_B || WN % 32)
+#error "gemm_mma.cl: NPERM needs TF32, row-major B and WN % 32 == 0"
 #endif
 
 #define STR_(x) #x
@@ -305,7 +330,7 @@ inline void copy_step(__local LT* As, __local LT* Bs, __global const GT* A, cons
     for (int l = 0; l < B_LOADS; ++l) {
         const int c = tid + l * NTHREADS;
         const int row = CHUNK_ROW(c, B_LEN), col = CHUNK_COL(c, B_LEN);
-        __local LT* dst = Bs + SW_OFF(row, col, B_LEN);
+        __local LT* dst = Bs + B_OFF(row, col);
 #if TRANS_B
         copy_chunk(dst, B, ldb, n0 + row, k0 + col, N, K, VEC_B);
 #else
@@ -323,7 +348,7 @@ inline void copy_step(__local LT* As, __local LT* Bs, __global const GT* A, cons
 #if TRANS_B
 #define LB(k, n) SW_OFF(n, k, B_LEN)
 #else
-#define LB(k, n) SW_OFF(k, n, B_LEN)
+#define LB(k, n) B_OFF(k, n)
 #endif
 
 // -- the warp-level product of one local tile ----------------------------------------------
@@ -338,6 +363,16 @@ inline void ldmatrix_x4_trans(uint* r, __local const LT* p)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SHARED_ADDR(p)));
+}
+
+// 16 bytes of local memory in one load (LLVM splits a plain uint4 load whose lanes are used
+// apart, and cannot tell that swizzled addresses stay 16-byte aligned).
+inline uint4 ld_shared_v4(__local const LT* p)
+{
+    uint x, y, z, w;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "r"(SHARED_ADDR(p)));
+    return (uint4)(x, y, z, w);
 }
 
 // Not volatile: a pure function of registers, which the compiler may schedule between the
@@ -402,6 +437,21 @@ inline void warp_step(__local const LT* As, __local const LT* Bs, const int wm0,
 #endif
 #endif
     }
+#if NPERM
+    // Lane g's warp columns g * NT8 .. g * NT8 + NT8 - 1 of K rows kk + t and kk + t + 4, 16 bytes
+    // at a time: element j of the run is fragment column g of tile j.
+    #pragma unroll
+    for (int c = 0; c < NT8 / 4; ++c) {
+        #pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const uint4 v = ld_shared_v4(Bs + LB(kk + t + 4 * h, wn0 + g * NT8 + 4 * c));
+            bf[4 * c][h] = FRAG(v.x);
+            bf[4 * c + 1][h] = FRAG(v.y);
+            bf[4 * c + 2][h] = FRAG(v.z);
+            bf[4 * c + 3][h] = FRAG(v.w);
+        }
+    }
+#else
     #pragma unroll
     for (int p = 0; p < NT8 / 2; ++p) {
         // Matrix q: n tile 2p + (q>>1), K half (q&1): registers b[2p][0], b[2p][1], b[2p+1][..].
@@ -426,6 +476,7 @@ inline void warp_step(__local const LT* As, __local const LT* Bs, const int wm0,
         bf[2 * p + 1][1] = FRAG(r4[3]);
 #endif
     }
+#endif
     #pragma unroll
     for (int i = 0; i < MT; ++i) {
         #pragma unroll
@@ -436,12 +487,13 @@ inline void warp_step(__local const LT* As, __local const LT* Bs, const int wm0,
     // Emulation: the same C fragment per lane, its dot products read straight from local memory.
     for (int i = 0; i < MT; ++i) {
         for (int j = 0; j < NT8; ++j) {
-            const int m = wm0 + 16 * i + g, n = wn0 + 8 * j + 2 * t;
+            const int m = wm0 + 16 * i + g;
+            const int n = wn0 + NCOL(j, 2 * t), n1 = wn0 + NCOL(j, 2 * t + 1);
             for (int k = kk; k < kk + KSTEP; ++k) {
                 const float a0 = local_to_float(As, LA(m, k));
                 const float a1 = local_to_float(As, LA(m + 8, k));
                 const float b0 = local_to_float(Bs, LB(k, n));
-                const float b1 = local_to_float(Bs, LB(k, n + 1));
+                const float b1 = local_to_float(Bs, LB(k, n1));
                 acc[i][j][0] = fma(a0, b0, acc[i][j][0]);
                 acc[i][j][1] = fma(a0, b1, acc[i][j][1]);
                 acc[i][j][2] = fma(a1, b0, acc[i][j][2]);
@@ -463,7 +515,14 @@ inline void store_pair(__global OT* C, const long i, const bool both, const floa
         ((__global uint*)C)[i >> 1] = h2;
         return;
     }
-#elif VEC_C && ELEM != 1
+#elif VEC_C && MMA_PTX
+    if (both) {   // one 8-byte store (LLVM splits a float2 store of two unrelated scalars)
+        asm volatile("st.global.v2.f32 [%0], {%1, %2};" :: "l"((ulong)(C + i)), "f"(v0), "f"(v1)
+                     : "memory");
+        return;
+    }
+#elif VEC_C && ELEM != 1 && !SIMULATOR
+    // (Not on Oclgrind: it calls a vector built from two initialized floats uninitialized.)
     if (both) {
         *(__global float2*)(C + i) = (float2)(v0, v1);
         return;
@@ -551,6 +610,26 @@ void gemm_mma(const int M, const int N, const int K,
     }
 
     const int g = lane >> 2, t = lane & 3;
+#if NPERM
+    // Fragment column 2t + e of tiles j, j + 1 are warp columns (2t + e) * NT8 + j, j + 1.
+    #pragma unroll
+    for (int i = 0; i < MT; ++i) {
+        #pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            #pragma unroll
+            for (int j = 0; j < NT8; j += 2) {
+                const int m = m0 + wm0 + 16 * i + g, n = n0 + wn0 + NCOL(j, 2 * t + e);
+                #pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int row = m + 8 * h;
+                    if (row < M && n < N)
+                        store_pair(C, c0 + (long)row * ldc + n, n + 1 < N, acc[i][j][2 * h + e],
+                                   acc[i][j + 1][2 * h + e]);
+                }
+            }
+        }
+    }
+#else
     #pragma unroll
     for (int i = 0; i < MT; ++i) {
         #pragma unroll
@@ -565,4 +644,5 @@ void gemm_mma(const int M, const int N, const int K,
             }
         }
     }
+#endif
 }

@@ -310,13 +310,14 @@ sys.exit(0 if ok else 3)
 
 
 RING_2_DYNAMIC = {**SMALL_TILES, "STAGES": 2, "DYN_LOCAL": 1}
+TF32_NPERM = {"EMULATE": 1, "BM": 32, "BN": 64, "WM": 16, "WN": 32}   # B columns dealt round-robin
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind,M,N,K,batch,trans,params", [
     ("float16", 33, 17, 40, 1, False, SMALL_TILES), ("float16", 7, 40, 33, 2, True, SMALL_TILES),
     ("tf32", 33, 17, 20, 1, True, SMALL_TILES), ("tf32", 9, 35, 17, 2, False, SMALL_TILES),
-    ("float16", 9, 33, 100, 1, False, RING_2_DYNAMIC),
+    ("float16", 9, 33, 100, 1, False, RING_2_DYNAMIC), ("tf32", 17, 70, 40, 2, False, TF32_NPERM),
 ])
 def test_emulated_mma_is_clean_under_oclgrind(oclgrind, kind, M, N, K, batch, trans, params):
     from test_gemm_oclgrind import oclgrind_problems

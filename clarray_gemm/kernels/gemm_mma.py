@@ -118,6 +118,8 @@ def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> di
              TRANS_A=int(p.a.trans), TRANS_B=int(p.b.trans), GROUP_M=params["GROUP_M"],
              VEC_A=int(p.a.aligned(epc)), VEC_B=int(p.b.aligned(epc)),
              VEC_C=int(p.c.aligned(2)), DYN_LOCAL=int(bool(params["DYN_LOCAL"])),
+             NPERM=int(bool(params["NPERM"]) and elem == _TF32 and not p.b.trans
+                       and d["WN"] % 32 == 0),
              SIMULATOR=int(device.info.is_simulator))
     return d
 
@@ -152,7 +154,7 @@ MMA = Variant(
             "cp.async into a STAGES-deep ring of swizzled local tiles; EMULATE=1: the same "
             "tiling in plain OpenCL C",
     defaults={"BM": 128, "BN": 128, "BK": 0, "WM": 64, "WN": 64, "STAGES": 3, "GROUP_M": 8,
-              "DYN_LOCAL": 0, "EMULATE": 0},
+              "DYN_LOCAL": 0, "NPERM": 1, "EMULATE": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     tunable={"BM": (64, 128), "BN": (64, 128, 256), "WM": (32, 64), "WN": (32, 64),
              "STAGES": (2, 3, 4), "GROUP_M": (1, 8)},
