@@ -33,7 +33,7 @@ from ..kernels.gemm import GemmOperand, GemmProblem
 from ..kernels.plans import PlanCache
 from ..kernels.variant import Choice
 from ..memory import Storage
-from ..dtypes import mma_operand_dtype
+from ..dtypes import NARROW_INT_PRODUCTS, mma_operand_dtype
 from ._common import compute_dtype, device_of
 from .precision import TF32_BOUND, resolve_precision
 
@@ -138,6 +138,8 @@ class MatmulPlan:
         self.a_shape, self.b_shape = a.shape, b.shape
         _, _, self.result_dtype = _result_dtypes(a.dtype, b.dtype, dtype)
         self.compute = compute_dtype(self.result_dtype, device)
+        if self.compute is not None:
+            self.compute = NARROW_INT_PRODUCTS.get(self.result_dtype, self.compute)
         # Operands the tensor-core kernel takes as they are (float16, bfloat16): computed in
         # their own dtype where the device has tensor cores or the kernel is forced.
         mma_dtype = mma_operand_dtype(a.dtype, b.dtype, self.result_dtype)
