@@ -221,7 +221,7 @@ def _oclgrind_child() -> None:
              ((64, 128, 48), False, False, {"PRESET": 2}),
              ((128, 128, 20), True, True, {"PRESET": 7, "GROUP_M": 1}),
              ((31, 37, 29), False, True, {"PRESET": 4, "DTYPE": "int32"}),
-             ((17, 19, 40), True, False, {"PRESET": 4, "KSPLIT": 2, "DTYPE": "int64"})]
+             ((17, 19, 40), True, False, {"PRESET": 4, "KSPLIT": 2, "PAD_A": 0, "DTYPE": "int64"})]
     ok = True
     for shape, ta, tb, params in cases:
         params = dict(params)
