@@ -210,12 +210,13 @@ def cases(quick: bool) -> list[Case]:
     emulate = {"EMULATE": 1} if quick else {}
     for n in (2048, 4096):
         n = s(n)
-        for bm, bn, bk, wm, wn, gm in ((64, 64, 16, 32, 32, 8), (64, 64, 8, 32, 32, 8),
-                                       (128, 64, 8, 32, 32, 8), (128, 64, 8, 64, 32, 8),
-                                       (128, 128, 8, 64, 32, 8), (128, 128, 8, 32, 64, 8),
-                                       (64, 64, 16, 32, 32, 1), (64, 128, 8, 32, 64, 8)):
-            params = dict(BM=bm, BN=bn, BK=bk, WM=wm, WN=wn, GROUP_M=gm, **emulate)
-            add(Case("sweep", f"fp64 {n}^3 dmma {bm}x{bn}x{bk} warp {wm}x{wn} G{gm}",
+        for bm, bn, bk, wm, wn, gm, kp in (
+                (64, 64, 16, 32, 32, 8, 0), (64, 64, 16, 32, 32, 8, 1), (64, 64, 8, 32, 32, 8, 1),
+                (128, 64, 8, 32, 32, 8, 0), (128, 64, 8, 64, 32, 8, 1),
+                (128, 128, 8, 64, 32, 8, 0), (128, 128, 8, 64, 32, 8, 1),
+                (128, 128, 8, 32, 64, 8, 1), (64, 64, 16, 32, 32, 1, 0), (64, 128, 8, 32, 64, 8, 1)):
+            params = dict(BM=bm, BN=bn, BK=bk, WM=wm, WN=wn, GROUP_M=gm, KPAIR=kp, **emulate)
+            add(Case("sweep", f"fp64 {n}^3 dmma {bm}x{bn}x{bk} warp {wm}x{wn} G{gm} KPAIR={kp}",
                      *mkn(n, n, n), "float64", "dmma", params, peer=None))
     return rows
 
@@ -448,7 +449,7 @@ def fmt_row(r: dict) -> str:
     devr = f"{r['peer_dev'] / r['ours_dev']:.3f}x" if "peer_dev" in r else "-"
     keep = ("PRESET", "KSPLIT", "BM", "BN", "TM", "TN", "BK", "WG", "VW", "NVEC", "TSM", "TSN",
             "TSK", "WPTM", "WPTN", "TS", "LANES", "RT", "KC", "ROWS", "ALIGNED", "WM", "WN",
-            "GROUP_M", "EMULATE")
+            "GROUP_M", "KPAIR", "EMULATE")
     params = ",".join(f"{k}={v}" for k, v in r.get("params", {}).items() if k in keep)
     bw = "-"
     if "gbps_wall" in r:

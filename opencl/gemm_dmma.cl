@@ -32,6 +32,9 @@
 //   VEC_A/B    1: 16-byte global loads; needs the operand's offset, leading dimension and batch
 //              stride to be even. 0: element loads, any layout.
 //   GROUP_M    work-groups are walked GROUP_M tile-rows at a time (L2 reuse)
+//   KPAIR      1 (PTX path; BK % 8 == 0): two mma per 8 K, lane t taking k = 2t in the first and
+//              2t + 1 in the second (the same sum), so that row-major A and column-major B give
+//              both fragments in one 16-byte local read. 0: k = t and t + 4.
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #ifndef TRANS_A
 #define TRANS_A 0
@@ -66,6 +69,13 @@
 #ifndef GROUP_M
 #define GROUP_M 8
 #endif
+#ifndef KPAIR
+#define KPAIR 0
+#endif
+#if !MMA_PTX
+#undef KPAIR
+#define KPAIR 0              // the emulation sums whole K steps itself
+#endif
 
 #define EPC 2                // doubles per 16-byte chunk
 #define KSTEP 4              // K of one mma
@@ -99,7 +109,7 @@
 #define A_LOADS (BM * BK / EPC / NTHREADS)   // 16-byte chunks per work-item per step
 #define B_LOADS (BN * BK / EPC / NTHREADS)
 
-#if (BM % WM) || (BN % WN) || (WM % 8) || (WN % 8) || (BK % KSTEP)
+#if (BM % WM) || (BN % WN) || (WM % 8) || (WN % 8) || (BK % (KSTEP * (KPAIR + 1)))
 #error "gemm_dmma.cl: tile parameters violate the constraints in the header"
 #endif
 #if (BM * BK) % (EPC * NTHREADS) || (BN * BK) % (EPC * NTHREADS) || A_LOADS == 0 || B_LOADS == 0
@@ -194,6 +204,42 @@ inline void dmma(double* d, const double a, const double b)
 }
 #endif
 
+#if KPAIR
+// A(m, k) and A(m, k + 1), B(k, n) and B(k + 1, n) for even k: one 16-byte read where the pair is
+// contiguous in local memory (row-major A, column-major B; rows start 16-byte aligned).
+#if TRANS_A
+#define A_PAIR(m, k) ((double2)(As[LA(m, k)], As[LA(m, (k) + 1)]))
+#else
+#define A_PAIR(m, k) (*(__local const double2*)(As + LA(m, k)))
+#endif
+#if TRANS_B
+#define B_PAIR(k, n) (*(__local const double2*)(Bs + LB(k, n)))
+#else
+#define B_PAIR(k, n) ((double2)(Bs[LB(k, n)], Bs[LB((k) + 1, n)]))
+#endif
+
+// acc[i][j][*] += A(wm0 + 8i.., kk..kk+7) * B(kk..kk+7, wn0 + 8j..): two mma, k = kk + 2t, +1.
+inline void warp_step(__local const double* As, __local const double* Bs, const int wm0,
+                      const int wn0, const int kk, const int lane, double acc[MT][NT8][2])
+{
+    const int g = lane >> 2, t = lane & 3;
+    double2 af[MT], bf[NT8];
+    #pragma unroll
+    for (int i = 0; i < MT; ++i)
+        af[i] = A_PAIR(wm0 + 8 * i + g, kk + 2 * t);
+    #pragma unroll
+    for (int j = 0; j < NT8; ++j)
+        bf[j] = B_PAIR(kk + 2 * t, wn0 + 8 * j + g);
+    #pragma unroll
+    for (int i = 0; i < MT; ++i) {
+        #pragma unroll
+        for (int j = 0; j < NT8; ++j) {
+            dmma(acc[i][j], af[i].x, bf[j].x);
+            dmma(acc[i][j], af[i].y, bf[j].y);
+        }
+    }
+}
+#else
 // acc[i][j][*] += A(wm0 + 8i.., kk..) * B(kk.., wn0 + 8j..) for one KSTEP slice.
 inline void warp_step(__local const double* As, __local const double* Bs, const int wm0,
                       const int wn0, const int kk, const int lane, double acc[MT][NT8][2])
@@ -227,6 +273,7 @@ inline void warp_step(__local const double* As, __local const double* Bs, const 
     }
 #endif
 }
+#endif
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
 void gemm_dmma(const int M, const int N, const int K,
@@ -284,7 +331,7 @@ void gemm_dmma(const int M, const int N, const int K,
         __local const double* Ac = As + cur * A_TILE;
         __local const double* Bc = Bs + cur * B_TILE;
         #pragma unroll
-        for (int kk = 0; kk < BK; kk += KSTEP)
+        for (int kk = 0; kk < BK; kk += KSTEP * (KPAIR + 1))
             warp_step(Ac, Bc, wm0, wn0, kk, lane, acc);
         if (more)
             store_tiles(As + (1 - cur) * A_TILE, Bs + (1 - cur) * B_TILE, tid, ra, rb);

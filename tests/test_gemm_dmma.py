@@ -105,6 +105,9 @@ def test_dmma_says_why_it_does_not_fit(fp64_device):
     d = cg.asarray(np.ones((16, 16)), device=fp64_device)
     with pytest.raises(ValueError, match="multiples of 8"):
         cg.matmul(d, d, kernel="dmma", params={"EMULATE": 1, "WM": 12})
+    with pytest.raises(ValueError, match="KPAIR=1 needs BK a multiple of 8"):
+        cg.matmul(d, d, kernel="dmma", params={"EMULATE": 1, "KPAIR": 1, "BK": 4, "BM": 32,
+                                                "BN": 32, "WM": 16, "WN": 16})
     if not fp64_device.info.tensor_cores:
         with pytest.raises(ValueError, match="needs NVIDIA tensor cores"):
             cg.matmul(d, d, kernel="dmma")

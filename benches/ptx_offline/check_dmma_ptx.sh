@@ -9,6 +9,7 @@
 #   needs: a Python with ziglang (ZIG_PYTHON, default python3), ptxas on PATH, and PoCL's
 #   opencl-c.h (from the pip package pocl-binary-distribution, found through PYTHON).
 set -euo pipefail
+extra=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
 src="$here/../../opencl/gemm_dmma.cl"
 zig_python=${ZIG_PYTHON:-python3}
@@ -23,7 +24,7 @@ for tiles in "64 64 16 32 32" "128 64 8 32 32" "128 128 8 64 32" "128 64 8 64 32
     "$zig_python" -m ziglang clang -cc1 -triple nvptx64-nvidia-nvcl -cl-std=CL1.2 -fgnu-keywords \
       -include "$inc/opencl-c.h" -include "$here/nvptx_shim.h" -O3 -S -target-cpu sm_90 \
       -target-feature +ptx80 -DMMA_PTX=1 -DTRANS_A=$1 -DTRANS_B=$2 $geo \
-      -DVEC_A=1 -DVEC_B=1 "${@:3}" -o "$out/$name.ptx" "$src"
+      -DVEC_A=1 -DVEC_B=1 "${extra[@]}" -o "$out/$name.ptx" "$src"
     info=$(ptxas -arch=sm_90 -v "$out/$name.ptx" -o "$out/$name.cubin" 2>&1 \
            | grep -E "registers|spill" | head -2 | tr -s ' \n' ' ')
     echo "$name: mma.sync x$(grep -c mma.sync "$out/$name.ptx") | $info"
