@@ -19,9 +19,11 @@ integer matmul). Columns, wall clock first:
 * GEMV rows also print GB/s (matrix + vectors read, result written) and the percentage of the
   device-to-device copy bandwidth measured at the start of the same run.
 
-Groups: ``copy`` (bandwidth floor), ``gemv``, ``batched``, ``fp64``, ``int``, ``fp32`` (square,
-irregular, skinny), then ``sweep`` rows (forced kernels and parameters, our times only, for the
-next tuning step). Each row catches its own exceptions; ``--budget`` seconds after the start the
+Groups: ``copy`` (bandwidth floor), ``gemv``, ``batched``, ``int``, ``fp32`` (square, irregular,
+skinny), ``sweep`` rows (forced kernels and parameters, our times only, for the next tuning step:
+integer gpu_blocked presets against vec/regtile, gemv_split at 4096^2 and 8192^2, gpu_blocked's
+float64 presets), then ``fp64`` (on sm_80+ the inline-PTX ``dmma`` kernel by default) and the
+``dmma`` tile sweep last, so that a faulting PTX kernel cannot spoil the rows before it. Each row catches its own exceptions; ``--budget`` seconds after the start the
 remaining rows are listed as skipped. With ``CLARRAY_GEMM_NV_VERBOSE`` set (the default here) each
 newly built program's ptxas report (registers, spills) is printed under the row that built it.
 Locally (no CUDA) ``--device pocl --quick`` runs the same rows at small sizes without peers.
