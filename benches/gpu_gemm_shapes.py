@@ -188,6 +188,13 @@ def cases(quick: bool) -> list[Case]:
         for params in ({"KSPLIT": 1}, {"RT": 8}, {"RT": 32}, {"WG": 128}, {"WG": 512, "RT": 32}):
             add(Case("sweep", f"x @ A {n}^2 gemv_split {params}", *gemv_cols, kernel="gemv_split",
                      params=params, peer=None, bandwidth=True))
+    # 4097x3001x2049 runs scalar loads (K and N not multiples of 4): the same product with K and
+    # N padded to multiples of 4 (what zero-padded operand copies would run), and split-K.
+    for m, k, nn, params in ((4097, 3004, 2052, {}), (4096, 3000, 2048, {}),
+                             (4097, 3001, 2049, {"PRESET": 7, "KSPLIT": 2}),
+                             (4097, 3001, 2049, {"PRESET": 1})):
+        add(Case("sweep", f"fp32 {s(m)}x{s(k)}x{s(nn)} gpu_blocked {params}",
+                 *mkn(s(m), s(k), s(nn)), "float32", "gpu_blocked", params, peer=None))
     for kern in ("gpu_blocked", "vec"):
         add(Case("sweep", f"1000 x 32^3 {kern}", Operand((1000 if not quick else 20, 32, 32)),
                  Operand((1000 if not quick else 20, 32, 32)), kernel=kern, peer=None))
