@@ -85,7 +85,10 @@ def call_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     device implementation (one dict lookup), else NumPy's ufunc on host views."""
     impl = _dispatch.UFUNCS.get(ufunc)
     if impl is not None:
-        result = impl(ufunc, inputs, kwargs)
+        try:
+            result = impl(ufunc, inputs, kwargs)
+        except _dispatch.NumPyDecides:  # operands only NumPy takes: its answer or its error
+            result = NotImplemented
         if result is not NotImplemented:
             return result
     return _host_ufunc(_device_of_inputs(inputs, kwargs), ufunc, "__call__", inputs, kwargs)
@@ -133,6 +136,23 @@ def _operators(ufunc: np.ufunc):
             return call_ufunc(ufunc, (self, other), {"out": (self,), "axes": [(-2, -1)] * 3})
         return call_ufunc(ufunc, (self, other), {"out": (self,)})
     return forward, reverse, inplace
+
+
+def _comparison(ufunc: np.ufunc, name: str):
+    """``==``/``!=``: the ufunc, and where it has no loop for the operands, ``ndarray``'s own
+    answer (all False / all True in the broadcast shape, or NotImplemented for void and 0-d
+    operands, so that Python compares identities), as NumPy's rich comparison gives it."""
+    def compare(self, other):
+        if _should_defer(self, other):
+            return NotImplemented
+        try:
+            return call_ufunc(ufunc, (self, other), {})
+        except TypeError:  # NumPy's UFuncTypeError (no loop): ndarray decides as it does
+            result = getattr(self.__array__(), name)(to_host(other))
+            return (asarray(result, device=self.device) if isinstance(result, np.ndarray)
+                    else result)
+    compare.__name__ = name
+    return compare
 
 
 class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
@@ -376,6 +396,8 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         if not np.can_cast(self._dtype, dtype, casting=casting):
             raise TypeError(f"Cannot cast array data from {self._dtype!r} to {dtype!r} "
                             f"according to the rule {casting!r}")
+        if dtype.hasobject:  # no device buffer holds Python objects: NumPy's object array
+            return self.__array__().astype(dtype, order=order)
         if not copy and dtype == self._dtype:
             return self
         f_order = order == "F" or (order in ("A", "K") and self.ndim > 1 and not
@@ -446,7 +468,10 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
             return call_ufunc(ufunc, inputs, kwargs)
         impl = _dispatch.UFUNC_METHODS.get(method)
         if impl is not None:
-            result = impl(ufunc, inputs, kwargs)
+            try:
+                result = impl(ufunc, inputs, kwargs)
+            except _dispatch.NumPyDecides:
+                result = NotImplemented
             if result is not NotImplemented:
                 return result
         return _host_ufunc(self.device, ufunc, method, inputs, kwargs)
@@ -458,7 +483,10 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         if impl is not None:
             if func in _dispatch.LIKE_FUNCTIONS:  # np.arange(..., like=x): NumPy drops like=
                 kwargs = dict(kwargs, like=self)
-            return impl(*args, **kwargs)
+            try:
+                return impl(*args, **kwargs)
+            except _dispatch.NumPyDecides:  # operands only NumPy takes: its answer or its error
+                pass
         return _host_function(func, args, kwargs)
 
     def __array_namespace__(self, *, api_version: str | None = None):
@@ -482,6 +510,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     __mul__, __rmul__, __imul__ = _operators(np.multiply)
     __truediv__, __rtruediv__, __itruediv__ = _operators(np.true_divide)
     __matmul__, __rmatmul__, __imatmul__ = _operators(np.matmul)
+    __eq__, __ne__ = _comparison(np.equal, "__eq__"), _comparison(np.not_equal, "__ne__")
 
     def __neg__(self):
         return call_ufunc(np.negative, (self,), {})
@@ -638,8 +667,9 @@ def _host_ufunc(device: Device, ufunc: np.ufunc, method: str, inputs, kwargs):
                 o[...] = h
         return outs[0] if len(outs) == 1 else outs
 
-    def wrap(r):
-        return asarray(r, device=device) if isinstance(r, np.ndarray) else r
+    def wrap(r):  # object results stay NumPy's: a device buffer cannot hold Python objects
+        return (asarray(r, device=device) if isinstance(r, np.ndarray) and not r.dtype.hasobject
+                else r)
     return tuple(wrap(r) for r in result) if isinstance(result, tuple) else wrap(result)
 
 
@@ -685,7 +715,7 @@ def _new(shape, dtype, device: Device, order: str = "C", host_resident: bool = F
 def check_device_dtype(dtype: np.dtype, context: str = "") -> None:
     """Raise NumPy's ``TypeError`` for a dtype no device buffer can hold (Python objects)."""
     if np.dtype(dtype).hasobject:
-        raise TypeError(f"{context}{'' if not context else ': '}dtype {np.dtype(dtype)} holds "
+        raise _dispatch.NumPyDecides(f"{context}{'' if not context else ': '}dtype {np.dtype(dtype)} holds "
                         "Python objects, which an OpenCL device cannot store; use a numeric, "
                         "bool, string or bytes dtype")
 

@@ -12,7 +12,7 @@ import numpy as np
 
 __all__ = ["ctype", "dtype_defines", "KERNEL_DTYPES", "FLOATING", "WIDEN", "compute_dtype",
            "unsupported_dtype", "kernel_supports", "device_copy_supported", "bfloat16_dtype",
-           "mma_operand_dtype", "NARROW_INT_PRODUCTS"]
+           "mma_operand_dtype", "numpy_only", "NARROW_INT_PRODUCTS"]
 
 _C_TYPES = {
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
@@ -43,6 +43,19 @@ NARROW_INT_PRODUCTS = {np.dtype(np.int8): np.dtype(np.int32),
                        np.dtype(np.int16): np.dtype(np.int32),
                        np.dtype(np.uint8): np.dtype(np.uint32),
                        np.dtype(np.uint16): np.dtype(np.uint32)}
+
+
+# Kinds the device operations compute with (complex through their host paths); the rest is
+# NumPy's alone: see numpy_only.
+_DEVICE_OP_KINDS = frozenset("biufc")
+
+
+def numpy_only(dtype: Any) -> bool:
+    """True for a dtype no device operation computes with: strings, bytes, void (structured),
+    Python objects, datetimes and timedeltas. An operation given such an operand hands the
+    whole call to NumPy's own function, so the result or the exception is NumPy's (NumPy
+    checks operand dtypes before shapes, and its messages name the dtypes)."""
+    return np.dtype(dtype).kind not in _DEVICE_OP_KINDS
 
 
 def ctype(dtype: Any) -> str:

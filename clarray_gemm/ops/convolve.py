@@ -23,10 +23,16 @@ from ..device import Device
 from ..kernels import conv
 from ..kernels.conv import ConvProblem
 from ..memory import Storage
-from ..kernels.crossover import crossover, prefer_host
-from ._common import compute_dtype, device_of
+from ..kernels.crossover import FFT_LONG_SIGNAL, crossover, has_host_path, prefer_host
+from ..kernels.plans import PlanCache
+from ._common import compute_dtype, device_of, numpy_answers, take_operands
+from .convolve_host import block_length, fft_convolve_full
 
-__all__ = ["convolve", "correlate", "explain_convolve"]
+__all__ = ["convolve", "correlate", "explain_convolve", "HOST_STRATEGIES"]
+
+HOST_STRATEGIES = ("host", "host_fft")
+"""The ``kernel=`` names that run on the host: NumPy's own function on the mapped buffers, and
+the overlap-add FFT of ``ops/convolve_host.py`` (real floating results only)."""
 
 _MODES = {"valid": 0, "same": 1, "full": 2}
 
@@ -82,6 +88,7 @@ class _Plan:
 
     def __init__(self, op: str, a: Any, v: Any, mode: Any):
         a, v = _as_operand(a), _as_operand(v)
+        take_operands(a, v)
         self.device = device_of(a, v)
         self.a, self.v = a, v
         if op == "convolve":
@@ -125,24 +132,78 @@ def _host_operand(x: DeviceArray | np.ndarray) -> np.ndarray:
     return x.__array__() if isinstance(x, DeviceArray) else x
 
 
-def _host_path_reason(plan: "_Plan", kernel: str | None) -> str | None:
-    """Why NumPy on the mapped buffers runs this call, or None when a kernel does."""
+def _fft_dtype_ok(plan: "_Plan") -> bool:
+    return (plan.result_dtype in (np.float32, np.float64) and plan.signal.dtype.kind in "biuf"
+            and plan.mask.dtype.kind in "biuf")
+
+
+def _host_choice(plan: "_Plan", kernel: str | None, explain: bool = False
+                 ) -> tuple[str, str] | None:
+    """(host strategy, why) when this call runs on the host, or None when a kernel does; the
+    why is built only when ``explain`` (a call does not pay for the text)."""
+    if kernel in HOST_STRATEGIES:
+        if kernel == "host_fft" and not _fft_dtype_ok(plan):
+            raise ValueError(f"convolve kernel 'host_fft' does not fit this call: the FFT path "
+                             f"is for float32 and float64 results, not {plan.result_dtype}")
+        return kernel, f"forced (kernel={kernel!r})"
     if kernel is not None or plan.compute is None:
         return None
     work = float(plan.n) * plan.m
-    if work >= crossover(plan.device, "convolve", plan.compute)[0]:
-        return None  # the common large case: no reason text to build
-    return prefer_host(plan.device, "convolve", plan.compute, work)
+    limit, _ = crossover(plan.device, "convolve", plan.compute)
+    if work < limit:
+        return "host", (prefer_host(plan.device, "convolve", plan.compute, work) or ""
+                        if explain else "")
+    if _fft_dtype_ok(plan) and has_host_path(plan.device):
+        family = "convolve_fft" if plan.n >= FFT_LONG_SIGNAL else "convolve_fft_short"
+        m_fft, measured = crossover(plan.device, family, plan.compute)
+        if plan.m >= m_fft:
+            if not explain:
+                return "host_fft", ""
+            source = "measured on this device" if measured else "default estimate"
+            return "host_fft", (f"host overlap-add FFT on the mapped buffers: mask of "
+                                f"{plan.m} >= {m_fft:.0f} taps ({source}), transforms of "
+                                f"{block_length(plan.n, plan.m)} points")
+    return None
 
 
-def _run_on_host(plan: "_Plan") -> DeviceArray:
-    """NumPy's own function on the operands' host mappings; the result into a host-resident
-    device buffer (one copy: NumPy's convolution has no ``out=``)."""
-    func = np.convolve if plan.op == "convolve" else np.correlate
-    views = [x.host_view() if isinstance(x, DeviceArray) else x for x in (plan.a, plan.v)]
-    host = func(views[0], views[1], plan.mode)
-    out = DeviceArray._wrap(Storage(plan.device, host.nbytes, True), host.shape, host.dtype,
-                            host.strides)
+def _host_fft(plan: "_Plan") -> np.ndarray:
+    """The call's result by the overlap-add FFT: the full convolution of the signal with the
+    mask (reversed for a correlation), the mode's slice, reversed when NumPy reverses it."""
+    dt = plan.result_dtype
+    x = np.asarray(_host_view(plan.signal), dtype=dt)
+    h = np.asarray(_host_view(plan.mask), dtype=dt)
+    if not plan.flip_mask:
+        h = h[::-1]
+    full = fft_convolve_full(x, h)
+    start = plan.m - 1 - plan.pad
+    out = full[start:start + plan.length]
+    return out[::-1] if plan.flip_out else out
+
+
+def _host_view(x: DeviceArray | np.ndarray) -> np.ndarray:
+    """The operand's host mapping (unified memory), a host copy (discrete), or the ndarray."""
+    if not isinstance(x, DeviceArray):
+        return x
+    return x.host_view() if x.device.info.host_unified_memory else x.__array__()
+
+
+def _run_on_host(plan: "_Plan", strategy: str) -> DeviceArray:
+    """NumPy's own function (or the overlap-add FFT) on the operands' host mappings; the result
+    into a host-resident device buffer (one copy: NumPy's convolution has no ``out=``)."""
+    if strategy == "host_fft":
+        host = _host_fft(plan)
+    else:
+        func = np.convolve if plan.op == "convolve" else np.correlate
+        host = func(_host_view(plan.a), _host_view(plan.v), plan.mode)
+    return _wrap_host(host, plan.device)
+
+
+def _wrap_host(host: np.ndarray, device: Device) -> DeviceArray | np.ndarray:
+    """A host result as a device array: copied into a host-resident buffer on unified memory."""
+    if not device.info.host_unified_memory or host.dtype.hasobject:
+        return host if host.dtype.hasobject else asarray(host, device=device)
+    out = DeviceArray._wrap(Storage(device, host.nbytes, True), host.shape, host.dtype,
+                            (host.itemsize,) if host.ndim else ())
     out.host_view(write=True)[...] = host
     return out
 
@@ -166,10 +227,11 @@ def _mask_on_device(x: DeviceArray | np.ndarray, compute: np.dtype, flip: bool,
 
 def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> DeviceArray:
     device = plan.device
-    if kernel is not None:
+    if kernel is not None and kernel not in HOST_STRATEGIES:
         conv.CATALOGUE[kernel]  # ValueError for an unknown name
-    if _host_path_reason(plan, kernel) is not None:
-        return _run_on_host(plan)
+    host = _host_choice(plan, kernel)
+    if host is not None:
+        return _run_on_host(plan, host[0])
     if plan.compute is None:
         if kernel is not None:
             raise ValueError(f"convolve kernel {kernel!r} does not fit this call: no "
@@ -193,6 +255,29 @@ def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> D
     return out.copy() if plan.flip_out else out
 
 
+# (op, mode, shapes, dtypes, device) -> True when NumPy's own loops on the host run the call:
+# a repeated small call skips the plan (its checks passed when the entry was made).
+_HOST_DIRECT: PlanCache[bool] = PlanCache("convolve-host")
+
+
+def _call(op: str, a: Any, v: Any, mode: Any, kernel: str | None,
+          params: Mapping[str, int] | None) -> DeviceArray:
+    arrays = (np.ndarray, DeviceArray)
+    if (kernel is None and params is None and type(mode) in (str, int)
+            and isinstance(a, arrays) and isinstance(v, arrays)):
+        device = device_of(a, v)
+        key = (op, mode, a.shape, a.dtype, v.shape, v.dtype, device)
+        if _HOST_DIRECT._plans.get(key):
+            func = np.convolve if op == "convolve" else np.correlate
+            return _wrap_host(func(_host_view(a), _host_view(v), mode), device)
+        plan = _Plan(op, a, v, mode)
+        host = _host_choice(plan, None)
+        _HOST_DIRECT.get(key, lambda: host is not None and host[0] == "host")
+        return _run(plan, kernel, params)
+    return _run(_Plan(op, a, v, mode), kernel, params)
+
+
+@numpy_answers(np.convolve, "kernel", "params")
 @implements(np.convolve)
 def convolve(a: Any, v: Any, mode: Any = "full", *, kernel: str | None = None,
              params: Mapping[str, int] | None = None) -> DeviceArray:
@@ -200,16 +285,17 @@ def convolve(a: Any, v: Any, mode: Any = "full", *, kernel: str | None = None,
 
     ``kernel=`` forces a variant of :func:`clarray_gemm.kernels("convolve")` (ValueError when it
     does not fit the call) and ``params=`` its ``-D`` parameters."""
-    return _run(_Plan("convolve", a, v, mode), kernel, params)
+    return _call("convolve", a, v, mode, kernel, params)
 
 
+@numpy_answers(np.correlate, "kernel", "params")
 @implements(np.correlate)
 def correlate(a: Any, v: Any, mode: Any = "valid", *, kernel: str | None = None,
               params: Mapping[str, int] | None = None) -> DeviceArray:
     """``np.correlate`` on the device: NumPy's semantics and errors, the result a device array.
 
     ``kernel=`` and ``params=`` as in :func:`convolve`."""
-    return _run(_Plan("correlate", a, v, mode), kernel, params)
+    return _call("correlate", a, v, mode, kernel, params)
 
 
 def explain_convolve(a: Any, v: Any, mode: Any = "full", kernel: str | None = None,
@@ -219,9 +305,9 @@ def explain_convolve(a: Any, v: Any, mode: Any = "full", kernel: str | None = No
     if op not in ("convolve", "correlate"):
         raise ValueError(f"op must be 'convolve' or 'correlate', not {op!r}")
     plan = _Plan(op, a, v, mode)
-    why_host = _host_path_reason(plan, kernel)
-    if why_host is not None:
-        return plan.describe() + "\n" + why_host
+    host = _host_choice(plan, kernel, explain=True)
+    if host is not None:
+        return plan.describe() + f"\n{host[0]}: {host[1]}"
     if plan.compute is None:
         return (plan.describe() + f"\nhost: NumPy's {op} through mapped views (no "
                 f"{plan.result_dtype} kernel on {plan.device.name})")
