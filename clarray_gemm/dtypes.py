@@ -12,7 +12,7 @@ import numpy as np
 
 __all__ = ["ctype", "dtype_defines", "KERNEL_DTYPES", "FLOATING", "WIDEN", "compute_dtype",
            "unsupported_dtype", "kernel_supports", "device_copy_supported", "bfloat16_dtype",
-           "mma_operand_dtype", "numpy_only"]
+           "mma_operand_dtype", "numpy_only", "NARROW_INT_PRODUCTS"]
 
 _C_TYPES = {
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
@@ -35,6 +35,14 @@ FLOATING = (np.dtype(np.float32), np.dtype(np.float64))
 WIDEN = {np.dtype(np.bool_): np.dtype(np.uint64), np.dtype(np.int8): np.dtype(np.int64),
          np.dtype(np.int16): np.dtype(np.int64), np.dtype(np.uint8): np.dtype(np.uint64),
          np.dtype(np.uint16): np.dtype(np.uint64), np.dtype(np.float16): np.dtype(np.float32)}
+
+# Matrix products of 8- and 16-bit integers wrap modulo 2**8 or 2**16: their low bits are the same
+# computed modulo 2**32 as modulo 2**64, and GPUs multiply 32-bit integers natively (64-bit ones
+# take several instructions). ops/matmul.py computes them in these; other operations keep WIDEN.
+NARROW_INT_PRODUCTS = {np.dtype(np.int8): np.dtype(np.int32),
+                       np.dtype(np.int16): np.dtype(np.int32),
+                       np.dtype(np.uint8): np.dtype(np.uint32),
+                       np.dtype(np.uint16): np.dtype(np.uint32)}
 
 
 # Kinds the device operations compute with (complex through their host paths); the rest is

@@ -34,7 +34,7 @@ from ..kernels.plans import PlanCache
 from ..kernels.variant import Choice
 from .._dispatch import NumPyDecides
 from ..memory import Storage, format_bytes
-from ..dtypes import mma_operand_dtype
+from ..dtypes import NARROW_INT_PRODUCTS, mma_operand_dtype
 from ._common import compute_dtype, device_of, numpy_answers, operand, take_operands
 from .precision import TF32_BOUND, resolve_precision
 
@@ -134,6 +134,8 @@ class MatmulPlan:
         self.a_shape, self.b_shape = a.shape, b.shape
         _, _, self.result_dtype = _result_dtypes(a.dtype, b.dtype, dtype)
         self.compute = compute_dtype(self.result_dtype, device)
+        if self.compute is not None:
+            self.compute = NARROW_INT_PRODUCTS.get(self.result_dtype, self.compute)
         # Operands the tensor-core kernel takes as they are (float16, bfloat16): computed in
         # their own dtype where the device has tensor cores or the kernel is forced.
         mma_dtype = mma_operand_dtype(a.dtype, b.dtype, self.result_dtype)
