@@ -199,9 +199,14 @@ def test_rank_and_fits(cpu, h100_info):
     ints = dataclasses.replace(p, dtype=np.dtype(np.int32))
     assert variant.fits(ints, h100_info, dict(variant.defaults)) is None
     assert variant.rank(ints, h100_info) == variant.rank(p, h100_info)
-    int64 = dataclasses.replace(p, dtype=np.dtype(np.int64))   # below vec until measured
-    assert variant.rank(int64, h100_info) < gemm.CATALOGUE["vec"].rank(int64, h100_info)
+    int64 = dataclasses.replace(p, dtype=np.dtype(np.int64))   # measured: above vec, preset 4
+    assert variant.rank(int64, h100_info) > gemm.CATALOGUE["vec"].rank(int64, h100_info)
     assert gemm_gpu.resolve(int64, h100_info, {})["PRESET"] in (1, 4)
+    big = dataclasses.replace(p, M=4096, N=4096, K=4096)
+    assert gemm_gpu.resolve(dataclasses.replace(big, dtype=np.dtype(np.int64)), h100_info,
+                            {})["PRESET"] == 4
+    assert gemm_gpu.resolve(dataclasses.replace(big, dtype=np.dtype(np.int32)), h100_info,
+                            {})["PRESET"] == 1
     halves = dataclasses.replace(p, dtype=np.dtype(np.float16))
     assert "float16" in variant.fits(halves, h100_info, dict(variant.defaults))
     small = dataclasses.replace(h100_info, local_mem_bytes=8192)

@@ -61,8 +61,23 @@ _AUTO = (7, 2, 3, 4)
 # float64 doubles every register and local-memory byte: 16 x 8 micro-tiles spill (2048^3 on an
 # H100: preset 7 5.95 ms, 8 8.06 ms, against 0.99 ms for preset 1 and 1.72 ms for preset 4), and
 # presets 2, 3, 5 and 6 exceed 48 KB of local memory. Its own candidates and efficiencies.
-_AUTO_FP64 = (1, 4)   # also 8-byte integers
+_AUTO_FP64 = (1, 4)
 _EFFICIENCY_FP64 = {1: 1.0, 4: 0.57}
+# Integer multiply-adds take more issue slots than FMAs, and smaller micro-tiles keep up: the
+# H100 sweep (benches/gpu_gemm_shapes.py, forced presets) at 4096^3 gave int32 preset 1 4.69 ms,
+# 4 4.97, 7 5.03 and int64 preset 1 23.3 ms, 4 21.1 ms.
+_AUTO_INT = (1, 4, 7)
+_EFFICIENCY_INT = {1: 1.0, 4: 0.94, 7: 0.93}
+_AUTO_INT64 = (1, 4)
+_EFFICIENCY_INT64 = {1: 0.9, 4: 1.0}
+
+
+def _preset_model(problem: GemmProblem) -> tuple[tuple[int, ...], dict[int, float]]:
+    """The presets the shape heuristic weighs for ``problem``'s dtype, and their efficiencies."""
+    wide = problem.itemsize == 8
+    if np.dtype(problem.dtype).kind in "iu":
+        return (_AUTO_INT64, _EFFICIENCY_INT64) if wide else (_AUTO_INT, _EFFICIENCY_INT)
+    return (_AUTO_FP64, _EFFICIENCY_FP64) if wide else (_AUTO, _EFFICIENCY)
 
 DEFAULTS = {"PRESET": 0, "BK": 0, "KSPLIT": 0, "GROUP_M": 16, "WARP_X": 8, "PAD_A": 4, "PAD_B": 0,
             "EDGE_ONLY_CLAMP": -1}
@@ -94,7 +109,7 @@ def _cost(problem: GemmProblem, info: DeviceInfo, preset: int, ksplit: int) -> f
     groups = math.ceil(p.M / bm) * math.ceil(p.N / bn) * p.batch * ksplit
     per_unit = math.ceil(groups / units)
     resident = min(per_unit, _RESIDENT[preset])
-    efficiency = _EFFICIENCY_FP64 if p.itemsize == 8 else _EFFICIENCY
+    efficiency = _preset_model(p)[1]
     rate = efficiency.get(preset, 0.1) * (1.0 if resident >= 2 else _SINGLE)
     work = per_unit * bm * bn * (math.ceil(p.K / ksplit) + 16) / rate
     reduce = 0.0 if ksplit == 1 else 2.0 * (ksplit + 1) * p.M * p.N * p.batch / units + _SPLIT_COST
@@ -109,7 +124,7 @@ def resolve(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -
     out.update(params)
     preset, ksplit = int(out["PRESET"]), int(out["KSPLIT"])
     if preset == 0 or ksplit == 0:
-        presets = [preset] if preset else list(_AUTO_FP64 if problem.itemsize == 8 else _AUTO)
+        presets = [preset] if preset else list(_preset_model(problem)[0])
         splits = [ksplit] if ksplit else [s for s in (1, 2, 3, 4, 6, 8, 12, 16)
                                           if s == 1 or problem.K // s >= 256]
         units = max(info.compute_units, 1)
@@ -167,11 +182,7 @@ def _rank(problem: GemmProblem, info: DeviceInfo) -> float:
     # Matrix-vector shapes leave most of a 128-wide tile idle: let GEMV kernels win those.
     if min(problem.M, problem.N) < 16:
         return 5.0
-    if problem.itemsize == 8 and np.dtype(problem.dtype).kind in "iu":
-        # 64-bit integer multiplies are several instructions each: below vec (15) until
-        # measured (benches/gpu_gemm_shapes.py sweeps it forced).
-        return 10.0
-    return 100.0
+    return 100.0  # int64 too: preset 4 beat vec by 1.3x at 1024^3 and 4096^3 on the H100
 
 
 def _geometry_key(p: GemmProblem, device: Device, params: Mapping[str, int]) -> tuple:

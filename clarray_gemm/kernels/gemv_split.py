@@ -27,6 +27,9 @@ __all__ = ["VARIANT", "VARIANTS", "resolve"]
 
 SOURCE = "gemv_split.cl"
 DEFAULTS = {"WG": 0, "VW": 0, "LANES": 0, "RT": 0, "KSPLIT": 0}
+# Rows per work-item group of the column kernel (x @ A). H100, float32, forced sweep of
+# benches/gpu_gemm_shapes.py: RT 8 60.5 us at 4096^2 and 131 us at 8192^2, RT 16 68 / 135 us.
+_RT_COLS = 8
 # Work-group size by kernel (WG 0): an H100 sweep at 4096^2 had gemv_rows fastest at 128 (44 us
 # against 53 us at 256, both unsplit) and gemv_cols at 256.
 _WG_ROWS, _WG_COLS = 128, 256
@@ -54,7 +57,7 @@ def _pow2_at_least(n: int) -> int:
 
 def resolve(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict[str, int]:
     """All ``-D`` parameters and the kernel (``ROWS`` 1: gemv_rows) for ``p``; zeros chosen
-    by the shape: VW 16 bytes, LANES up to 32 along a row, RT 16, KSPLIT to fill the device."""
+    by the shape: VW 16 bytes, LANES up to 32 along a row, RT 8, KSPLIT to fill the device."""
     d = dict(DEFAULTS)
     d.update(params)
     rows_r, x, v, _ = _gemv_geometry(p)
@@ -66,7 +69,7 @@ def resolve(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict
         per_group, per_slice_item = wg // lanes, lanes * vw
     else:
         lanes = 1
-        rt = d["RT"] or min(16, wg)
+        rt = d["RT"] or min(_RT_COLS, wg)
         per_group, per_slice_item = rt * vw, wg // rt
     groups = -(-rows_r // per_group) * p.batch
     ksplit = d["KSPLIT"]
@@ -80,7 +83,7 @@ def resolve(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict
     ksplit = -(-p.K // kc)  # no empty slices
     aligned_stride = x[2] if rows else x[3]
     aligned = all(s % vw == 0 for s in (x[1], aligned_stride, x[4] if p.batch > 1 else 0))
-    d.update(WG=wg, VW=vw, LANES=lanes, RT=d["RT"] or min(16, wg), KSPLIT=ksplit,
+    d.update(WG=wg, VW=vw, LANES=lanes, RT=d["RT"] or min(_RT_COLS, wg), KSPLIT=ksplit,
              KC=kc, ROWS=rows, ALIGNED=int(aligned), V_UNIT=int(v[2] == 1),
              GROUPS=-(-rows_r // per_group))
     return d
