@@ -6,6 +6,8 @@ or anything with its ``fp64`` flag), so this module imports nothing of the packa
 """
 from __future__ import annotations
 
+import functools
+
 from typing import Any, Iterable
 
 import numpy as np
@@ -54,8 +56,10 @@ def numpy_only(dtype: Any) -> bool:
     """True for a dtype no device operation computes with: strings, bytes, void (structured),
     Python objects, datetimes and timedeltas. An operation given such an operand hands the
     whole call to NumPy's own function, so the result or the exception is NumPy's (NumPy
-    checks operand dtypes before shapes, and its messages name the dtypes)."""
-    return np.dtype(dtype).kind not in _DEVICE_OP_KINDS
+    checks operand dtypes before shapes, and its messages name the dtypes). ml_dtypes'
+    bfloat16 (a kind "V" dtype to NumPy) is a number: the tensor-core products take it."""
+    dt = np.dtype(dtype)
+    return dt.kind not in _DEVICE_OP_KINDS and dt != bfloat16_dtype()
 
 
 def ctype(dtype: Any) -> str:
@@ -130,6 +134,7 @@ def device_copy_supported(src: Any, dst: Any) -> bool:
     return (src == np.float16) == (dst == np.float16)
 
 
+@functools.lru_cache(maxsize=1)
 def bfloat16_dtype() -> np.dtype | None:
     """NumPy's bfloat16 (from the optional ``ml_dtypes`` package), or None without it."""
     try:

@@ -310,7 +310,7 @@ sys.exit(0 if ok else 3)
 
 
 RING_2_DYNAMIC = {**SMALL_TILES, "STAGES": 2, "DYN_LOCAL": 1}
-TF32_NPERM = {"EMULATE": 1, "BM": 32, "BN": 64, "WM": 16, "WN": 32}   # B columns dealt round-robin
+TF32_NPERM = {"EMULATE": 1, "BM": 32, "BN": 64, "WM": 16, "WN": 32, "NPERM": 1}   # B columns dealt round-robin
 
 
 @pytest.mark.slow
