@@ -1,5 +1,6 @@
 """Every dtype rule in one place: OpenCL C types, the ``-D`` defines of a dtype, which dtype
-kernels compute in for NumPy's result dtype, and which dtypes kernels and copies take.
+kernels compute in for NumPy's result dtype, which dtypes kernels and copies take, and which no
+device buffer can hold.
 
 Device capabilities enter only through ``info`` (a :class:`~clarray_gemm.device.DeviceInfo`,
 or anything with its ``fp64`` flag), so this module imports nothing of the package.
@@ -11,7 +12,7 @@ from typing import Any, Iterable
 import numpy as np
 
 __all__ = ["ctype", "dtype_defines", "KERNEL_DTYPES", "FLOATING", "WIDEN", "compute_dtype",
-           "unsupported_dtype", "kernel_supports", "device_copy_supported"]
+           "unsupported_dtype", "kernel_supports", "device_copy_supported", "check_device_dtype"]
 
 _C_TYPES = {
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
@@ -106,3 +107,11 @@ def device_copy_supported(src: Any, dst: Any) -> bool:
         if dt.kind not in _DEVICE_COPY_KINDS or not dt.isnative or dt.itemsize > 8:
             return False
     return (src == np.float16) == (dst == np.float16)
+
+
+def check_device_dtype(dtype: Any, context: str = "") -> None:
+    """Raise NumPy's ``TypeError`` for a dtype no device buffer can hold (Python objects)."""
+    if np.dtype(dtype).hasobject:
+        raise TypeError(f"{context}{'' if not context else ': '}dtype {np.dtype(dtype)} holds "
+                        "Python objects, which an OpenCL device cannot store; use a numeric, "
+                        "bool, string or bytes dtype")

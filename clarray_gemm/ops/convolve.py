@@ -22,6 +22,7 @@ from ..array import DeviceArray, asarray, empty
 from ..device import Device
 from ..kernels import conv
 from ..kernels.conv import ConvProblem
+from ..kernels.variant import Choice
 from ..memory import Storage
 from ..kernels.crossover import crossover, prefer_host
 from ._common import compute_dtype, device_of
@@ -141,8 +142,8 @@ def _run_on_host(plan: "_Plan") -> DeviceArray:
     func = np.convolve if plan.op == "convolve" else np.correlate
     views = [x.host_view() if isinstance(x, DeviceArray) else x for x in (plan.a, plan.v)]
     host = func(views[0], views[1], plan.mode)
-    out = DeviceArray._wrap(Storage(plan.device, host.nbytes, True), host.shape, host.dtype,
-                            host.strides)
+    out = DeviceArray.from_storage(Storage(plan.device, host.nbytes, True), host.shape,
+                                   host.dtype, host.strides)
     out.host_view(write=True)[...] = host
     return out
 
@@ -164,26 +165,48 @@ def _mask_on_device(x: DeviceArray | np.ndarray, compute: np.dtype, flip: bool,
     return asarray(np.ascontiguousarray(x[::-1] if flip else x), dtype=compute, device=device)
 
 
-def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> DeviceArray:
-    device = plan.device
+def _choose(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None
+            ) -> Choice[ConvProblem] | str:
+    """What the call runs: the kernel's :class:`Choice`, or why NumPy runs it on the host (a
+    text). The call and :func:`explain_convolve` both ask this function."""
     if kernel is not None:
         conv.CATALOGUE[kernel]  # ValueError for an unknown name
-    if _host_path_reason(plan, kernel) is not None:
-        return _run_on_host(plan)
+    why_host = _host_path_reason(plan, kernel)
+    if why_host is not None:
+        return why_host
     if plan.compute is None:
         if kernel is not None:
             raise ValueError(f"convolve kernel {kernel!r} does not fit this call: no "
-                             f"{plan.result_dtype} kernel on {device.name}")
+                             f"{plan.result_dtype} kernel on {plan.device.name}")
+        return (f"host: NumPy's {plan.op} through mapped views (no {plan.result_dtype} kernel "
+                f"on {plan.device.name})")
+    return conv.choose(plan.device, _problem(plan), kernel, params)
+
+
+def _problem(plan: _Plan, x: DeviceArray | None = None, w: DeviceArray | None = None,
+             out: DeviceArray | None = None) -> ConvProblem:
+    """The call as a :class:`ConvProblem`; without buffers, what selection looks at (lengths,
+    padding, dtype)."""
+    return ConvProblem(plan.n, plan.m, plan.pad, plan.length, plan.compute,
+                       None if x is None else x.storage.kernel_buffer(),
+                       0 if x is None else x.element_offset,
+                       None if w is None else w.storage.kernel_buffer(),
+                       None if out is None else out.storage.kernel_buffer(write=True))
+
+
+def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> DeviceArray:
+    device = plan.device
+    choice = _choose(plan, kernel, params)
+    if isinstance(choice, str):
+        if plan.compute is not None:
+            return _run_on_host(plan)
         func = np.convolve if plan.op == "convolve" else np.correlate
         host = func(_host_operand(plan.a), _host_operand(plan.v), plan.mode)
         return host if host.dtype.hasobject else asarray(host, device=device)
     x = _signal_on_device(plan.signal, plan.compute, device)
     w = _mask_on_device(plan.mask, plan.compute, plan.flip_mask, device)
     out = empty(plan.length, plan.compute, device=device)
-    problem = ConvProblem(plan.n, plan.m, plan.pad, plan.length, plan.compute,
-                          x.storage.kernel_buffer(), x.element_offset, w.storage.kernel_buffer(),
-                          out.storage.kernel_buffer(write=True))
-    conv.run(device, problem, kernel, params)
+    conv.launch(device, _problem(plan, x, w, out), choice)
     if plan.flip_out:
         out = out[::-1]
     if out.dtype != plan.result_dtype:
@@ -213,19 +236,12 @@ def correlate(a: Any, v: Any, mode: Any = "valid", *, kernel: str | None = None,
 
 
 def explain_convolve(a: Any, v: Any, mode: Any = "full", kernel: str | None = None,
-                     op: str = "convolve") -> str:
+                     op: str = "convolve", params: Mapping[str, int] | None = None) -> str:
     """Which kernel ``np.convolve(a, v, mode)`` (or ``np.correlate`` with ``op="correlate"``)
-    runs, with which parameters, and why."""
+    runs, with which parameters, and why: the choice the call itself makes (same arguments,
+    ``kernel=`` and ``params=`` included)."""
     if op not in ("convolve", "correlate"):
         raise ValueError(f"op must be 'convolve' or 'correlate', not {op!r}")
     plan = _Plan(op, a, v, mode)
-    why_host = _host_path_reason(plan, kernel)
-    if why_host is not None:
-        return plan.describe() + "\n" + why_host
-    if plan.compute is None:
-        return (plan.describe() + f"\nhost: NumPy's {op} through mapped views (no "
-                f"{plan.result_dtype} kernel on {plan.device.name})")
-    dummy = empty(1, plan.compute, device=plan.device).storage.buffer
-    problem = ConvProblem(plan.n, plan.m, plan.pad, plan.length, plan.compute,
-                          dummy, 0, dummy, dummy)
-    return plan.describe() + "\n" + conv.choose(plan.device, problem, kernel).describe()
+    choice = _choose(plan, kernel, params)
+    return plan.describe() + "\n" + (choice if isinstance(choice, str) else choice.describe())

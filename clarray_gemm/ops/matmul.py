@@ -25,6 +25,7 @@ import numpy as np
 
 from .._dispatch import implements, implements_ufunc
 from ..array import DeviceArray, asarray, empty, zeros
+from ..array.geometry import c_strides
 from ..device import Device
 from ..kernels import gemm
 from ..kernels.copy import merge_dims
@@ -80,12 +81,7 @@ def _shapes(a_shape, b_shape):
     return a2, b2, M, N, K, tuple(batch_shape), tuple(out_shape)
 
 
-def _c_strides(shape: tuple, itemsize: int) -> tuple:
-    strides, step = [], itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
+
 
 
 def _layout(shape2: tuple, strides2: tuple, batch_shape: tuple, rows: int, cols: int
@@ -137,7 +133,7 @@ class MatmulPlan:
         _, _, M, N, K, batch_shape, out_shape = _shapes(a.shape, b.shape)
         self.M, self.N, self.K, self.batch_shape, self.out_shape = M, N, K, batch_shape, out_shape
         self.batch = math.prod(batch_shape)
-        self.out_strides = _c_strides(out_shape, self.result_dtype.itemsize)
+        self.out_strides = c_strides(out_shape, self.result_dtype.itemsize)
         self.out_nbytes = math.prod(out_shape) * self.result_dtype.itemsize
         self.choice: Choice | None = None
         self.a_layout = self.b_layout = None
@@ -179,7 +175,7 @@ class MatmulPlan:
             # as a device operand, the upload one copy into a mapped buffer.
             self.b_from_host = False
             shape2 = _shape2(b.shape, False)
-            self.b_layout = _layout(shape2, _c_strides(shape2, 1), batch_shape, K, N)
+            self.b_layout = _layout(shape2, c_strides(shape2, 1), batch_shape, K, N)
             problem = GemmProblem(self.batch, M, N, K, compute, op_a,
                                   self._operand(b, self.b_layout, K, N, isz, None),
                                   GemmOperand(None, 0, N, M * N, False))
@@ -204,8 +200,8 @@ class MatmulPlan:
             return (empty if math.prod(self.out_shape) == 0 else zeros)(
                 self.out_shape, self.result_dtype, device=device)
         if device.info.host_unified_memory:
-            out = DeviceArray._wrap(Storage(device, self.out_nbytes, host_resident=True),
-                                    self.out_shape, self.result_dtype, self.out_strides)
+            out = DeviceArray.from_storage(Storage(device, self.out_nbytes, host_resident=True),
+                                           self.out_shape, self.result_dtype, self.out_strides)
             ah = a.host_view() if type(a) is DeviceArray else a
             bh = b.host_view() if type(b) is DeviceArray else b
             np.matmul(ah, bh, out=out.host_view(write=True), dtype=self.dtype_arg)
@@ -227,8 +223,8 @@ class MatmulPlan:
         if self.prepared is not None:  # the repeated-call path: buffers and offsets only
             if gemm.launch_log is not None:
                 gemm.launch_log.append((self.batch, M, N, K))
-            c = DeviceArray._wrap(Storage(device, self.batch * M * N * isz), self.out_shape,
-                                  compute, _c_strides(self.out_shape, isz))
+            c = DeviceArray.from_storage(Storage(device, self.batch * M * N * isz),
+                                         self.out_shape, compute, c_strides(self.out_shape, isz))
             self.prepared(a.storage.kernel_buffer(), _offset_arg(a, self.a_layout, isz),
                           b.storage.kernel_buffer(), _offset_arg(b, self.b_layout, isz),
                           c.storage.kernel_buffer(write=True))
@@ -238,8 +234,8 @@ class MatmulPlan:
             op_b = _host_operand(np.asarray(b, compute), batch_shape, K, N)
         else:
             op_b = self._operand(b, self.b_layout, K, N, isz, b.storage.kernel_buffer())
-        c = DeviceArray._wrap(Storage(device, self.batch * M * N * isz), self.out_shape, compute,
-                              _c_strides(self.out_shape, isz))
+        c = DeviceArray.from_storage(Storage(device, self.batch * M * N * isz), self.out_shape,
+                                     compute, c_strides(self.out_shape, isz))
         problem = GemmProblem(self.batch, M, N, K, compute, op_a, op_b,
                               GemmOperand(c.storage.kernel_buffer(write=True), 0, N, M * N))
         gemm.launch(device, problem, self.choice)
@@ -349,11 +345,13 @@ def matmul(a: Any, b: Any, /, out: Any = None, *, dtype: Any = None, casting: st
     return result if out is None else _write_out(result, out, casting)
 
 
-def explain_matmul(a: Any, b: Any, kernel: str | None = None) -> str:
-    """Which GEMM kernel ``a @ b`` runs (or the host path), with which parameters, and why:
-    the description of the very plan the call runs."""
+def explain_matmul(a: Any, b: Any, kernel: str | None = None, *, dtype: Any = None,
+                   params: Mapping[str, int] | None = None) -> str:
+    """Which GEMM kernel ``matmul(a, b, dtype=dtype, kernel=kernel, params=params)`` runs (or
+    the host path), with which parameters, and why: the description of the very plan (the
+    cached object) the call runs."""
     a, b = coerce_operand(a), coerce_operand(b)
-    return plan_for(a, b, None, device_of(a, b), kernel).describe()
+    return plan_for(a, b, dtype, device_of(a, b), kernel, params).describe()
 
 
 def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params):
