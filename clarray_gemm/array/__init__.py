@@ -1,12 +1,12 @@
 """The array layer: :class:`DeviceArray` and everything that makes or unmakes one.
 
-=====================  ===========================================================================
+=====================  ======================================================================
 ``device_array.py``    the class: views, indexing, operators, NumPy protocols, copies; the
                        constructors ``new_array`` and ``from_host``
-``geometry.py``        shape and stride arithmetic (C/F strides, basic-index views, shape checks)
-``creation.py``        ``asarray``, ``empty``, ``zeros``, ``ones``, ``full`` and the ``*_like`` forms
+``geometry.py``        shape and stride arithmetic (C/F strides, basic-index views, shapes)
+``creation.py``        ``asarray``, ``empty``, ``zeros``, ``ones``, ``full``, ``*_like``
 ``host_fallback.py``   NumPy on host views for functions and ufuncs with no device kernel
-=====================  ===========================================================================
+=====================  ======================================================================
 
 Imports point one way: geometry <- device_array <- creation <- host_fallback. The class reaches
 the fallback, the device copy and the operations through ``_dispatch``; importing this package

@@ -245,7 +245,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
             if fast is not None and fast[0] is not None:
                 shape, strides, delta = fast
                 return DeviceArray.from_storage(self._storage, shape, self._dtype, strides,
-                                         self._offset + delta)
+                                                self._offset + delta)
             t = self._template()
             v = t[key]
             if not isinstance(v, np.ndarray):  # every axis indexed by an int: a NumPy scalar
@@ -410,13 +410,13 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
 
     def __dlpack_device__(self) -> tuple[int, int]:
         """``(kDLCPU, 0)`` on unified-memory devices, else ``(kDLOpenCL, index)``."""
-        from .interop.dlpack import dlpack_device
+        from ..interop.dlpack import dlpack_device
         return dlpack_device(self)
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule: the host mapping itself on unified memory (read-only flag), a host
         copy where the standard allows one (see ``clarray_gemm.interop.dlpack``)."""
-        from .interop.dlpack import export
+        from ..interop.dlpack import export
         return export(self, stream=stream, max_version=max_version, dl_device=dl_device,
                       copy=copy)
 
