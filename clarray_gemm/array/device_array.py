@@ -410,15 +410,13 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
 
     def __dlpack_device__(self) -> tuple[int, int]:
         """``(kDLCPU, 0)`` on unified-memory devices, else ``(kDLOpenCL, index)``."""
-        from ..interop.dlpack import dlpack_device
-        return dlpack_device(self)
+        return _dispatch.dlpack_device(self)
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule: the host mapping itself on unified memory (read-only flag), a host
         copy where the standard allows one (see ``clarray_gemm.interop.dlpack``)."""
-        from ..interop.dlpack import export
-        return export(self, stream=stream, max_version=max_version, dl_device=dl_device,
-                      copy=copy)
+        return _dispatch.dlpack_export(self, stream=stream, max_version=max_version,
+                                       dl_device=dl_device, copy=copy)
 
     # -- operators: straight to the op (as CuPy's own arrays do), NumPy's deferral rules -----
     __add__, __radd__, __iadd__ = _operators(np.add)
