@@ -120,14 +120,18 @@ def main() -> None:
     host_y = rng.standard_normal(n).astype(np.float32)
     x, y = cg.asarray(host_x, device=device), cg.asarray(host_y, device=device)
     cx, cy = cp.asarray(host_x), cp.asarray(host_y)
+    c, cc = x > 0, cx > 0
     nbytes = n * 4
     # (label, our call, CuPy's call, bytes moved)
     kernels = [
         ("copy (x.copy())", lambda: x.copy(), lambda: cx.copy(), 2 * nbytes),
         ("x + y", lambda: x + y, lambda: cx + cy, 3 * nbytes),
         ("np.exp(x)", lambda: np.exp(x), lambda: cp.exp(cx), 2 * nbytes),
+        # two kernels: x > 0 (4 B in, 1 B out per element), then where (9 B in, 4 B out)
         ("np.where(x > 0, x, y)", lambda: np.where(x > 0, x, y),
-         lambda: cp.where(cx > 0, cx, cy), 3 * nbytes),
+         lambda: cp.where(cx > 0, cx, cy), 18 * n),
+        ("np.where(c, x, y), c = x > 0 computed before", lambda: np.where(c, x, y),
+         lambda: cp.where(cc, cx, cy), 13 * n),
         ("np.sum(x)", lambda: np.sum(x), lambda: cp.sum(cx), nbytes),
         ("np.max(x)", lambda: np.max(x), lambda: cp.max(cx), nbytes),
         ("np.argmax(x)", lambda: np.argmax(x), lambda: cp.argmax(cx), nbytes),

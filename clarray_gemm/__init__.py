@@ -17,6 +17,7 @@ from .array import (DeviceArray, asarray, empty, empty_like, full, full_like, is
 from .device import Device, DeviceInfo, current_device, default_device, devices, get_device, use_device
 from .memory import TransferStats, free_cached_memory, reset_transfer_stats, transfer_stats
 from .ops.matmul import dot, explain_matmul, matmul
+from .ops.precision import get_precision, precision, set_precision
 from .kernels.crossover import host_path, host_path_enabled
 from .fallbacks import on_host_calls, reset_host_calls
 from .ops.arrayfuncs import arange, eye, linspace
@@ -42,4 +43,5 @@ __all__ = ["DeviceArray", "asarray", "empty", "empty_like", "full", "full_like",
            "TransferStats", "transfer_stats", "reset_transfer_stats", "free_cached_memory", "matmul", "dot",
            "explain_matmul", "kernels", "__version__",
            "convolve", "correlate", "explain_convolve", "host_path", "host_path_enabled",
-           "on_host_calls", "reset_host_calls", "arange", "linspace", "eye", "KernelBuildError"]
+           "on_host_calls", "reset_host_calls", "arange", "linspace", "eye", "KernelBuildError",
+           "set_precision", "get_precision", "precision"]

@@ -67,6 +67,8 @@ class DeviceInfo:
     # Whether ``-cl-fp32-correctly-rounded-divide-sqrt`` is available: without it OpenCL allows
     # float32 division 2.5 ulp off (NVIDIA's is, even written as a double division).
     fp32_divide_option: bool = False
+    # NVIDIA's compute capability (cl_nv_device_attribute_query), e.g. (9, 0); None elsewhere.
+    compute_capability: tuple[int, int] | None = None
 
     @property
     def is_gpu(self) -> bool:
@@ -85,6 +87,18 @@ class DeviceInfo:
         """Qualcomm Adreno GPUs, where the texture pipe is a second path to memory (seed 003)."""
         return self.is_gpu and ("QUALCOMM" in self.vendor.upper() or "ADRENO" in self.name.upper())
 
+    @property
+    def read_copy_max_bytes(self) -> int:
+        """Discrete devices: the largest buffer ``np.asarray`` reads by a blocking copy rather
+        than a map (a small read is cheaper than a map plus its unmap; a large one into pageable
+        memory is slower than the map's pinned transfer). 0 where mapping copies nothing."""
+        return 0 if self.host_unified_memory else 128 << 10
+
+    @property
+    def tensor_cores(self) -> bool:
+        """True on NVIDIA sm_80+ (``mma.sync`` for float16, bfloat16 and TF32 via inline PTX)."""
+        return self.is_nvidia and self.is_gpu and (self.compute_capability or (0, 0)) >= (8, 0)
+
     def as_rows(self) -> list[tuple[str, object]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
 
@@ -102,6 +116,18 @@ def _correctly_rounded_divide(dev: cl.Device) -> bool:
         return bool(dev.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT)
     except (cl.Error, AttributeError):
         return False
+
+
+_CC_MAJOR_NV, _CC_MINOR_NV = 0x4000, 0x4001  # cl_nv_device_attribute_query
+
+
+def _compute_capability(dev: cl.Device, ext: list[str]) -> tuple[int, int] | None:
+    if "cl_nv_device_attribute_query" not in ext:
+        return None
+    try:
+        return int(dev.get_info(_CC_MAJOR_NV)), int(dev.get_info(_CC_MINOR_NV))
+    except (cl.Error, ValueError, TypeError):
+        return None
 
 
 def _read_info(dev: cl.Device) -> DeviceInfo:
@@ -136,6 +162,7 @@ def _read_info(dev: cl.Device) -> DeviceInfo:
         is_simulator="oclgrind" in platform.lower(),
         vendor=dev.vendor.strip(),
         fp32_divide_option=_correctly_rounded_divide(dev),
+        compute_capability=_compute_capability(dev, ext),
     )
 
 

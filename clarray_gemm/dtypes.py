@@ -12,7 +12,8 @@ from typing import Any, Iterable
 import numpy as np
 
 __all__ = ["ctype", "dtype_defines", "KERNEL_DTYPES", "FLOATING", "WIDEN", "compute_dtype",
-           "unsupported_dtype", "kernel_supports", "device_copy_supported", "check_device_dtype"]
+           "unsupported_dtype", "kernel_supports", "device_copy_supported", "bfloat16_dtype",
+           "mma_operand_dtype", "check_device_dtype"]
 
 _C_TYPES = {
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
@@ -107,6 +108,29 @@ def device_copy_supported(src: Any, dst: Any) -> bool:
         if dt.kind not in _DEVICE_COPY_KINDS or not dt.isnative or dt.itemsize > 8:
             return False
     return (src == np.float16) == (dst == np.float16)
+
+
+def bfloat16_dtype() -> np.dtype | None:
+    """NumPy's bfloat16 (from the optional ``ml_dtypes`` package), or None without it."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def mma_operand_dtype(a: Any, b: Any, result: Any) -> np.dtype | None:
+    """The operand dtype of a product the tensor-core kernel can take as it is, or None:
+    float16 @ float16 -> float16 and bfloat16 @ bfloat16 -> float32 (NumPy's result types)."""
+    a, b, result = np.dtype(a), np.dtype(b), np.dtype(result)
+    if a != b:
+        return None
+    if a == np.float16 and result == np.float16:
+        return a
+    bf16 = bfloat16_dtype()
+    if bf16 is not None and a == bf16 and result == np.float32:
+        return a
+    return None
 
 
 def check_device_dtype(dtype: Any, context: str = "") -> None:

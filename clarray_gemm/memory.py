@@ -12,7 +12,9 @@ place a map or unmap is enqueued:
 * **host-resident** (unified-memory devices only): mapped for reading and writing, and it stays
   mapped, so a chain of host-path operations (NumPy running on the mapping) pays no map, no unmap
   and no queue round trip. A kernel that needs the buffer unmaps it once (without waiting);
-* **shared-read** (discrete devices): mapped for reading while kernels may still read it.
+* **shared-read** (discrete devices): mapped for reading while kernels may still read it; small
+  buffers (``DeviceInfo.read_copy_max_bytes``) are read into a host copy instead, whose views
+  are a snapshot: a later write only drops the copy, it never has to detach.
 
 The coherence rule (OpenCL forbids a kernel to use a buffer that is mapped for writing, and to
 write one that is mapped at all):
@@ -255,7 +257,7 @@ class Storage:
     """One ``ALLOC_HOST_PTR`` buffer, shared by an array and all of its device views."""
 
     __slots__ = ("device", "nbytes", "buffer", "_unified", "_host", "_mapping", "_exports",
-                 "_read_map", "_write_mapped", "__weakref__")
+                 "_read_map", "_read_is_copy", "_write_mapped", "__weakref__")
 
     def __init__(self, device: Device, nbytes: int, host_resident: bool = False):
         self.device = device
@@ -265,6 +267,7 @@ class Storage:
         self._mapping: _Mapping | None = None     # ... and its owner
         self._exports: weakref.ref | None = None  # parent of the host views handed out
         self._read_map: weakref.ref | None = None  # discrete devices: the shared READ mapping
+        self._read_is_copy = False  # ... or the shared host copy (small buffers)
         self._write_mapped = False
         parked = _take_parked(device, self.nbytes) if self._unified else None
         if parked is not None:
@@ -301,9 +304,16 @@ class Storage:
         mapping.release()
 
     def has_host_views(self) -> bool:
-        """True while host views handed out by :meth:`read_view` are alive."""
+        """True while host views handed out by :meth:`read_view` are alive and share this
+        storage's memory (views of a host copy hold their own snapshot)."""
         ref = self._exports if self._unified else self._read_map
-        return ref is not None and ref() is not None
+        return ref is not None and not self._read_is_copy and ref() is not None
+
+    def _forget_read_copy(self) -> None:
+        """Before a write: a host copy's views keep their snapshot, and the next read copies
+        again."""
+        if self._read_is_copy:
+            self._read_map, self._read_is_copy = None, False
 
     def _detach(self, copy_contents: bool = True) -> None:
         """Move this storage to a fresh buffer, leaving the old one (and its mapping) to the
@@ -322,7 +332,7 @@ class Storage:
             cl.enqueue_copy(self.device.queue, fresh_buffer, old_buffer, byte_count=self.nbytes)
             count_transfer(device_to_device=self.nbytes)
         self.buffer = fresh_buffer
-        self._read_map = None
+        self._read_map, self._read_is_copy = None, False
 
     # -- host side -------------------------------------------------------------------------------
     def host_bytes(self) -> np.ndarray:
@@ -369,7 +379,18 @@ class Storage:
         return mapped
 
     def _map_read_shared(self) -> np.ndarray:
-        """Discrete devices: map for reading, shared by all host views until they die."""
+        """Discrete devices: map for reading, shared by all host views until they die. Up to
+        ``DeviceInfo.read_copy_max_bytes`` a blocking read into host memory is cheaper than a
+        map and its unmap (NVIDIA H100, 16 KiB: 23 us against 33 us), and its views are a
+        snapshot that later writes need not detach from."""
+        if self.nbytes <= self.device.info.read_copy_max_bytes:
+            host = np.empty(self.nbytes, np.uint8)
+            cl.enqueue_copy(self.device.queue, host, self.buffer, is_blocking=True)
+            host.flags.writeable = False
+            parent = host.view(_HostExport).view(_HostExport)
+            self._read_map, self._read_is_copy = weakref.ref(parent), True
+            count_transfer(device_to_host=self.nbytes)
+            return parent
         mapped, _ = cl.enqueue_map_buffer(
             self.device.queue, self.buffer, cl.map_flags.READ, 0, (self.nbytes,), np.uint8,
             is_blocking=True)
@@ -390,6 +411,7 @@ class Storage:
         nbytes = self.nbytes - offset if nbytes is None else nbytes
         if self._write_mapped:
             raise RuntimeError("buffer is already mapped for writing")
+        self._forget_read_copy()
         if self.has_host_views():
             self._detach(copy_contents=not discard)
         if self._unified:
@@ -423,6 +445,7 @@ class Storage:
             return
         if self._write_mapped:
             raise RuntimeError("buffer is already mapped for writing")
+        self._forget_read_copy()
         if self.has_host_views():
             self._detach(copy_contents=False)
         queue = self.device.queue
@@ -445,10 +468,13 @@ class Storage:
                         self._detach_for_kernel()
                     else:
                         self._to_device()
-        elif write and self._read_map is not None and self._read_map() is not None:
+        elif write and self._read_map is not None:
             with _transition:
+                self._forget_read_copy()
                 if self._read_map is not None and self._read_map() is not None:
                     self._detach()
+                else:
+                    self._read_map = None
         return self.buffer
 
     def _detach_for_kernel(self) -> None:

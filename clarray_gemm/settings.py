@@ -8,6 +8,9 @@ variable                            meaning
                                     pyopencl's program caches); default the user cache dir
 ``CLARRAY_GEMM_NV_VERBOSE``         non-empty: build kernels with ``-cl-nv-verbose`` on NVIDIA
 ``CLARRAY_GEMM_HOST_PATH``          ``0``: no host path (every operation with a kernel runs it)
+``CLARRAY_GEMM_MATMUL_PRECISION``   ``tf32``: float32 products may run on TF32 tensor cores
+                                    (the starting value of ``set_precision``); default
+                                    ``highest`` (float32 arithmetic)
 ``CLARRAY_GEMM_REGISTER_DRIVERS``   ``0``: leave ``OCL_ICD_VENDORS`` and the program caches alone
 ``CLARRAY_GEMM_PROBE_TIMEOUT``      seconds a driver probe may take (default 180)
 ``CLARRAY_GEMM_PROBE_FAULT``        test hook, ``abort:<text>[,<text>...]`` or ``hang:...``: the
@@ -30,12 +33,15 @@ from pathlib import Path
 import platformdirs
 
 __all__ = ["CACHE_ENV", "NV_VERBOSE_ENV", "PROBE_CHILD_ENV", "Settings", "current", "reload",
-           "cache_dir", "nv_verbose", "host_path", "register_drivers", "probe_timeout_s",
+           "cache_dir", "nv_verbose", "host_path", "matmul_precision", "PRECISIONS",
+           "register_drivers", "probe_timeout_s",
            "probe_fault", "in_probe_child"]
 
 CACHE_ENV = "CLARRAY_GEMM_CACHE_DIR"
 NV_VERBOSE_ENV = "CLARRAY_GEMM_NV_VERBOSE"
 PROBE_CHILD_ENV = "CLARRAY_GEMM_PROBE_CHILD"
+PRECISIONS = ("highest", "tf32")
+"""float32 product precisions: float32 arithmetic, or TF32 inputs on tensor cores (opt-in)."""
 _OFF = ("0", "no", "false", "off")
 
 
@@ -46,6 +52,7 @@ class Settings:
     cache_dir: Path
     nv_verbose: bool
     host_path: bool
+    matmul_precision: str
     register_drivers: bool
     probe_timeout_s: float
     probe_fault: tuple[str, tuple[str, ...]] | None
@@ -70,6 +77,11 @@ def _fault(spec: str) -> tuple[str, tuple[str, ...]] | None:
     return (kind, names) if kind in ("abort", "hang") and names else None
 
 
+def _precision(text: str) -> str:
+    text = text.strip().lower()
+    return text if text in PRECISIONS else "highest"
+
+
 def _read() -> Settings:
     env = os.environ
     folder = env.get(CACHE_ENV)
@@ -77,6 +89,7 @@ def _read() -> Settings:
         cache_dir=Path(folder) if folder else _user_cache_dir(),
         nv_verbose=bool(env.get(NV_VERBOSE_ENV)),
         host_path=env.get("CLARRAY_GEMM_HOST_PATH", "1").strip().lower() not in _OFF,
+        matmul_precision=_precision(env.get("CLARRAY_GEMM_MATMUL_PRECISION", "")),
         register_drivers=env.get("CLARRAY_GEMM_REGISTER_DRIVERS", "1").strip().lower()
         not in _OFF,
         probe_timeout_s=_timeout(env.get("CLARRAY_GEMM_PROBE_TIMEOUT", "180")),
@@ -112,6 +125,11 @@ def nv_verbose() -> bool:
 def host_path() -> bool:
     """False when ``CLARRAY_GEMM_HOST_PATH=0`` (the starting state of ``clarray_gemm.host_path``)."""
     return _current.host_path
+
+
+def matmul_precision() -> str:
+    """``$CLARRAY_GEMM_MATMUL_PRECISION`` (``"highest"`` unless it says ``"tf32"``)."""
+    return _current.matmul_precision
 
 
 def register_drivers() -> bool:

@@ -19,6 +19,7 @@
 //   MASKED                1: a `where=` mask (uchar) selects the elements written
 //   NDIM                  merged dimensions (0-8)
 //   IDX32                 1: fewer than 2^31 elements, index decomposition in 32 bits
+//   FLAT_ST<k>            elementwise_flat only: input k's element stride, 0 or 1
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef IN0_T
@@ -74,6 +75,15 @@
 #endif
 #ifndef OP
 #define OP OP_ADD
+#endif
+#ifndef FLAT_ST0
+#define FLAT_ST0 1
+#endif
+#ifndef FLAT_ST1
+#define FLAT_ST1 1
+#endif
+#ifndef FLAT_ST2
+#define FLAT_ST2 1
 #endif
 
 #if defined(cl_khr_fp64)
@@ -138,6 +148,28 @@
 #define STORE1(r) store1(r)
 #endif
 
+// op on element (i0, i1, i2) of the inputs, stored at (o0, o1) of the outputs. Operands a loop
+// does not have are never read or written. No `restrict` here: inlining a function with
+// restrict parameters emits llvm.experimental.noalias.scope.decl, which Oclgrind rejects.
+inline void apply_op(__global const IN0_T* in0, const long i0,
+                     __global const IN1_T* in1, const long i1,
+                     __global const IN2_T* in2, const long i2,
+                     __global OUT0_T* out0, const long o0, __global OUT1_T* out1, const long o1)
+{
+#if NIN == 1
+    const RT r = RESULT(op(LOAD0(in0[i0])));
+#elif NIN == 2 && NOUT == 2
+    RT r1;
+    const RT r = op(LOAD0(in0[i0]), LOAD1(in1[i1]), &r1);
+    out1[o1] = STORE1(r1);
+#elif NIN == 2
+    const RT r = RESULT(op(LOAD0(in0[i0]), LOAD1(in1[i1])));
+#else
+    const RT r = RESULT(op(LOAD0(in0[i0]), LOAD1(in1[i1]), LOAD2(in2[i2])));
+#endif
+    out0[o0] = STORE0(r);
+}
+
 #define STRIDES(v) {v.s0, v.s1, v.s2, v.s3, v.s4, v.s5, v.s6, v.s7}
 
 __kernel void elementwise(const long n, const long8 shape,
@@ -191,16 +223,40 @@ __kernel void elementwise(const long n, const long8 shape,
 #if MASKED
     if (!mask[m]) return;
 #endif
-#if NIN == 1
-    const RT r = RESULT(op(LOAD0(in0[i0])));
-#elif NIN == 2 && NOUT == 2
-    RT r1;
-    const RT r = op(LOAD0(in0[i0]), LOAD1(in1[i1]), &r1);
-    out1[o1] = STORE1(r1);
-#elif NIN == 2
-    const RT r = RESULT(op(LOAD0(in0[i0]), LOAD1(in1[i1])));
-#else
-    const RT r = RESULT(op(LOAD0(in0[i0]), LOAD1(in1[i1]), LOAD2(in2[i2])));
+    apply_op(in0, i0, in1, i1, in2, i2, out0, o0, out1, o1);
+}
+
+// The flat layout class (at most one merged dimension, no mask, every element stride 0 or 1):
+// element i of operand k is at its offset + i * FLAT_ST<k>, strides compiled in, so a call
+// passes only the length, the buffers and their offsets (each kernel argument costs host time).
+__kernel void elementwise_flat(const long n,
+                               __global const IN0_T* restrict in0, const long off0
+#if NIN > 1
+                               , __global const IN1_T* restrict in1, const long off1
 #endif
-    out0[o0] = STORE0(r);
+#if NIN > 2
+                               , __global const IN2_T* restrict in2, const long off2
+#endif
+                               , __global OUT0_T* out0, const long ooff0
+#if NOUT > 1
+                               , __global OUT1_T* out1, const long ooff1
+#endif
+                               )
+{
+    const long i = get_global_id(0);
+    if (i >= n) return;
+#if NIN < 2
+    __global const IN1_T* in1 = (__global const IN1_T*)in0;
+    const long off1 = 0;
+#endif
+#if NIN < 3
+    __global const IN2_T* in2 = (__global const IN2_T*)in0;
+    const long off2 = 0;
+#endif
+#if NOUT < 2
+    __global OUT1_T* out1 = (__global OUT1_T*)out0;
+    const long ooff1 = 0;
+#endif
+    apply_op(in0, off0 + i * FLAT_ST0, in1, off1 + i * FLAT_ST1, in2, off2 + i * FLAT_ST2,
+             out0, ooff0 + i, out1, ooff1 + i);
 }

@@ -24,6 +24,7 @@
 //   IS_FLOAT     ACC is a floating type (NaN rules); MEAN: divide the result by `count`
 //   WG           work-group size (a power of two); NDIM_OUT, NDIM_RED as above
 //   PARTIAL, FROM_PARTIALS  the two launches of a split reduction (see above)
+//   LANE_ACCS    independent accumulators per lane in `reduce`, combined in index order
 #pragma OPENCL FP_CONTRACT OFF
 
 #define ROP_SUM 1
@@ -64,6 +65,9 @@
 #endif
 #ifndef IDENTITY
 #define IDENTITY 0
+#endif
+#ifndef LANE_ACCS
+#define LANE_ACCS 4
 #endif
 #define IS_ARG (ROP == ROP_ARGMAX || ROP == ROP_ARGMIN)
 
@@ -127,6 +131,39 @@ inline long offset_of(long i, const long* shp, const long* st, const int dims)
     return off;
 }
 
+// One element v (input offset `at`, reduced index r) into an accumulator (acc, best).
+#if IS_ARG && FROM_PARTIALS
+#define ELEMENT_INDEX(at, r) idx_in[at]
+#else
+#define ELEMENT_INDEX(at, r) (r)
+#endif
+#if IS_ARG && !FROM_PARTIALS
+// One accumulator sees its elements in increasing index order, so a later element wins only when
+// strictly better: ties keep the earlier index, and a NaN, once held, is never replaced.
+inline bool later_wins(const ACC held, const ACC v)
+{
+#if IS_FLOAT && ROP == ROP_ARGMAX
+    return !(v <= held) && !isnan(held);  // v > held, or v is the first NaN
+#elif IS_FLOAT
+    return !(v >= held) && !isnan(held);
+#elif ROP == ROP_ARGMAX
+    return v > held;
+#else
+    return v < held;
+#endif
+}
+#define ACCUMULATE(acc, best, v, at, r) do { \
+        if ((best) < 0 || later_wins((acc), (v))) { (acc) = (v); (best) = (r); } \
+    } while (0)
+#elif IS_ARG
+#define ACCUMULATE(acc, best, v, at, r) do { \
+        const long ir_ = ELEMENT_INDEX(at, r); \
+        if ((best) < 0 || better((acc), (best), (v), ir_)) { (acc) = (v); (best) = ir_; } \
+    } while (0)
+#else
+#define ACCUMULATE(acc, best, v, at, r) ((acc) = combine((acc), (v)))
+#endif
+
 inline OUT_T finish(const ACC v, const long count)
 {
 #if MEAN
@@ -157,23 +194,40 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
     const long base = in_off + offset_of(o, osh, ost, NDIM_OUT);
     const long begin = g * chunk;
     const long end = min(begin + chunk, n_red);
-    ACC acc = IDENTITY;
-    long best = -1;
-    for (long r = begin + lid; r < end; r += WG) {
+    // LANE_ACCS independent accumulators per lane: one accumulator makes each load wait for
+    // the previous combine (for max/argmax a chain of NaN tests), which left a large GPU at
+    // 65-70% of its bandwidth. They are combined in index order before the tree.
+    ACC accs[LANE_ACCS];
+    long bests[LANE_ACCS];
+    for (int u = 0; u < LANE_ACCS; ++u) {
+        accs[u] = IDENTITY;
+        bests[u] = -1;
+    }
+    long r = begin + lid;
+    for (; r + (LANE_ACCS - 1) * WG < end; r += LANE_ACCS * WG) {
+#pragma unroll
+        for (int u = 0; u < LANE_ACCS; ++u) {
+            const long ru = r + u * WG;
+            const long at = base + offset_of(ru, rsh, rst, NDIM_RED);
+            const ACC v = LOAD(in[at]);
+            ACCUMULATE(accs[u], bests[u], v, at, ru);
+        }
+    }
+    for (int u = 0; r < end; r += WG, ++u) {  // the tail: fewer than LANE_ACCS elements
         const long at = base + offset_of(r, rsh, rst, NDIM_RED);
         const ACC v = LOAD(in[at]);
-#if IS_ARG && FROM_PARTIALS
-        const long ir = idx_in[at];
-#else
-        const long ir = r;
-#endif
+        ACCUMULATE(accs[u], bests[u], v, at, r);
+    }
+    ACC acc = accs[0];
+    long best = bests[0];
+    for (int u = 1; u < LANE_ACCS; ++u) {
 #if IS_ARG
-        if (best < 0 || better(acc, best, v, ir)) {
-            acc = v;
-            best = ir;
+        if (bests[u] >= 0 && (best < 0 || better(acc, best, accs[u], bests[u]))) {
+            acc = accs[u];
+            best = bests[u];
         }
 #else
-        acc = combine(acc, v);
+        acc = combine(acc, accs[u]);
 #endif
     }
     vals[lid] = acc;

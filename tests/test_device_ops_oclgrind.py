@@ -43,6 +43,9 @@ case = sys.argv[1]
 with np.errstate(all="ignore"):
     if case == "elementwise":
         same(x + y, a + b)
+        same(x.ravel()[5:] - 1.5, a.ravel()[5:] - 1.5)  # elementwise_flat: offset, stride-0 scalar
+        same(np.divmod(xi, 7)[1], np.divmod(i, 7)[1])  # elementwise_flat, two outputs
+        same(np.where(x > 0, x, y[0]), np.where(a > 0, a, b[0]))  # elementwise_flat, three inputs
         same(np.floor_divide(xi.T, 7), np.floor_divide(i.T, 7))
         q, r = np.divmod(x[:, ::3], y[::3])
         same(q, np.divmod(a[:, ::3], b[::3])[0]); same(r, np.divmod(a[:, ::3], b[::3])[1])

@@ -23,18 +23,25 @@ def discrete(device, monkeypatch):
     clear_all()
 
 
-def test_views_are_snapshots_and_outlive_their_array(discrete):
-    x = cg.asarray(np.arange(64, dtype=np.float32), device=discrete)
+@pytest.mark.parametrize("n", [64, 1 << 16], ids=["read-copy", "read-map"])
+def test_views_are_snapshots_and_outlive_their_array(discrete, n):
+    x = cg.asarray(np.arange(n, dtype=np.float32), device=discrete)
     assert not x.storage.host_resident
+    mapped = x.nbytes > discrete.info.read_copy_max_bytes
+    before = cg.transfer_stats()
     view = np.asarray(x)
-    assert x.storage.has_host_views()
-    x += 1                                   # a kernel write while the view lives: detached
-    np.testing.assert_array_equal(view, np.arange(64))
-    np.testing.assert_array_equal(np.asarray(x), np.arange(64) + 1)
+    assert np.asarray(x).base is view.base   # one copy or mapping, shared by the views
+    assert (cg.transfer_stats() - before).maps == int(mapped)
+    assert x.storage.has_host_views() == mapped  # a copy's views need no detach
+    x += 1                                   # a kernel write while the view lives
+    np.testing.assert_array_equal(view, np.arange(n))
+    np.testing.assert_array_equal(np.asarray(x), np.arange(n) + 1)
+    x[:3] = -5                               # a host write drops the copy too
+    np.testing.assert_array_equal(np.asarray(x)[:4], [-5, -5, -5, 4])
     del x
     gc.collect()
-    others = [cg.asarray(np.full(64, -1.0, np.float32), device=discrete) for _ in range(4)]
-    np.testing.assert_array_equal(view, np.arange(64))
+    others = [cg.asarray(np.full(n, -1.0, np.float32), device=discrete) for _ in range(4)]
+    np.testing.assert_array_equal(view, np.arange(n))
     assert all((np.asarray(o) == -1).all() for o in others)
 
 

@@ -212,7 +212,8 @@ CPU = dict(type="CPU", is_simulator=False, vendor="AuthenticAMD", name="pthread-
     (ADRENO, (1024, 1024, 1024), np.float64, "gpu_blocked"),
     (NVIDIA, (1024, 1024, 1024), np.float32, "gpu_blocked"),
     (NVIDIA, (1 << 19, 32, 32), np.float32, "const_b"),
-    (NVIDIA, (4096, 1, 4096), np.float32, "gemv"),
+    (NVIDIA, (4096, 1, 4096), np.float32, "gemv_split"),
+    (NVIDIA, (1, 4096, 4096), np.float64, "gemv_split"),
     (GPU, (1 << 19, 32, 32), np.int32, "const_b"),
 ])
 def test_selection(info, shape, dtype, expected, device):

@@ -113,6 +113,16 @@ def test_gemv_is_clean(M, N, K, batch, trans):
     run_case("gemv", M, N, K, batch, trans, params={"WG": 1, "VW": 4, "NVEC": 3})
 
 
+@pytest.mark.parametrize("M,N,K,batch,trans,params", [
+    (37, 1, 70, 2, False, {"WG": 32, "LANES": 8, "KSPLIT": 3}),      # rows, several groups
+    (1, 37, 70, 2, True, {"WG": 32, "LANES": 8, "KSPLIT": 3}),
+    (1, 37, 70, 1, False, {"WG": 32, "RT": 4, "KSPLIT": 2}),          # cols, partial vectors
+    (1, 9, 130, 1, False, {"VW": 1, "WG": 16, "RT": 4}),
+])
+def test_gemv_split_is_clean(M, N, K, batch, trans, params):
+    run_case("gemv_split", M, N, K, batch, trans, params=params)
+
+
 def test_cpu_k_blocks_are_clean():
     """K in blocks of KC, later launches adding to C; small vectors so the edges are partial."""
     run_case("cpu", 33, 17, 65, 2, True, params={"KC": 16, "VW": 4, "MR": 5})

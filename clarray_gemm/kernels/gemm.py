@@ -53,6 +53,8 @@ class GemmProblem:
     a: GemmOperand
     b: GemmOperand
     c: GemmOperand
+    # "tf32": float32 products may round their inputs to TF32 (tensor cores); see ops/precision.
+    precision: str = "highest"
 
     @property
     def flops(self) -> int:

@@ -26,7 +26,7 @@ from typing import Mapping
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device, DeviceInfo
+from ..device import Device, DeviceInfo, register_fork_reset
 from ..dtypes import dtype_defines, unsupported_dtype
 from ..memory import count_transfer, new_buffer
 from .gemm import (GemmOperand, GemmProblem, _round_up, base_defines,
@@ -375,15 +375,32 @@ def _cpu_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> st
     return _first(dtype_supported(p, info), _work_group(info, params["WG"]))
 
 
-def _pack_panels(device: Device, op: GemmOperand, outer: int, K: int, width: int, batch: int,
-                 so: int, sk: int, dtype: np.dtype) -> tuple[cl.Buffer, int, int]:
+# (device, dtype, MR, VW, NV) -> (pack_panels, gemm_cpu) launchers: a repeated call builds no
+# defines and looks up no program.
+_cpu_launchers: dict[tuple, tuple] = {}
+register_fork_reset(_cpu_launchers)
+
+
+def _cpu_kernels(device: Device, dtype: np.dtype, mr: int, vw: int, nv: int) -> tuple:
+    key = (device, dtype, mr, vw, nv)
+    kernels = _cpu_launchers.get(key)
+    if kernels is None:
+        defines = dtype_defines(dtype)
+        pack = get_kernel(device, "gemm_cpu.cl", "pack_panels", dtype_defines(dtype))
+        defines.update(MR=mr, VW=vw, NV=nv)
+        kernels = _cpu_launchers[key] = (pack, get_kernel(device, "gemm_cpu.cl", "gemm_cpu",
+                                                          defines))
+    return kernels
+
+
+def _pack_panels(device: Device, kernel, op: GemmOperand, outer: int, K: int, width: int,
+                 batch: int, so: int, sk: int, dtype: np.dtype) -> tuple[cl.Buffer, int, int]:
     """Zero-padded k-major panels of ``width`` along ``outer``; returns (buffer, panels, batch
     stride of the packed operand in elements)."""
     panels = -(-outer // width)
     count = 1 if op.batch_stride == 0 else batch
     per_batch = panels * K * width
     buf = new_buffer(device, count * per_batch * np.dtype(dtype).itemsize)
-    kernel = get_kernel(device, "gemm_cpu.cl", "pack_panels", dtype_defines(dtype))
     kernel(device.queue, (K, count * panels), None, i32(outer), i32(K), i32(width), i32(panels),
            op.buffer, i64(op.offset), i64(so), i64(sk), i64(op.batch_stride), buf)
     return buf, panels, (per_batch if count > 1 else 0)
@@ -396,11 +413,11 @@ def _cpu_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl
     a, b = p.a, p.b
     a_so, a_sk = (1, a.ld) if a.trans else (a.ld, 1)
     b_so, b_sk = (b.ld, 1) if b.trans else (1, b.ld)
-    ap, a_panels, a_pb = _pack_panels(device, a, p.M, p.K, mr, p.batch, a_so, a_sk, p.dtype)
-    bp, b_panels, b_pb = _pack_panels(device, b, p.N, p.K, nr, p.batch, b_so, b_sk, p.dtype)
-    defines = dtype_defines(p.dtype)
-    defines.update(MR=mr, VW=vw, NV=nv)
-    kernel = get_kernel(device, "gemm_cpu.cl", "gemm_cpu", defines)
+    pack, kernel = _cpu_kernels(device, p.dtype, mr, vw, nv)
+    ap, a_panels, a_pb = _pack_panels(device, pack, a, p.M, p.K, mr, p.batch, a_so, a_sk,
+                                      p.dtype)
+    bp, b_panels, b_pb = _pack_panels(device, pack, b, p.N, p.K, nr, p.batch, b_so, b_sk,
+                                      p.dtype)
     c = p.c
     kc = params["KC"] if params["KC"] > 0 else p.K
     event = None

@@ -95,18 +95,30 @@ class Launcher:
         kernel, last = self._kernel_and_args()
         if len(last) != len(args):
             last[:] = [_UNSET] * len(args)
-        for i, arg in enumerate(args):
+        i = -1
+        for arg in args:
+            i += 1
             prev = last[i]
             if prev is arg:  # the same scalar or array object as last time
                 continue
-            token = _arg_token(arg)
-            if type(prev) is type(token) and not isinstance(token, np.ndarray) and prev == token:
+            kind = type(arg)
+            if kind in _BUFFER_TYPES or (kind not in _VALUE_TYPES
+                                         and isinstance(arg, cl.MemoryObjectHolder)):
+                # a buffer is remembered by its handle, not the object: a pooled buffer must be
+                # free to return to its pool while the kernel object remembers it
+                token = arg.int_ptr
+                if prev == token:
+                    continue
+                kernel.set_arg(i, arg)
+                last[i] = token
                 continue
+            if type(prev) is kind and kind is not np.ndarray and prev == arg:
+                continue  # an equal scalar
             if _SET_BYTES is not None and isinstance(arg, (np.generic, np.ndarray)):
                 _SET_BYTES(kernel, i, arg)
             else:
                 kernel.set_arg(i, arg)
-            last[i] = token
+            last[i] = arg
         return cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size,
                                           wait_for=wait_for)
 
@@ -116,15 +128,11 @@ _UNSET = object()
 # PoCL); pyopencl's own invokers pass its bytes with ``_set_arg_buf`` (~1 us). Use it where this
 # pyopencl has it.
 _SET_BYTES = getattr(cl.Kernel, "_set_arg_buf", None)
-
-
-def _arg_token(arg):
-    """What identifies an argument's value: a buffer's handle (not the buffer: a pooled buffer
-    must be free to return to its pool while the kernel object remembers it), else the scalar
-    or array itself (a plan passes the same objects each call; equal scalars compare equal)."""
-    if isinstance(arg, cl.MemoryObjectHolder):
-        return arg.int_ptr
-    return arg
+# Exact types tested before isinstance (a type lookup is several times cheaper).
+_BUFFER_TYPES = frozenset(t for t in (cl.Buffer, getattr(cl._cl, "PooledBuffer", None))
+                          if t is not None)
+_VALUE_TYPES = frozenset((int, float, np.int32, np.int64, np.uint32, np.uint64, np.float32,
+                          np.float64, np.ndarray))
 
 
 def get_kernel(device: Device, source: str, name: str,

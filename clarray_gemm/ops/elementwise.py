@@ -27,7 +27,7 @@ from ..kernels.plans import PlanCache
 from ..kernels.programs import ctype, get_kernel
 from ..memory import Storage
 
-__all__ = ["OpSpec", "ElementwisePlan", "plan_for", "run_op", "kernel_dtype"]
+__all__ = ["OpSpec", "ElementwisePlan", "plan_for", "binary_plan", "run_op", "kernel_dtype"]
 
 PYTHON_SCALARS = (bool, int, float)
 
@@ -95,6 +95,7 @@ class ElementwisePlan:
                  dtype: Any, device: Device):
         self.spec, self.device, self.casting = spec, device, casting
         self.supported = False
+        self.fresh_flat = False  # run_binary() may run it
         described = tuple(np.dtype(np.bool_) if type(x) is bool else type(x)
                           if type(x) in PYTHON_SCALARS else x.dtype for x in inputs)
         out_dtypes = (None,) * spec.nout if outs is None else tuple(o.dtype for o in outs)
@@ -124,6 +125,7 @@ class ElementwisePlan:
                                  if type(x) is int and loop[k].kind in "iu")
         self.out_strides = c_strides(shape, res[0].itemsize)
         self.size = math.prod(shape)
+        self.out_nbytes = self.size * res[0].itemsize
         self.host_reason = prefer_host(device, "elementwise", res[0], self.size)
         self.launcher = None
         if self.host_reason is None and self.size:
@@ -176,10 +178,21 @@ class ElementwisePlan:
                 defines["RECIP_ZERO"] = int(np.reciprocal(np.zeros(1, compute))[0])
         if np.dtype(np.float64) in (*in_dtypes, *out_dtypes, compute, result):
             defines["IS_FP64"] = 1
-        self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise", defines,
-                                   _fp_options(self.device))
         local = min(256, self.device.info.max_work_group_size)
         self.geometry = ((-(-self.size // local) * local,), (local,))
+        self.n_arg = np.int64(self.size)
+        in_steps = [s[0] if dims else 0 for s in merged[:spec.nin]]
+        out_steps = [s[0] if dims else 1 for s in merged[3:3 + spec.nout]]
+        if mask is None and len(dims) <= 1 and set(in_steps) <= {0, 1} and set(out_steps) == {1}:
+            for k, step in enumerate(in_steps):
+                defines[f"FLAT_ST{k}"] = step
+            self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise_flat",
+                                       defines, _fp_options(self.device))
+            self._launch = self._launch_flat
+            self.fresh_flat = spec.nout == 1 and self.size > 0
+            return
+        self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise", defines,
+                                   _fp_options(self.device))
         self.fixed_shape = as_long8(dims, 1)
         self.fixed_strides = [as_long8(s, 0) for s in merged]
 
@@ -190,7 +203,7 @@ class ElementwisePlan:
         if outs is not None:
             targets = list(outs)
         else:
-            host_resident, nbytes = self.host_reason is not None, self.size * self.result.itemsize
+            host_resident, nbytes = self.host_reason is not None, self.out_nbytes
             targets = [DeviceArray.from_storage(Storage(device, nbytes, host_resident),
                                                 self.shape, self.result, self.out_strides)
                        for _ in range(spec.nout)]
@@ -217,7 +230,7 @@ class ElementwisePlan:
         if mask is not None and type(mask) is not DeviceArray:
             mask = _constant(mask, np.dtype(np.bool_), device)
         mask = mask if mask is not None else args[0]
-        flat = [np.int64(self.size), self.fixed_shape]
+        flat = [self.n_arg, self.fixed_shape]
         st = self.fixed_strides
         for k, x in enumerate(args):
             flat += [x.storage.kernel_buffer(), _offset_arg(x), st[k]]
@@ -226,13 +239,36 @@ class ElementwisePlan:
         flat += [mask.storage.kernel_buffer(), _offset_arg(mask), st[5]]
         self.launcher(device.queue, *self.geometry, *flat)
 
+    def run_binary(self, a: DeviceArray, b: DeviceArray) -> DeviceArray:
+        """``run((a, b), None, None)`` for a one-output flat kernel plan (``fresh_flat``): the
+        operators' path, with nothing decided per call but the buffers and offsets."""
+        out = DeviceArray.from_storage(Storage(self.device, self.out_nbytes), self.shape,
+                                       self.result, self.out_strides)
+        self.launcher(self.device.queue, *self.geometry, self.n_arg,
+                      a.storage.kernel_buffer(), _offset_arg(a),
+                      b.storage.kernel_buffer(), _offset_arg(b),
+                      out.storage.buffer, _ZERO)  # a fresh, device-resident buffer
+        return out
+
+    def _launch_flat(self, inputs: tuple, targets: list, mask: Any) -> None:
+        """The flat layout class: the length, then each operand's buffer and offset."""
+        device = self.device
+        args = [self.n_arg]
+        for x, d in zip(inputs, self.loop):
+            if type(x) is not DeviceArray:
+                x = _constant(x, d, device)
+            args += (x.storage.kernel_buffer(), _offset_arg(x))
+        for o in targets:
+            args += (o.storage.kernel_buffer(write=True), _offset_arg(o))
+        self.launcher(device.queue, *self.geometry, *args)
+
     def describe(self) -> str:
         name = self.spec.ufunc.__name__ if self.spec.ufunc is not None else self.spec.name.lower()
         if not self.supported:
             return f"{name}: NumPy's ufunc on host views (no device loop)"
         if self.host_reason is not None:
             return f"{name} {self.shape}: {self.host_reason}"
-        return f"{name} {self.shape}: kernel elementwise (opencl/elementwise.cl)"
+        return f"{name} {self.shape}: kernel {self.launcher.name} (opencl/elementwise.cl)"
 
 
 def _fp_options(device: Device) -> tuple[str, ...]:
@@ -296,6 +332,13 @@ def plan_for(spec: OpSpec, inputs: tuple, outs: tuple | None, mask: Any, casting
     key = (spec, device, descs, out_desc, mask_desc, casting, dtype)
     return _PLANS.get(key, lambda: ElementwisePlan(spec, inputs, outs, mask, casting, dtype,
                                                    device))
+
+
+def binary_plan(spec: OpSpec, a: DeviceArray, b: DeviceArray, device: Device) -> ElementwisePlan:
+    """The plan of ``spec(a, b)`` for two device arrays and no keywords (the operators' call):
+    one dict hit on a short key."""
+    return _PLANS.get((spec, device, a.layout_key, b.layout_key),
+                      lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))
 
 
 def run_op(spec: OpSpec, inputs: tuple, outs: tuple | None = None, mask: Any = None,

@@ -27,14 +27,16 @@ from .._dispatch import implements, implements_ufunc
 from ..array import DeviceArray, asarray, empty, zeros
 from ..array.geometry import c_strides
 from ..device import Device
-from ..kernels import gemm
+from ..kernels import gemm, gemm_mma
 from ..kernels.copy import merge_dims
 from ..kernels.crossover import prefer_host
 from ..kernels.gemm import GemmOperand, GemmProblem
 from ..kernels.plans import PlanCache
 from ..kernels.variant import Choice
 from ..memory import Storage
+from ..dtypes import mma_operand_dtype
 from ._common import compute_dtype, device_of
+from .precision import TF32_BOUND, resolve_precision
 
 try:  # NumPy's own exception type for this error (a TypeError subclass); private in NumPy 2.x
     from numpy._core._exceptions import _UFuncOutputCastingError as _OutputCastingError
@@ -123,13 +125,23 @@ class MatmulPlan:
     """Everything about ``a @ b`` that its key decides; :meth:`run` does the rest."""
 
     def __init__(self, a: DeviceArray | np.ndarray, b: DeviceArray | np.ndarray, dtype: Any,
-                 device: Device, kernel: str | None, params: Mapping[str, int] | None):
+                 device: Device, kernel: str | None, params: Mapping[str, int] | None,
+                 precision: str = "highest"):
         _check_core(a.shape, b.shape)
         self.device = device
         self.dtype_arg = dtype
+        self.precision = precision
         self.a_shape, self.b_shape = a.shape, b.shape
         _, _, self.result_dtype = _result_dtypes(a.dtype, b.dtype, dtype)
         self.compute = compute_dtype(self.result_dtype, device)
+        # Operands the tensor-core kernel takes as they are (float16, bfloat16): computed in
+        # their own dtype where the device has tensor cores or the kernel is forced.
+        mma_dtype = mma_operand_dtype(a.dtype, b.dtype, self.result_dtype)
+        if mma_dtype is not None and (kernel == "mma" or (kernel is None
+                                                          and device.info.tensor_cores)):
+            self.compute = mma_dtype
+        self.c_dtype = (gemm_mma.output_dtype(self.compute) if mma_dtype is not None
+                        and self.compute == mma_dtype else self.compute)
         _, _, M, N, K, batch_shape, out_shape = _shapes(a.shape, b.shape)
         self.M, self.N, self.K, self.batch_shape, self.out_shape = M, N, K, batch_shape, out_shape
         self.batch = math.prod(batch_shape)
@@ -168,7 +180,7 @@ class MatmulPlan:
                                   self.batch) if self.b_from_host
                 else self._operand(b, self.b_layout, K, N, isz, None))
         problem = GemmProblem(self.batch, M, N, K, compute, op_a, op_b,
-                              GemmOperand(None, 0, N, M * N, False))
+                              GemmOperand(None, 0, N, M * N, False), self.precision)
         self.choice = gemm.choose(self.device, problem, kernel, params)
         if self.b_from_host and not self.choice.variant.takes_host_b:
             # Uploaded as a contiguous device array: the same kernel path (and prepared launch)
@@ -178,7 +190,7 @@ class MatmulPlan:
             self.b_layout = _layout(shape2, c_strides(shape2, 1), batch_shape, K, N)
             problem = GemmProblem(self.batch, M, N, K, compute, op_a,
                                   self._operand(b, self.b_layout, K, N, isz, None),
-                                  GemmOperand(None, 0, N, M * N, False))
+                                  GemmOperand(None, 0, N, M * N, False), self.precision)
             self.choice = gemm.choose(self.device, problem, kernel, params)
         prepare = self.choice.variant.prepare
         self.prepared = (prepare(self.device, problem, self.choice.params)
@@ -223,8 +235,7 @@ class MatmulPlan:
         if self.prepared is not None:  # the repeated-call path: buffers and offsets only
             if gemm.launch_log is not None:
                 gemm.launch_log.append((self.batch, M, N, K))
-            c = DeviceArray.from_storage(Storage(device, self.batch * M * N * isz),
-                                         self.out_shape, compute, c_strides(self.out_shape, isz))
+            c = self._new_c()
             self.prepared(a.storage.kernel_buffer(), _offset_arg(a, self.a_layout, isz),
                           b.storage.kernel_buffer(), _offset_arg(b, self.b_layout, isz),
                           c.storage.kernel_buffer(write=True))
@@ -234,16 +245,23 @@ class MatmulPlan:
             op_b = _host_operand(np.asarray(b, compute), batch_shape, K, N)
         else:
             op_b = self._operand(b, self.b_layout, K, N, isz, b.storage.kernel_buffer())
-        c = DeviceArray.from_storage(Storage(device, self.batch * M * N * isz), self.out_shape,
-                                     compute, c_strides(self.out_shape, isz))
+        c = self._new_c()
         problem = GemmProblem(self.batch, M, N, K, compute, op_a, op_b,
-                              GemmOperand(c.storage.kernel_buffer(write=True), 0, N, M * N))
+                              GemmOperand(c.storage.kernel_buffer(write=True), 0, N, M * N),
+                              self.precision)
         gemm.launch(device, problem, self.choice)
         return self._finish(c)
 
+    def _new_c(self) -> DeviceArray:
+        """A fresh (batch..., M, N) device array in the dtype the kernel writes."""
+        csz = self.c_dtype.itemsize
+        return DeviceArray.from_storage(Storage(self.device, self.batch * self.M * self.N * csz),
+                                        self.out_shape, self.c_dtype,
+                                        c_strides(self.out_shape, csz))
+
     def _finish(self, c: DeviceArray) -> DeviceArray:
         """``c`` in the result dtype (kernels compute narrow types wider)."""
-        if self.compute == self.result_dtype:
+        if self.c_dtype == self.result_dtype:
             return c
         if self.result_dtype == np.float16:
             return asarray(np.asarray(c).astype(np.float16), device=self.device)
@@ -254,8 +272,26 @@ class MatmulPlan:
                 f"{self.device.name} (batch={self.batch}, M={self.M}, N={self.N}, K={self.K}"
                 + (f", computed in {self.compute})" if self.compute is not None else ")"))
         if self.kind != "kernel":
-            return head + "\n" + self.reason
-        return head + "\n" + self.choice.describe()
+            return head + "\n" + self.reason + self._precision_note()
+        return head + "\n" + self.choice.describe() + self._precision_note()
+
+    def _precision_note(self) -> str:
+        """What runs on tensor cores (or why TF32 did not), where it applies."""
+        mma = self.choice is not None and self.choice.variant is gemm_mma.MMA
+        how = "emulated (EMULATE=1)" if mma and self.choice.params["EMULATE"] else "tensor cores"
+        if mma and self.compute != np.float32:
+            return (f"\n{how}: {self.compute} operands, float32 accumulation, C rounded once "
+                    f"to {self.result_dtype}")
+        if self.result_dtype != np.float32 or self.precision != "tf32":
+            return ""
+        if mma:
+            return f"\nprecision: tf32 ({how}; error bound: {TF32_BOUND})"
+        if self.choice is None:
+            return "\nprecision: tf32 requested, float32 arithmetic ran (no kernel)"
+        why = dict(self.choice.rejected).get("mma") or (
+            "needs NVIDIA tensor cores (sm_80 or newer)" if not self.device.info.tensor_cores
+            else "another kernel was forced")
+        return f"\nprecision: tf32 requested, float32 arithmetic ran (mma: {why})"
 
 
 _ZERO = np.int64(0)
@@ -306,12 +342,16 @@ def _operand_key(x: DeviceArray | np.ndarray) -> tuple:
 
 def plan_for(a: DeviceArray | np.ndarray, b: DeviceArray | np.ndarray, dtype: Any = None,
              device: Device | None = None, kernel: str | None = None,
-             params: Mapping[str, int] | None = None) -> MatmulPlan:
-    """The cached plan of ``matmul(a, b, dtype=dtype, kernel=kernel, params=params)``."""
+             params: Mapping[str, int] | None = None,
+             precision: str | None = None) -> MatmulPlan:
+    """The cached plan of ``matmul(a, b, dtype=dtype, kernel=kernel, params=params,
+    precision=precision)`` (``precision`` None: the one in force, see ops/precision.py)."""
     device = device_of(a, b) if device is None else device
+    precision = resolve_precision(precision)
     key = (device, type(a) is DeviceArray, _operand_key(a), type(b) is DeviceArray,
-           _operand_key(b), dtype, kernel, tuple(sorted(params.items())) if params else None)
-    return _PLANS.get(key, lambda: MatmulPlan(a, b, dtype, device, kernel, params))
+           _operand_key(b), dtype, kernel, tuple(sorted(params.items())) if params else None,
+           precision)
+    return _PLANS.get(key, lambda: MatmulPlan(a, b, dtype, device, kernel, params, precision))
 
 
 def _write_out(result: DeviceArray, out: Any, casting: str) -> Any:
@@ -334,27 +374,30 @@ def _write_out(result: DeviceArray, out: Any, casting: str) -> Any:
 
 def matmul(a: Any, b: Any, /, out: Any = None, *, dtype: Any = None, casting: str = "same_kind",
            axes: Any = None, kernel: str | None = None,
-           params: Mapping[str, int] | None = None) -> DeviceArray:
+           params: Mapping[str, int] | None = None, precision: str | None = None) -> DeviceArray:
     """``np.matmul`` on the device: NumPy's semantics; ``kernel=`` forces a GEMM variant (see
-    :func:`clarray_gemm.kernels`) and ``params=`` its ``-D`` parameters."""
+    :func:`clarray_gemm.kernels`) and ``params=`` its ``-D`` parameters; ``precision="tf32"``
+    lets float32 products run on TF32 tensor cores (see :func:`clarray_gemm.set_precision`)."""
     if axes is not None:
-        return _matmul_axes(a, b, out, dtype, casting, axes, kernel, params)
+        return _matmul_axes(a, b, out, dtype, casting, axes, kernel, params, precision)
     a, b = coerce_operand(a), coerce_operand(b)
     device = device_of(a, b, out)
-    result = plan_for(a, b, dtype, device, kernel, params).run(a, b)
+    result = plan_for(a, b, dtype, device, kernel, params, precision).run(a, b)
     return result if out is None else _write_out(result, out, casting)
 
 
-def explain_matmul(a: Any, b: Any, kernel: str | None = None, *, dtype: Any = None,
-                   params: Mapping[str, int] | None = None) -> str:
-    """Which GEMM kernel ``matmul(a, b, dtype=dtype, kernel=kernel, params=params)`` runs (or
-    the host path), with which parameters, and why: the description of the very plan (the
-    cached object) the call runs."""
+def explain_matmul(a: Any, b: Any, kernel: str | None = None,
+                   precision: str | None = None,
+                   params: Mapping[str, int] | None = None, *, dtype: Any = None) -> str:
+    """Which GEMM kernel ``matmul(a, b, dtype=dtype, kernel=kernel, params=params,
+    precision=precision)`` runs (or the host path), with which parameters, and why: the
+    description of the very plan (the cached object) the call runs (with the TF32 error bound
+    when the float32 product runs in TF32)."""
     a, b = coerce_operand(a), coerce_operand(b)
-    return plan_for(a, b, dtype, device_of(a, b), kernel, params).describe()
+    return plan_for(a, b, dtype, device_of(a, b), kernel, params, precision).describe()
 
 
-def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params):
+def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params, precision=None):
     try:
         ax_a, ax_b, ax_out = (tuple(x) if isinstance(x, (tuple, list)) else (x,) for x in axes)
     except (TypeError, ValueError):
@@ -366,7 +409,8 @@ def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params):
         core = tuple(operator.index(i) % x.ndim for i in core) if x.ndim else core
         rest = [i for i in range(x.ndim) if i not in core]
         return x.transpose(rest + list(core))
-    res = matmul(to_end(a_d, ax_a), to_end(b_d, ax_b), dtype=dtype, kernel=kernel, params=params)
+    res = matmul(to_end(a_d, ax_a), to_end(b_d, ax_b), dtype=dtype, kernel=kernel, params=params,
+                 precision=precision)
     n_core = len(ax_out)
     src = list(range(res.ndim - n_core, res.ndim))
     res_view = res.geometry_view(lambda t: np.moveaxis(t, src, list(ax_out)))

@@ -17,7 +17,7 @@ from numpy._core import umath
 
 from .._dispatch import implements, implements_ufunc
 from ..array import DeviceArray, host_function
-from .elementwise import PYTHON_SCALARS, OpSpec, run_op
+from .elementwise import PYTHON_SCALARS, OpSpec, binary_plan, run_op
 
 __all__ = ["SPECS", "WHERE", "CLIP", "device_ufunc"]
 
@@ -87,6 +87,15 @@ def _mask(where: Any) -> Any:
 def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     """``ufunc(*inputs, **kwargs)`` on the device, or NotImplemented for the host fallback."""
     if not kwargs and ufunc is not np.power and len(inputs) == ufunc.nin:  # the common call
+        if len(inputs) == 2:  # the operators: two device arrays, a plan on a short key
+            a, b = inputs
+            if type(a) is DeviceArray and type(b) is DeviceArray and a.device is b.device:
+                plan = binary_plan(SPECS[ufunc], a, b, a.device)
+                if plan.fresh_flat:
+                    return plan.run_binary(a, b)
+                if plan.supported:
+                    result = plan.run(inputs, None, None)
+                    return result[0] if len(result) == 1 else result
         device = None
         for x in inputs:
             if type(x) is DeviceArray:

@@ -1,0 +1,136 @@
+"""The tensor-core GEMM (``opencl/gemm_mma.cl``): float16 and bfloat16 products, and float32
+products in TF32 where the caller opted in (``precision="tf32"``).
+
+On NVIDIA sm_80+ (``DeviceInfo.tensor_cores``) the kernel runs ``mma.sync`` and ``ldmatrix``
+through inline PTX (``MMA_PTX=1``); nowhere else is that PTX compiled. ``EMULATE=1`` builds
+the same tiling with the warp-level product emulated in plain OpenCL C (``MMA_PTX=0``): it
+runs on any device (PoCL, Oclgrind) and is only ever chosen by force, for tests.
+
+The problem's dtype is the operands' dtype: float16 (C float16), bfloat16 (C float32, NumPy's
+result type with ml_dtypes) or float32 with ``precision == "tf32"`` (C float32).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import pyopencl as cl
+
+from ..device import Device, DeviceInfo
+from ..dtypes import bfloat16_dtype
+from .gemm import GemmProblem, prepared_standard, standard_args
+from .programs import get_kernel
+from .variant import Variant
+
+__all__ = ["MMA", "mma_elem", "output_dtype", "VARIANTS"]
+
+SOURCE = "gemm_mma.cl"
+_F16, _BF16, _TF32 = 1, 2, 3
+
+
+def mma_elem(problem: GemmProblem) -> int | None:
+    """The kernel's ``ELEM`` for this problem (1 float16, 2 bfloat16, 3 TF32), or None."""
+    dt = np.dtype(problem.dtype)
+    if dt == np.float16:
+        return _F16
+    if dt == np.float32 and problem.precision == "tf32":
+        return _TF32
+    bf16 = bfloat16_dtype()
+    return _BF16 if bf16 is not None and dt == bf16 else None
+
+
+def output_dtype(operand_dtype: np.dtype) -> np.dtype:
+    """The dtype the kernel writes C in for operands of ``operand_dtype``."""
+    return np.dtype(np.float16) if np.dtype(operand_dtype) == np.float16 else np.dtype(np.float32)
+
+
+def _geometry(problem: GemmProblem, params: Mapping[str, int]) -> dict[str, int]:
+    """The tile defines with BK=0 resolved (32 for 16-bit operands, 16 for TF32)."""
+    elem = mma_elem(problem)
+    bk = params["BK"] or (16 if elem == _TF32 else 32)
+    return {"BM": params["BM"], "BN": params["BN"], "BK": bk, "WM": params["WM"],
+            "WN": params["WN"]}
+
+
+def _threads(g: Mapping[str, int]) -> int:
+    return (g["BM"] // g["WM"]) * (g["BN"] // g["WN"]) * 32
+
+
+def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    elem = mma_elem(p)
+    if elem is None:
+        return (f"float16 or bfloat16 operands, or float32 with precision 'tf32', only "
+                f"(not {np.dtype(p.dtype)} at precision {p.precision!r})")
+    if not params["EMULATE"] and not info.tensor_cores:
+        cc = info.compute_capability
+        return ("needs NVIDIA tensor cores (sm_80 or newer; this device: "
+                + (f"sm_{cc[0]}{cc[1]}" if cc else info.vendor or "unknown")
+                + "); EMULATE=1 runs the portable emulation")
+    g = _geometry(p, params)
+    if min(g.values()) < 1 or g["BM"] % g["WM"] or g["BN"] % g["WN"] or g["WM"] % 16 \
+            or g["WN"] % 16 or g["BK"] % 16:
+        return "needs BM % WM == BN % WN == 0 and WM, WN, BK multiples of 16"
+    epc = 4 if elem == _TF32 else 8
+    threads = _threads(g)
+    if (g["BM"] * g["BK"]) % (epc * threads) or (g["BN"] * g["BK"]) % (epc * threads):
+        return f"BM*BK and BN*BK must be multiples of {epc * threads} (16-byte chunks per thread)"
+    if threads > info.max_work_group_size:
+        return f"work-group of {threads} exceeds the device's {info.max_work_group_size}"
+    pad_k, pad_x = (4 if elem == _TF32 else 8), 8
+    itemsize = 4 if elem == _TF32 else 2
+    a_tile = (g["BK"] * (g["BM"] + pad_x)) if p.a.trans else g["BM"] * (g["BK"] + pad_k)
+    b_tile = (g["BN"] * (g["BK"] + pad_k)) if p.b.trans else g["BK"] * (g["BN"] + pad_x)
+    nbytes = 2 * (a_tile + b_tile) * itemsize
+    if nbytes > info.local_mem_bytes:
+        return f"needs {nbytes} bytes of local memory, the device has {info.local_mem_bytes}"
+    return None
+
+
+def _rank(p: GemmProblem, info: DeviceInfo) -> float:
+    # Above every other kernel wherever it runs natively: for float16/bfloat16 it is the only
+    # kernel, for TF32 the caller asked for tensor cores.
+    return 200.0 if info.tensor_cores and mma_elem(p) is not None else 0.0
+
+
+def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> dict[str, object]:
+    """The ``-D`` defines of the kernel for this problem on this device."""
+    elem = mma_elem(p)
+    epc = 4 if elem == _TF32 else 8
+    d: dict[str, object] = dict(_geometry(p, params))
+    d.update(ELEM=elem, MMA_PTX=int(not params["EMULATE"] and device.info.tensor_cores),
+             TRANS_A=int(p.a.trans), TRANS_B=int(p.b.trans), GROUP_M=params["GROUP_M"],
+             VEC_A=int(p.a.aligned(epc)), VEC_B=int(p.b.aligned(epc)),
+             SIMULATOR=int(device.info.is_simulator))
+    return d
+
+
+def _sizes(p: GemmProblem, d: Mapping[str, object]) -> tuple[tuple, tuple]:
+    threads = _threads(d)  # type: ignore[arg-type]
+    tiles_n, tiles_m = -(-p.N // d["BN"]), -(-p.M // d["BM"])  # type: ignore[operator]
+    return (threads * tiles_n, tiles_m, p.batch), (threads, 1, 1)
+
+
+def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    d = defines_for(device, p, params)
+    kernel = get_kernel(device, SOURCE, "gemm_mma", d)
+    gs, ls = _sizes(p, d)
+    return kernel(device.queue, gs, ls, *standard_args(p))
+
+
+def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
+    d = defines_for(device, p, params)
+    gs, ls = _sizes(p, d)
+    return prepared_standard(device, p, get_kernel(device, SOURCE, "gemm_mma", d), gs, ls)
+
+
+MMA = Variant(
+    name="mma", source=SOURCE, entry="gemm_mma",
+    summary="tensor cores: mma.sync (float16, bfloat16, TF32) via inline PTX, ldmatrix, "
+            "double-buffered local tiles; EMULATE=1: the same tiling in plain OpenCL C",
+    defaults={"BM": 128, "BN": 128, "BK": 0, "WM": 64, "WN": 32, "GROUP_M": 8, "EMULATE": 0},
+    fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
+    tunable={"BM": (64, 128), "BN": (64, 128, 256), "WM": (32, 64), "WN": (32, 64),
+             "GROUP_M": (1, 8)},
+)
+
+VARIANTS: tuple[Variant[GemmProblem], ...] = (MMA,)

@@ -1,0 +1,154 @@
+"""``gemv_split``: matrix-vector products (M == 1 or N == 1) at memory bandwidth on GPUs.
+
+``opencl/gemv_split.cl`` reads the matrix once with 16-byte vector loads along its contiguous
+axis (``gemv_rows`` for rows of X contiguous, ``gemv_cols`` for columns), and splits K into
+``KSPLIT`` slices whose partial sums a second small kernel adds, so that even a single product
+launches enough work-groups to keep every compute unit's loads in flight (the older ``gemv``
+kernel launches R/16 work-items for ``x @ B``: a handful of work-groups on a 132-SM GPU).
+Every ``-D`` parameter can be forced with ``params=``; 0 means "chosen by the shape".
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+import pyopencl as cl
+
+from ..device import Device, DeviceInfo, register_fork_reset
+from ..dtypes import dtype_defines
+from ..memory import new_buffer
+from .gemm import GemmProblem, dtype_supported
+from .gemm_variants import TINY_VOLUME, _gemv_geometry
+from .programs import get_kernel
+from .variant import Variant
+
+__all__ = ["VARIANT", "VARIANTS", "resolve"]
+
+SOURCE = "gemv_split.cl"
+DEFAULTS = {"WG": 256, "VW": 0, "LANES": 0, "RT": 0, "KSPLIT": 0}
+_WIDTHS = (1, 2, 4, 8, 16)
+# Work-groups of WG work-items wanted per compute unit (loads in flight: Little's law).
+_GROUPS_PER_UNIT = 4
+# The fewest vector loads one work-item makes per slice before K is split further.
+_MIN_STEPS = 8
+i32, i64 = np.int32, np.int64
+
+_workspace: dict[Device, cl.Buffer] = {}
+register_fork_reset(_workspace)
+
+
+def _scratch(device: Device, nbytes: int) -> cl.Buffer:
+    buf = _workspace.get(device)
+    if buf is None or buf.size < nbytes:
+        buf = _workspace[device] = new_buffer(device, nbytes)
+    return buf
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(n - 1, 0).bit_length()
+
+
+def resolve(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict[str, int]:
+    """All ``-D`` parameters and the kernel (``ROWS`` 1: gemv_rows) for ``p``; zeros chosen
+    by the shape: VW 16 bytes, LANES up to 32 along a row, RT 16, KSPLIT to fill the device."""
+    d = dict(DEFAULTS)
+    d.update(params)
+    rows_r, x, v, _ = _gemv_geometry(p)
+    wg = d["WG"]
+    rows = int(x[3] == 1)
+    vw = d["VW"] or max(1, min(16, 16 // p.itemsize))
+    if rows:
+        lanes = d["LANES"] or min(32, wg, _pow2_at_least(-(-p.K // vw)))
+        per_group, per_slice_item = wg // lanes, lanes * vw
+    else:
+        lanes = 1
+        rt = d["RT"] or min(16, wg)
+        per_group, per_slice_item = rt * vw, wg // rt
+    groups = -(-rows_r // per_group) * p.batch
+    ksplit = d["KSPLIT"]
+    if ksplit == 0:
+        want = -(-_GROUPS_PER_UNIT * max(info.compute_units, 1) // groups)
+        most = max(1, p.K // (per_slice_item * _MIN_STEPS))
+        ksplit = max(1, min(want, most))
+    kc = -(-p.K // ksplit)
+    if rows:
+        kc = -(-kc // vw) * vw
+    ksplit = -(-p.K // kc)  # no empty slices
+    aligned_stride = x[2] if rows else x[3]
+    aligned = all(s % vw == 0 for s in (x[1], aligned_stride, x[4] if p.batch > 1 else 0))
+    d.update(VW=vw, LANES=lanes, RT=d["RT"] or min(16, wg), KSPLIT=ksplit,
+             KC=kc, ROWS=rows, ALIGNED=int(aligned), V_UNIT=int(v[2] == 1),
+             GROUPS=-(-rows_r // per_group))
+    return d
+
+
+def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    if p.M != 1 and p.N != 1:
+        return "neither M nor N is 1"
+    why = dtype_supported(p, info)
+    if why:
+        return why
+    wg = params.get("WG", DEFAULTS["WG"])
+    if wg < 1 or wg & (wg - 1):
+        return "WG must be a power of two"
+    if wg > info.max_work_group_size:
+        return f"work-group of {wg} exceeds the device's {info.max_work_group_size}"
+    if params.get("VW", 0) not in (0,) + _WIDTHS:
+        return f"VW must be 0 (16 bytes) or one of {_WIDTHS}"
+    if params.get("KSPLIT", 0) < 0:
+        return "KSPLIT must be positive (or 0: by shape)"
+    _, x, _, _ = _gemv_geometry(p)
+    if x[3] != 1 and x[2] != 1:
+        return "the matrix has no contiguous axis"
+    d = resolve(p, info, params)
+    if d["ROWS"]:
+        if d["LANES"] < 1 or d["LANES"] & (d["LANES"] - 1) or wg % d["LANES"]:
+            return "LANES must be a power of two dividing WG"
+    else:
+        kt = wg // d["RT"] if d["RT"] and wg % d["RT"] == 0 else 0
+        if kt < 1 or kt & (kt - 1):
+            return "RT must divide WG with WG/RT a power of two"
+    local = wg * p.itemsize * (1 if d["ROWS"] else d["VW"])
+    if local > info.local_mem_bytes:
+        return f"needs {local} bytes of local memory, the device has {info.local_mem_bytes}"
+    return None
+
+
+def _rank(p: GemmProblem, info: DeviceInfo) -> float:
+    if not (p.M == 1 or p.N == 1) or p.M * p.N * p.K <= TINY_VOLUME:
+        return 0.5
+    # GPUs: above gemv (50). CPUs keep gemv, whose one-work-item-per-row form suits them.
+    return 60.0 if info.is_gpu else 40.0
+
+
+def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    d = resolve(p, device.info, params)
+    rows_r, x, v, y = _gemv_geometry(p)
+    defines = dtype_defines(p.dtype)
+    for name in ("WG", "VW", "LANES", "RT", "KSPLIT", "KC", "ALIGNED", "V_UNIT"):
+        defines[name] = d[name]
+    wg, ks = d["WG"], d["KSPLIT"]
+    kernel = get_kernel(device, SOURCE, "gemv_rows" if d["ROWS"] else "gemv_cols", defines)
+    work = _scratch(device, max(ks * p.batch * rows_r, 1) * p.itemsize if ks > 1
+                    else p.itemsize)
+    event = kernel(device.queue, (wg * d["GROUPS"], ks, p.batch), (wg, 1, 1),
+                   i32(rows_r), i32(p.K), x[0], i64(x[1]), i64(x[2]), i64(x[3]), i64(x[4]),
+                   v[0], i64(v[1]), i64(v[2]), i64(v[3]), y[0], i64(y[1]), i64(y[2]), i64(y[3]),
+                   work)
+    if ks == 1:
+        return event
+    reduce = get_kernel(device, SOURCE, "gemv_split_reduce", defines)
+    return reduce(device.queue, (math.ceil(rows_r / 64) * 64, p.batch), (64, 1), i32(rows_r),
+                  work, y[0], i64(y[1]), i64(y[2]), i64(y[3]))
+
+
+VARIANT = Variant(
+    name="gemv_split", source=SOURCE, entry="gemv_rows",
+    summary="matrix-vector at bandwidth: 16-byte loads along the contiguous axis, split-K "
+            "slices summed by a second kernel, enough work-groups to fill the GPU",
+    defaults=DEFAULTS, fits=_fits, rank=_rank, launch=_launch,
+    tunable={"WG": (128, 256, 512), "LANES": (0, 8, 16, 32), "RT": (0, 8, 16, 32),
+             "KSPLIT": (0, 1, 2, 4, 8, 16)},
+)
+VARIANTS: tuple[Variant[GemmProblem], ...] = (VARIANT,)

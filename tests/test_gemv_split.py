@@ -1,0 +1,100 @@
+"""The ``gemv_split`` matrix-vector kernel, forced with ``matmul(kernel="gemv_split")``, against
+NumPy on the default device: both orientations (rows of the matrix contiguous: ``A @ x``;
+columns contiguous: ``x @ B``), transposed and strided operands, batches and broadcast vectors,
+split-K and its reduction, every integer width (wrapping as NumPy does), outputs poisoned first.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+from clarray_gemm.kernels import gemm
+
+from conftest import random_array
+from test_gemm_kernels import NVIDIA, CPU, check_every_element, fake_device, problem, run_into_poison
+
+KERNEL = "gemv_split"
+# (M, N, K): N == 1 runs gemv_rows, M == 1 gemv_cols; odd sizes, K = 1, rows past any tile.
+SIZES = [(1000, 1, 257), (1, 1000, 257), (1, 1, 33), (7, 1, 1), (1, 31, 7), (257, 1, 1000),
+         (1, 257, 1000), (33, 1, 5000), (1, 33, 5000)]
+PARAMS = [{}, {"KSPLIT": 1}, {"KSPLIT": 7}, {"VW": 1, "KSPLIT": 2},
+          {"WG": 64, "LANES": 8, "RT": 4, "KSPLIT": 3}, {"WG": 32, "LANES": 32, "RT": 32}]
+
+
+@pytest.mark.parametrize("params", PARAMS)
+@pytest.mark.parametrize("M,N,K", SIZES)
+def test_float32_sizes(M, N, K, params, device):
+    a = random_array((M, K), np.float32, seed=M + K)
+    b = random_array((K, N), np.float32, seed=N)
+    check_every_element(run_into_poison(a, b, KERNEL, device, params=params), a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int8, np.uint8, np.int16, np.int32,
+                                   np.uint32, np.int64, np.uint64])
+@pytest.mark.parametrize("M,N,K", [(257, 1, 100), (1, 257, 100), (31, 1, 7)])
+def test_dtypes(dtype, M, N, K, device):
+    if dtype == np.float64 and not device.info.fp64:
+        pytest.skip("no fp64")
+    a = random_array((M, K), dtype, seed=3)
+    b = random_array((K, N), dtype, seed=4)
+    got = cg.matmul(cg.asarray(a, device=device), cg.asarray(b, device=device), kernel=KERNEL,
+                    params={"KSPLIT": 3})
+    check_every_element(got, a, b)
+
+
+@pytest.mark.parametrize("params", [{}, {"KSPLIT": 4}, {"VW": 1}])
+@pytest.mark.parametrize("M,N,K", [(257, 1, 100), (1, 257, 100)])
+def test_transposed_batched(M, N, K, params, device):
+    a = random_array((3, M, K), np.float32, seed=13)
+    b = random_array((3, K, N), np.float32, seed=14)
+    x = cg.asarray(np.ascontiguousarray(a.swapaxes(1, 2)), device=device).mT
+    y = cg.asarray(np.ascontiguousarray(b.swapaxes(1, 2)), device=device).mT
+    check_every_element(run_into_poison(x, y, KERNEL, device, params=params), a, b)
+
+
+@pytest.mark.parametrize("n,k", [(257, 100), (33, 1000)])
+def test_strided_and_broadcast_vectors(n, k, device):
+    mat = random_array((n, k), np.float32, seed=5)
+    vec2 = random_array((2 * k,), np.float32, seed=6)
+    m = cg.asarray(mat, device=device)
+    v = cg.asarray(vec2, device=device)[::2]
+    want = mat.astype(np.float64) @ vec2[::2].astype(np.float64)
+    np.testing.assert_allclose(np.asarray(cg.matmul(m, v, kernel=KERNEL)), want, rtol=1e-4, atol=1e-3)
+    vecs = random_array((4, 1, n), np.float32, seed=7)   # four vectors, one shared matrix
+    got = cg.matmul(cg.asarray(vecs, device=device), m, kernel=KERNEL, params={"KSPLIT": 2})
+    check_every_element(got, vecs, np.broadcast_to(mat, (4, n, k)))
+    offset = cg.asarray(random_array((k + 3,), np.float32, seed=8), device=device)[3:]
+    got = cg.matmul(m, offset, kernel=KERNEL)                 # a vector at an odd offset
+    np.testing.assert_allclose(np.asarray(got), mat.astype(np.float64) @ np.asarray(offset),
+                               rtol=1e-4, atol=1e-3)
+
+
+def test_refuses_non_gemv_and_bad_params(device):
+    x = cg.zeros((8, 8), np.float32, device=device)
+    with pytest.raises(ValueError, match="neither M nor N is 1"):
+        cg.matmul(x, x, kernel=KERNEL)
+    v = cg.zeros((8,), np.float32, device=device)
+    with pytest.raises(ValueError, match="WG must be a power of two"):
+        cg.matmul(x, v, kernel=KERNEL, params={"WG": 48})
+    with pytest.raises(ValueError, match="LANES must be"):
+        cg.matmul(x, v, kernel=KERNEL, params={"WG": 64, "LANES": 3})
+
+
+@pytest.mark.parametrize("shape", [(4096, 1, 4096), (1, 4096, 4096), (1, 1, 1 << 20)])
+def test_chosen_on_gpus_not_cpus(shape, device):
+    assert gemm.choose(fake_device(device, **NVIDIA), problem(*shape)).variant.name == KERNEL
+    assert gemm.choose(fake_device(device, **CPU), problem(*shape)).variant.name == "gemv"
+
+
+def test_split_fills_the_gpu(device):
+    """x @ B at 4096^2 on 132 compute units: K is split so that several work-groups per unit
+    run, and the explanation names the kernel."""
+    from clarray_gemm.kernels import gemv_split
+    d = gemv_split.resolve(problem(1, 4096, 4096), fake_device(device, **NVIDIA).info, {})
+    assert d["ROWS"] == 0 and d["GROUPS"] * d["KSPLIT"] >= 2 * 132
+    d = gemv_split.resolve(problem(4096, 1, 4096), fake_device(device, **NVIDIA).info, {})
+    assert d["ROWS"] == 1 and d["GROUPS"] * d["KSPLIT"] >= 2 * 132
+    x = cg.zeros((300, 4096), np.float32, device=device)
+    text = cg.explain_matmul(x, cg.zeros((4096,), np.float32, device=device), kernel=KERNEL)
+    assert "kernel: gemv_split" in text
