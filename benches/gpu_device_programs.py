@@ -151,6 +151,37 @@ def main() -> None:
         records.append(dict(zip(("kernel", "ours_ms", "ours_GBps", "of_our_copy_bw", "cupy_ms",
                                  "cupy_GBps"), bw_rows[-1])))
 
+    # the k-means step piece by piece (where a program loses to CuPy)
+    pieces = []
+    for label, (program, host_args) in program_inputs(args.quick).items():
+        if program is not kmeans_step:
+            continue
+        hx, hc = host_args
+        for side, xp_x, xp_c, xp, sync in (("ours", cg.asarray(hx, device=device),
+                                            cg.asarray(hc, device=device), np, sync_cl),
+                                           ("cupy", cp.asarray(hx), cp.asarray(hc), cp, sync_cp)):
+            diff = xp_x[:, None, :] - xp_c[None, :, :]
+            sq = diff ** 2
+            d = xp.sum(sq, axis=-1)
+            labels = xp.argmin(d, axis=1)
+            steps = [("x[:, None, :] - c[None, :, :]", lambda: xp_x[:, None, :] - xp_c[None, :, :]),
+                     ("diff ** 2", lambda: diff ** 2),
+                     ("sum(axis=-1)", lambda: xp.sum(sq, axis=-1)),
+                     ("argmin(axis=1)", lambda: xp.argmin(d, axis=1)),
+                     ("labels[:, None] == arange", lambda: labels[:, None] == xp.arange(
+                         hc.shape[0], like=xp_x) if side == "ours" else
+                      labels[:, None] == xp.arange(hc.shape[0]))]
+            for name, fn in steps:
+                pieces.append((side, name, timed(fn, sync, 5) * 1e3))
+    if pieces:
+        print("\n## k-means step, piece by piece (wall ms)\n")
+        print("| piece | ours ms | CuPy ms |\n|---|---:|---:|")
+        table = {}
+        for side, name, ms in pieces:
+            table.setdefault(name, {})[side] = ms
+        for name, v in table.items():
+            print(f"| {name} | {v.get('ours', float('nan')):.3f} | {v.get('cupy', float('nan')):.3f} |")
+
     print("\n## Programs (wall clock, float32)\n")
     print("| program | clarray_gemm ms | CuPy ms | CuPy/ours (≥1.0: target met) | rel. error vs CuPy "
           "| host fallbacks |")

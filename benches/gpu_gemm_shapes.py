@@ -19,9 +19,11 @@ integer matmul). Columns, wall clock first:
 * GEMV rows also print GB/s (matrix + vectors read, result written) and the percentage of the
   device-to-device copy bandwidth measured at the start of the same run.
 
-Groups: ``copy`` (bandwidth floor), ``gemv``, ``batched``, ``fp64``, ``int``, ``fp32`` (square,
-irregular, skinny), then ``sweep`` rows (forced kernels and parameters, our times only, for the
-next tuning step). Each row catches its own exceptions; ``--budget`` seconds after the start the
+Groups: ``copy`` (bandwidth floor), ``gemv``, ``batched``, ``int``, ``fp32`` (square, irregular,
+skinny), ``sweep`` rows (forced kernels and parameters, our times only, for the next tuning step:
+integer gpu_blocked presets against vec/regtile, gemv_split at 4096^2 and 8192^2, gpu_blocked's
+float64 presets), then ``fp64`` (on sm_80+ the inline-PTX ``dmma`` kernel by default) and the
+``dmma`` tile sweep last, so that a faulting PTX kernel cannot spoil the rows before it. Each row catches its own exceptions; ``--budget`` seconds after the start the
 remaining rows are listed as skipped. With ``CLARRAY_GEMM_NV_VERBOSE`` set (the default here) each
 newly built program's ptxas report (registers, spills) is printed under the row that built it.
 Locally (no CUDA) ``--device pocl --quick`` runs the same rows at small sizes without peers.
@@ -144,13 +146,6 @@ def cases(quick: bool) -> list[Case]:
     add(Case("batched", "broadcast (8,1,64,64) @ (1,32,64,64)", Operand((8, 1, 64, 64)),
              Operand((1, 32 if not quick else 2, 64, 64))))
     add(Case("batched", f"A.T batched {bb} x 64^3", Operand((bb, 64, 64), "T"), Operand((bb, 64, 64))))
-    # float64.
-    for n in (1024, 2048, 4096):
-        n = s(n)
-        add(Case("fp64", f"{n}^3 float64", *mkn(n, n, n), "float64"))
-    n = s(2048)
-    add(Case("fp64", f"A.T @ B {n}^3 float64", Operand((n, n), "T"), Operand((n, n)), "float64"))
-    add(Case("fp64", f"4097x3001x2049 float64 (MxKxN)", *mkn(s(4097), s(3001), s(2049)), "float64"))
     # Integers (exact, wrapping as NumPy does).
     for dt in ("int32", "int64"):
         for n in (1024, 4096):
@@ -158,6 +153,9 @@ def cases(quick: bool) -> list[Case]:
             add(Case("int", f"{n}^3 {dt}", *mkn(n, n, n), dt))
     add(Case("int", f"{s(1024)}^3 uint32", *mkn(s(1024), s(1024), s(1024)), "uint32"))
     add(Case("int", f"{s(1024)}^3 uint8", *mkn(s(1024), s(1024), s(1024)), "uint8"))
+    add(Case("int", f"{s(4096)}^3 uint8", *mkn(s(4096), s(4096), s(4096)), "uint8"))
+    add(Case("int", f"{s(1024)}^3 int8", *mkn(s(1024), s(1024), s(1024)), "int8"))
+    add(Case("int", f"{s(4096)}^3 uint32", *mkn(s(4096), s(4096), s(4096)), "uint32"))
     add(Case("int", f"{s(1000)}x{s(999)}x{s(1001)} int32 odd", *mkn(s(1000), s(999), s(1001)), "int32"))
     # float32: the table (M x K x N).
     for n in (64, 100, 1024, 4096, 8192):
@@ -170,32 +168,65 @@ def cases(quick: bool) -> list[Case]:
     add(Case("fp32", f"A.T @ B {n}^3", Operand((n, n), "T"), Operand((n, n))))
     add(Case("fp32", f"A @ B.T {n}^3", Operand((n, n)), Operand((n, n), "T")))
     # Sweeps: forced kernels / parameters, our times only (peers measured above).
-    n = s(2048)
-    for preset in range(1, 9):
-        add(Case("sweep", f"fp64 {n}^3 gpu_blocked PRESET={preset}", *mkn(n, n, n), "float64",
-                 "gpu_blocked", {"PRESET": preset, "KSPLIT": 1}, peer=None))
-    for kern in ("vec", "regtile"):
-        add(Case("sweep", f"fp64 {n}^3 {kern}", *mkn(n, n, n), "float64", kern, peer=None))
-    n = s(1024)
-    for kern in ("vec", "regtile", "tiled"):
-        add(Case("sweep", f"int32 {n}^3 {kern}", *mkn(n, n, n), "int32", kern, peer=None))
-    n = s(4096)
-    gemv_rows = (Operand((n, n)), Operand((n,)))   # A @ x: gemv_rows
-    gemv_cols = (Operand((n,)), Operand((n, n)))   # x @ A: gemv_cols
-    for label, ops in (("A @ x", gemv_rows), ("x @ A", gemv_cols)):
-        add(Case("sweep", f"{label} {n}^2 gemv (the older kernel)", *ops, kernel="gemv",
-                 peer=None, bandwidth=True))
-    for params in ({"KSPLIT": 1}, {"KSPLIT": 2}, {"KSPLIT": 4}, {"LANES": 16}, {"LANES": 8},
-                   {"WG": 128}, {"WG": 512}, {"WG": 128, "LANES": 16}):
-        add(Case("sweep", f"A @ x {n}^2 gemv_split {params}", *gemv_rows, kernel="gemv_split",
-                 params=params, peer=None, bandwidth=True))
-    for params in ({"KSPLIT": 1}, {"KSPLIT": 4}, {"KSPLIT": 8}, {"KSPLIT": 32}, {"RT": 8},
-                   {"RT": 32}, {"WG": 128}, {"WG": 512, "RT": 32}, {"VW": 2}):
-        add(Case("sweep", f"x @ A {n}^2 gemv_split {params}", *gemv_cols, kernel="gemv_split",
-                 params=params, peer=None, bandwidth=True))
+    for n in (1024, 4096):
+        n = s(n)
+        for dt, kern, params in (("int32", "gpu_blocked", {"PRESET": 7}),
+                                 ("int32", "gpu_blocked", {"PRESET": 1}),
+                                 ("int32", "gpu_blocked", {"PRESET": 4}),
+                                 ("int32", "vec", {}), ("int32", "regtile", {}),
+                                 ("int64", "gpu_blocked", {"PRESET": 1}),
+                                 ("int64", "gpu_blocked", {"PRESET": 4})):
+            add(Case("sweep", f"{dt} {n}^3 {kern} {params or ''}", *mkn(n, n, n), dt, kern,
+                     params, peer=None))
+    for n in (4096, 8192):
+        n = s(n)
+        gemv_rows = (Operand((n, n)), Operand((n,)))   # A @ x: gemv_rows
+        gemv_cols = (Operand((n,)), Operand((n, n)))   # x @ A: gemv_cols
+        for params in ({"WG": 256}, {"WG": 128, "KSPLIT": 2}, {"WG": 64}, {"WG": 128, "LANES": 16}):
+            add(Case("sweep", f"A @ x {n}^2 gemv_split {params}", *gemv_rows, kernel="gemv_split",
+                     params=params, peer=None, bandwidth=True))
+        for params in ({"KSPLIT": 1}, {"RT": 8}, {"RT": 32}, {"WG": 128}, {"WG": 512, "RT": 32}):
+            add(Case("sweep", f"x @ A {n}^2 gemv_split {params}", *gemv_cols, kernel="gemv_split",
+                     params=params, peer=None, bandwidth=True))
+    # 4097x3001x2049 runs scalar loads (K and N not multiples of 4): the same product with K and
+    # N padded to multiples of 4 (what zero-padded operand copies would run), and split-K.
+    for m, k, nn, params in ((4097, 3004, 2052, {}), (4096, 3000, 2048, {}),
+                             (4097, 3001, 2049, {"PRESET": 7, "KSPLIT": 2}),
+                             (4097, 3001, 2049, {"PRESET": 1})):
+        add(Case("sweep", f"fp32 {s(m)}x{s(k)}x{s(nn)} gpu_blocked {params}",
+                 *mkn(s(m), s(k), s(nn)), "float32", "gpu_blocked", params, peer=None))
     for kern in ("gpu_blocked", "vec"):
         add(Case("sweep", f"1000 x 32^3 {kern}", Operand((1000 if not quick else 20, 32, 32)),
                  Operand((1000 if not quick else 20, 32, 32)), kernel=kern, peer=None))
+    # float64 without tensor cores first (the fallback's presets), then the dmma tile sweep.
+    for n in (2048, 4096):
+        n = s(n)
+        for preset in (1, 4):
+            add(Case("sweep", f"fp64 {n}^3 gpu_blocked PRESET={preset}", *mkn(n, n, n),
+                     "float64", "gpu_blocked", {"PRESET": preset, "KSPLIT": 1}, peer=None))
+    # float64 (after every other group: its default on sm_80+ is the inline-PTX dmma kernel, and
+    # a kernel that faults would spoil the context for the rows after it).
+    for n in (1024, 2048, 4096):
+        n = s(n)
+        add(Case("fp64", f"{n}^3 float64", *mkn(n, n, n), "float64"))
+    n = s(2048)
+    add(Case("fp64", f"A.T @ B {n}^3 float64", Operand((n, n), "T"), Operand((n, n)), "float64"))
+    add(Case("fp64", f"4097x3001x2049 float64 (MxKxN)", *mkn(s(4097), s(3001), s(2049)), "float64"))
+    n = s(4096)
+    add(Case("fp64", f"A @ B.T {n}^3 float64", Operand((n, n)), Operand((n, n), "T"), "float64"))
+    add(Case("fp64", f"batched 64 x 256^3 float64", Operand((64, s(256), s(256))),
+             Operand((64, s(256), s(256))), "float64"))
+    emulate = {"EMULATE": 1} if quick else {}
+    tiles = ((64, 64, 16, 32, 32, 8, 0), (64, 64, 16, 32, 32, 8, 1), (128, 128, 8, 64, 32, 8, 0),
+             (128, 128, 8, 64, 32, 8, 1), (128, 64, 8, 64, 32, 8, 1), (64, 64, 8, 32, 32, 8, 1),
+             (128, 64, 8, 32, 32, 8, 0), (128, 128, 8, 32, 64, 8, 1), (64, 64, 16, 32, 32, 1, 0),
+             (64, 128, 8, 32, 64, 8, 1))
+    for n, shown in ((2048, tiles), (4096, tiles[:5])):
+        n = s(n)
+        for bm, bn, bk, wm, wn, gm, kp in shown:
+            params = dict(BM=bm, BN=bn, BK=bk, WM=wm, WN=wn, GROUP_M=gm, KPAIR=kp, **emulate)
+            add(Case("sweep", f"fp64 {n}^3 dmma {bm}x{bn}x{bk} warp {wm}x{wn} G{gm} KPAIR={kp}",
+                     *mkn(n, n, n), "float64", "dmma", params, peer=None))
     return rows
 
 
@@ -426,7 +457,8 @@ def fmt_row(r: dict) -> str:
     wall = f"**{r['peer_wall'] / r['ours_wall']:.3f}x**" if "peer_wall" in r else "-"
     devr = f"{r['peer_dev'] / r['ours_dev']:.3f}x" if "peer_dev" in r else "-"
     keep = ("PRESET", "KSPLIT", "BM", "BN", "TM", "TN", "BK", "WG", "VW", "NVEC", "TSM", "TSN",
-            "TSK", "WPTM", "WPTN", "TS", "LANES", "RT", "KC", "ROWS", "ALIGNED")
+            "TSK", "WPTM", "WPTN", "TS", "LANES", "RT", "KC", "ROWS", "ALIGNED", "WM", "WN",
+            "GROUP_M", "KPAIR", "EMULATE")
     params = ",".join(f"{k}={v}" for k, v in r.get("params", {}).items() if k in keep)
     bw = "-"
     if "gbps_wall" in r:

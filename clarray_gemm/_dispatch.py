@@ -19,10 +19,21 @@ LIKE_FUNCTIONS: set[Callable[..., Any]] = set()
 # Advanced (non-basic) indexing of a device array: (array, key) -> result or NotImplemented.
 GETITEM: Callable[[Any, Any], Any] | None = None
 
-__all__ = ["FUNCTIONS", "UFUNCS", "UFUNC_METHODS", "LIKE_FUNCTIONS", "implements",
+__all__ = ["NumPyDecides", "FUNCTIONS", "UFUNCS", "UFUNC_METHODS", "LIKE_FUNCTIONS", "implements",
            "implements_ufunc", "register_namespace", "array_namespace", "register_strided_copy",
            "strided_copy", "register_copy_on_host", "copy_on_host", "register_host_fallback",
            "host_function", "host_ufunc", "register_dlpack", "dlpack_device", "dlpack_export"]
+
+
+
+class NumPyDecides(TypeError):
+    """Raised where an operand is one no device operation takes: a dtype the device does not
+    compute with (strings, bytes, void, datetimes; see ``dtypes.numpy_only``) or data a device
+    buffer cannot hold (Python objects). The dispatcher (``__array_ufunc__``,
+    ``__array_function__``) then runs NumPy's own function on host views, so the answer,
+    result or exception, is NumPy's. Called directly (``clarray_gemm.asarray(None)``), it is
+    the ``TypeError`` it derives from."""
+
 
 _namespace_factory: Callable[[str | None], Any] | None = None
 _strided_copy: Callable[..., Any] | None = None

@@ -207,6 +207,24 @@ def _bench_device(args: argparse.Namespace) -> Device:
     return get_device(args.device) if args.device is not None else default_device()
 
 
+def _bench_convolve_grid(device: Device, args: argparse.Namespace, dtype: np.dtype) -> int:
+    """``bench convolve --grid``: ours against the fastest peer at every (N, m) of the grid."""
+    from .bench import convolve_grid as grid
+    from .bench.progress import Progress
+    signals = args.sizes or grid.GRID_SIGNALS
+    masks = args.masks or grid.GRID_MASKS
+    cells = sum(1 for n in signals for m in masks if m < n)
+    budget = 0.3 if args.budget is None else args.budget
+    with Progress(cells, "bench convolve --grid", not args.quiet) as bar:
+        rows = grid.run(device, signals, masks, dtype, budget_s=budget, repeats=args.repeats,
+                        progress=bar)
+    print(f"dtype {dtype}; np.asarray(np.convolve(a, v)) with NumPy a, v ('full'), wall clock "
+          f"per call: the fastest of {args.repeats} interleaved medians (budget {budget} s); "
+          f"ran: what dispatch chose")
+    print(grid.format_grid(rows))
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run a benchmark and print its table (Markdown) and, with ``--plot``, save a chart."""
     from .bench import report
@@ -231,6 +249,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(seed000.format_table(rows, device, n))
         return 0
     dtype = np.dtype(args.dtype)
+    if what == "convolve" and args.grid:
+        return _bench_convolve_grid(device, args, dtype)
     if what == "matmul":
         from .bench import matmul as runner
         from .kernels import gemm
@@ -320,6 +340,10 @@ def _tune_crossovers(args: argparse.Namespace, device: Device) -> None:
         points = "; ".join(f"{p.size:.3g}: {p.numpy_s * 1e3:.3g} / {p.kernel_s * 1e3:.3g}"
                            for p in r.points)
         print(f"| {r.family} | {r.dtype} | {r.kernel} | {where} | {points} |")
+    if any(r.family.startswith("convolve_fft") for r in results):
+        print("\nconvolve_fft (2^20-sample signal) and convolve_fft_short (2^16): 'NumPy' is the "
+              "direct kernel dispatch would run, 'kernel' the host overlap-add FFT; sizes are "
+              "mask lengths")
 
 
 # -- parser ------------------------------------------------------------------------------------
@@ -382,6 +406,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="element type (default float32)")
     s.add_argument("--mask", type=_positive(int), default=31,
                    help="convolution mask width (default 31)")
+    s.add_argument("--grid", action="store_true",
+                   help="convolve: every signal length (--sizes, default 2^12 2^16 2^20 2^24) "
+                        "x mask length (--masks) against NumPy and scipy, NumPy in and out")
+    s.add_argument("--masks", type=_positive(int), nargs="+",
+                   help="convolve --grid: mask lengths (default 3 31 63 255 1023 4095 8191)")
+    s.add_argument("--repeats", type=_positive(int), default=3,
+                   help="convolve --grid: interleaved rounds per cell (default 3)")
     s.add_argument("--plot", metavar="FILE.png", help="save a chart of rate against size")
     s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
     s.add_argument("--budget", type=_positive(float, zero_ok=True), help="seconds of repetitions per "

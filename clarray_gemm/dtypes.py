@@ -3,7 +3,8 @@ kernels compute in for NumPy's result dtype, which dtypes kernels and copies tak
 device buffer can hold.
 
 Device capabilities enter only through ``info`` (a :class:`~clarray_gemm.device.DeviceInfo`,
-or anything with its ``fp64`` flag), so this module imports nothing of the package.
+or anything with its ``fp64`` flag), so this module imports nothing of the package but
+``_dispatch``'s ``NumPyDecides``.
 """
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ._dispatch import NumPyDecides
+
 __all__ = ["ctype", "dtype_defines", "KERNEL_DTYPES", "FLOATING", "WIDEN", "compute_dtype",
            "unsupported_dtype", "kernel_supports", "device_copy_supported", "bfloat16_dtype",
-           "mma_operand_dtype", "check_device_dtype"]
+           "mma_operand_dtype", "check_device_dtype", "numpy_only", "NARROW_INT_PRODUCTS"]
 
 _C_TYPES = {
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
@@ -36,6 +39,27 @@ FLOATING = (np.dtype(np.float32), np.dtype(np.float64))
 WIDEN = {np.dtype(np.bool_): np.dtype(np.uint64), np.dtype(np.int8): np.dtype(np.int64),
          np.dtype(np.int16): np.dtype(np.int64), np.dtype(np.uint8): np.dtype(np.uint64),
          np.dtype(np.uint16): np.dtype(np.uint64), np.dtype(np.float16): np.dtype(np.float32)}
+
+# Matrix products of 8- and 16-bit integers wrap modulo 2**8 or 2**16: their low bits are the same
+# computed modulo 2**32 as modulo 2**64, and GPUs multiply 32-bit integers natively (64-bit ones
+# take several instructions). ops/matmul.py computes them in these; other operations keep WIDEN.
+NARROW_INT_PRODUCTS = {np.dtype(np.int8): np.dtype(np.int32),
+                       np.dtype(np.int16): np.dtype(np.int32),
+                       np.dtype(np.uint8): np.dtype(np.uint32),
+                       np.dtype(np.uint16): np.dtype(np.uint32)}
+
+
+# Kinds the device operations compute with (complex through their host paths); the rest is
+# NumPy's alone: see numpy_only.
+_DEVICE_OP_KINDS = frozenset("biufc")
+
+
+def numpy_only(dtype: Any) -> bool:
+    """True for a dtype no device operation computes with: strings, bytes, void (structured),
+    Python objects, datetimes and timedeltas. An operation given such an operand hands the
+    whole call to NumPy's own function, so the result or the exception is NumPy's (NumPy
+    checks operand dtypes before shapes, and its messages name the dtypes)."""
+    return np.dtype(dtype).kind not in _DEVICE_OP_KINDS
 
 
 def ctype(dtype: Any) -> str:
@@ -134,8 +158,9 @@ def mma_operand_dtype(a: Any, b: Any, result: Any) -> np.dtype | None:
 
 
 def check_device_dtype(dtype: Any, context: str = "") -> None:
-    """Raise NumPy's ``TypeError`` for a dtype no device buffer can hold (Python objects)."""
+    """Raise NumPy's ``TypeError`` for a dtype no device buffer can hold (Python objects): a
+    :class:`~clarray_gemm._dispatch.NumPyDecides`, so that dispatch hands the call to NumPy."""
     if np.dtype(dtype).hasobject:
-        raise TypeError(f"{context}{'' if not context else ': '}dtype {np.dtype(dtype)} holds "
-                        "Python objects, which an OpenCL device cannot store; use a numeric, "
-                        "bool, string or bytes dtype")
+        raise NumPyDecides(f"{context}{'' if not context else ': '}dtype {np.dtype(dtype)} holds "
+                           "Python objects, which an OpenCL device cannot store; use a numeric, "
+                           "bool, string or bytes dtype")

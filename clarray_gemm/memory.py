@@ -40,6 +40,7 @@ driver cannot satisfy after the pool is emptied, raises ``MemoryError``.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import threading
 import weakref
@@ -209,6 +210,23 @@ def free_cached_memory() -> None:
     _release_parked()
     for pool in list(_pools.values()):
         pool.free_held()
+
+
+def _drain_at_exit() -> None:
+    """Before the interpreter tears objects down in no particular order: finish the queues this
+    process used and give back the buffers held for reuse (a driver may abort the process when a
+    queue dies with work in flight or a buffer outlives its context; seen once at exit on Intel's
+    CPU runtime as ``libc++abi: Pure virtual function called!``)."""
+    try:
+        devices = list(_pools)
+        free_cached_memory()
+        for device in devices:
+            device.queue.finish()
+    except Exception:  # nothing to save at exit
+        pass
+
+
+atexit.register(_drain_at_exit)
 
 
 class _Mapping:

@@ -7,6 +7,15 @@
 // both, fft_cmul (pointwise product, times 1/P), an inverse FFT, and fft_extract (real part of
 // the L wanted elements, from index m - 1 - pad).
 //
+// NaN and infinities: a transform spreads one non-finite value to every output, where NumPy's
+// direct sums spoil only the outputs whose window covers it. So fft_pack stores NaN and
+// infinities of x as zeros and records where they were in a status buffer (zeroed by
+// fft_clear_status before each call: a count, their lowest and highest positions, the first
+// NSPECIAL positions) and flags a non-finite mask value; fft_extract then computes the outputs
+// whose window covers a recorded position (every output when the mask is not finite or the
+// positions did not fit) directly, as NumPy's loops do. On finite data the cost is one
+// isfinite test per element and a read of the status per output.
+//
 // The FFT is a Stockham autosort FFT (no bit reversal), one launch per pass, ping-ponging
 // between two buffers: radix-8 passes, then one radix-4 or radix-2 pass for what is left of
 // log2(P). A pass of
@@ -22,7 +31,19 @@
 // stores): the constructor compiles to an insertelement chain on a poison vector, which
 // Oclgrind's uninitialised-value checker reports as uninitialised.
 //
-// Parameters: T real type (float or double), IS_FP64 1 for double.
+// Parameters: T real type (float or double), IS_FP64 1 for double, NSPECIAL positions of
+// non-finite inputs kept (more make every output direct).
+#ifndef NSPECIAL
+#define NSPECIAL 32
+#endif
+// status[]: the count of non-finite x values, the mask flag, n - lowest position, highest
+// position + 1 (both 0 until one is found), then the positions.
+#define ST_COUNT 0
+#define ST_MASK 1
+#define ST_LOW 2
+#define ST_HIGH 3
+#define ST_POS 4
+
 #ifndef T
 #define T float
 #endif
@@ -60,15 +81,40 @@ __kernel void fft_twiddles(__global T2* restrict table, const int off, const int
     t[1] = -sinpi(f);
 }
 
-// dst[i] = (src[off + (reverse ? len-1-i : i)], 0) for i < len, else 0; i in [0, P).
+// status[i] = 0 for i < count (a kernel rather than clEnqueueFillBuffer, whose writes
+// Oclgrind's uninitialised-value checker does not see).
+__kernel void fft_clear_status(__global int* restrict status, const int count)
+{
+    const int i = get_global_id(0);
+    if (i < count)
+        status[i] = 0;
+}
+
+// dst[i] = (src[off + (is_mask ? len-1-i : i)], 0) for i < len, else 0; i in [0, P). A NaN or
+// infinity of the signal is stored as 0 and its position recorded; one of the mask sets the
+// mask flag (see the note on non-finite values above).
 __kernel void fft_pack(__global const T* restrict src, const long off, const int len,
-                       const int reverse, __global T2* restrict dst, const int P)
+                       const int is_mask, __global T2* restrict dst, const int P,
+                       __global int* restrict status)
 {
     const int i = get_global_id(0);
     if (i >= P) return;
     T v = (T)0;
-    if (i < len)
-        v = src[off + (reverse ? len - 1 - i : i)];
+    if (i < len) {
+        v = src[off + (is_mask ? len - 1 - i : i)];
+        if (!isfinite(v)) {
+            if (is_mask) {
+                atomic_or(status + ST_MASK, 1);
+            } else {
+                v = (T)0;
+                const int slot = atomic_inc(status + ST_COUNT);
+                atomic_max(status + ST_LOW, len - i);
+                atomic_max(status + ST_HIGH, i + 1);
+                if (slot < NSPECIAL)
+                    status[ST_POS + slot] = i;
+            }
+        }
+    }
     __global T* d = (__global T*)dst;      // scalar stores: see the note on Oclgrind above
     d[2 * i] = v;
     d[2 * i + 1] = (T)0;
@@ -164,11 +210,46 @@ __kernel void fft_cmul(__global T2* restrict a, __global const T2* restrict b, c
     a[i] = cmul(a[i], b[i]) * scale;
 }
 
-// out[k] = re(src[k + off]), k in [0, L).
+// Whether output k's window x[k - pad, k - pad + m) covers a non-finite value of x.
+inline bool covers_special(__global const int* restrict status, const int n, const int m,
+                           const int start)
+{
+    if (status[ST_MASK])
+        return true;
+    const int count = status[ST_COUNT];
+    if (count == 0)
+        return false;
+    const int low = n - status[ST_LOW], high = status[ST_HIGH] - 1;
+    if (high < start || low >= start + m)
+        return false;
+    if (count > NSPECIAL)
+        return true;
+    for (int i = 0; i < count; ++i) {
+        const int p = status[ST_POS + i];
+        if (p >= start && p < start + m)
+            return true;
+    }
+    return false;
+}
+
+// out[k] = re(src[k + off]), k in [0, L); outputs whose window covers a non-finite value
+// computed directly from x (at x_off, n elements) and w (m, the correlation's order).
 __kernel void fft_extract(__global const T2* restrict src, const int off,
-                          __global T* restrict out, const int L)
+                          __global T* restrict out, const int L,
+                          __global const T* restrict x, const long x_off, const int n,
+                          __global const T* restrict w, const int m, const int pad,
+                          __global const int* restrict status)
 {
     const int k = get_global_id(0);
     if (k >= L) return;
+    const int start = k - pad;
+    if (covers_special(status, n, m, start)) {
+        x += x_off;
+        T acc = (T)0;
+        for (int j = max(0, -start); j < min(m, n - start); ++j)
+            acc += x[start + j] * w[j];
+        out[k] = acc;
+        return;
+    }
     out[k] = src[k + off].x;
 }

@@ -2,7 +2,15 @@
 // memory, each work-item keeps R consecutive outputs in registers and slides a register window
 // over the taps, so that JU taps cost (R + JU) / 4 vector reads of local memory for R * JU
 // multiply-adds. Any mask length: the mask is taken in chunks of MC taps (input halo and mask
-// chunk reloaded per chunk), each chunk rounded up to JU taps with zero mask values.
+// chunk reloaded per chunk); a chunk's last taps (taps mod JU) run in a step that skips the
+// taps past the chunk, never multiplying an input by a padding zero.
+//
+// NaN and infinities as NumPy's direct loops give them: every product is one of a real input
+// and a real mask value. Inputs outside [0, n) are staged as zeros, which is harmless unless the
+// mask holds a NaN or an infinity (0 * inf is NaN); a tile whose window reaches outside [0, n)
+// (at most ceil((m - 1) / TILE) + 1 tiles at each end) checks the mask once per work-group and,
+// only when it finds one, computes its outputs from global memory with each output's tap range
+// clamped to [0, n) (EXACT_EDGES 0 removes the check, for integer types).
 //
 //   out[k] = sum_{j=0}^{m-1} x[k + j - pad] * w[j]     for k in [0, L), x = 0 outside [0, n)
 //
@@ -18,8 +26,12 @@
 //
 // Parameters: T element type, ACC accumulator type (unsigned for integers, so that overflow
 // wraps), WG work-group size (must equal the launch's local size), R outputs per work-item and
-// JU taps per unrolled step (multiples of 4), MC taps per local-memory chunk (a multiple of JU).
+// JU taps per unrolled step (multiples of 4), MC taps per local-memory chunk (a multiple of JU),
+// IS_INT 1 for integer types (no NaN or infinity: the edge check is compiled out).
 #include "scalar_types.h"
+#ifndef IS_INT
+#define IS_INT 0
+#endif
 #ifndef WG
 #define WG 64
 #endif
@@ -60,6 +72,54 @@ inline void load_chunk(__global const T* restrict x, const int n, const int g0, 
     }
 }
 
+// Taps [s*JU, s*JU + lim) of the staged chunk (lim <= JU) for the work-item's R outputs: the
+// window of R + JU inputs in vectors from local memory, then R multiply-adds per tap. Called
+// with lim = JU the tests fold away.
+inline void mac_step(ACC* acc, __local const T4* xs, __local const T4* ws, const int lid,
+                     const int s, const int lim)
+{
+    const int v0 = (lid * R + s * JU) >> 2;
+    T win[R + JU];
+    #pragma unroll
+    for (int q = 0; q < (R + JU) / 4; ++q) {
+        const T4 t = xs[PADV(v0 + q)];
+        win[4 * q] = t.s0;
+        win[4 * q + 1] = t.s1;
+        win[4 * q + 2] = t.s2;
+        win[4 * q + 3] = t.s3;
+    }
+    #pragma unroll
+    for (int q = 0; q < JU / 4; ++q) {
+        const T4 wq = ws[s * (JU / 4) + q];
+        const T wt[4] = {wq.s0, wq.s1, wq.s2, wq.s3};
+        #pragma unroll
+        for (int t = 0; t < 4; ++t)
+            if (4 * q + t < lim) {
+                #pragma unroll
+                for (int r = 0; r < R; ++r)
+                    acc[r] += (ACC)win[r + 4 * q + t] * (ACC)wt[t];
+            }
+    }
+}
+
+#if !IS_INT
+// Whether w[0, m) holds a NaN or an infinity; every work-item of the group gets the answer.
+inline bool mask_not_finite(__global const T* restrict w, const int m, const int lid,
+                            volatile __local int* flag)
+{
+    if (lid == 0)
+        *flag = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    bool bad = false;
+    for (int e = lid; e < m; e += WG)
+        bad |= !isfinite(w[e]);
+    if (bad)
+        atomic_or(flag, 1);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return *flag != 0;
+}
+#endif
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void conv_gpu(__global const T* restrict x, const long x_off, const int n,
               __global const T* restrict w, const int m, const int pad,
@@ -78,6 +138,10 @@ void conv_gpu(__global const T* restrict x, const long x_off, const int n,
         for (int e = lid; e < MC; e += WG)
             we[e] = e < m ? w[e] : (T)0;
     T v[R], h[HPT];
+#if !IS_INT
+    __local int flag;
+    int mask_bad = -1;                 // not checked yet
+#endif
     int tile = get_group_id(0);
     if (tile < tiles)
         load_chunk(x, n, tile * TILE - pad, lid, v, h);
@@ -87,7 +151,26 @@ void conv_gpu(__global const T* restrict x, const long x_off, const int n,
         #pragma unroll
         for (int r = 0; r < R; ++r)
             acc[r] = (ACC)0;
-        for (int c0 = 0; c0 < m; c0 += MC) {
+        bool exact = false;
+#if !IS_INT
+        if (k0 - pad < 0 || (long)k0 + TILE + m - 2 - pad >= n) {      // an edge tile
+            if (mask_bad < 0)
+                mask_bad = mask_not_finite(w, m, lid, &flag);
+            exact = mask_bad;
+        }
+#endif
+        if (exact) {
+            #pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const int s = k0 + lid * R + r - pad;
+                const int j1 = k0 + lid * R + r < L ? min(m, n - s) : 0;
+                for (int j = max(0, -s); j < j1; ++j)
+                    acc[r] += (ACC)x[s + j] * (ACC)w[j];
+            }
+            if (tile + stride < tiles)
+                load_chunk(x, n, (tile + stride) * TILE - pad, lid, v, h);
+        }
+        for (int c0 = 0; !exact && c0 < m; c0 += MC) {
             const int taps = min(MC, m - c0);
             const int steps = (taps + JU - 1) / JU;
             if (c0 > 0)
@@ -106,29 +189,11 @@ void conv_gpu(__global const T* restrict x, const long x_off, const int n,
             // The next tile's first chunk is loaded while this one computes.
             if (c0 + MC >= m && tile + stride < tiles)
                 load_chunk(x, n, (tile + stride) * TILE - pad, lid, v, h);
-            for (int s = 0; s < steps; ++s) {
-                const int v0 = (lid * R + s * JU) >> 2;
-                T win[R + JU];
-                #pragma unroll
-                for (int q = 0; q < (R + JU) / 4; ++q) {
-                    const T4 t = xs[PADV(v0 + q)];
-                    win[4 * q] = t.s0;
-                    win[4 * q + 1] = t.s1;
-                    win[4 * q + 2] = t.s2;
-                    win[4 * q + 3] = t.s3;
-                }
-                #pragma unroll
-                for (int q = 0; q < JU / 4; ++q) {
-                    const T4 wq = ws[s * (JU / 4) + q];
-                    #pragma unroll
-                    for (int r = 0; r < R; ++r) {
-                        acc[r] += (ACC)win[r + 4 * q] * (ACC)wq.s0;
-                        acc[r] += (ACC)win[r + 4 * q + 1] * (ACC)wq.s1;
-                        acc[r] += (ACC)win[r + 4 * q + 2] * (ACC)wq.s2;
-                        acc[r] += (ACC)win[r + 4 * q + 3] * (ACC)wq.s3;
-                    }
-                }
-            }
+            const int full = taps / JU;
+            for (int s = 0; s < full; ++s)
+                mac_step(acc, xs, ws, lid, s, JU);
+            if (full < steps)
+                mac_step(acc, xs, ws, lid, full, taps - full * JU);
             barrier(CLK_LOCAL_MEM_FENCE);
         }
         #pragma unroll

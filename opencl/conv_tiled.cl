@@ -2,7 +2,9 @@
 // length: the mask is processed in chunks of WG taps. For each chunk the work-group loads the
 // 2*WG-1 input elements its WG outputs need (its tile plus the halo) and the chunk of the mask
 // into local memory, then every tap reads local memory only. Ghost cells (outside [0, n)) are
-// stored as zeros.
+// stored as zeros but never multiplied: each work-item clamps its tap range to the taps that
+// read x inside [0, n), so a non-finite mask value meets only real inputs (NumPy's NaN/inf
+// pattern: 0 * inf would be NaN).
 //
 //   out[k] = sum_{j=0}^{m-1} x[k + j - pad] * w[j]     for k in [0, L), x = 0 outside [0, n)
 //
@@ -36,7 +38,9 @@ void conv_tiled(__global const T* restrict x, const long x_off, const int n,
         ws[lid] = (c0 + lid < m) ? w[c0 + lid] : (T)0;
         barrier(CLK_LOCAL_MEM_FENCE);
         const int taps = min(WG, m - c0);
-        for (int j = 0; j < taps; ++j)
+        const int jlo = clamp(-i0, 0, taps);           // tap c0 + j reads x[i0 + j]
+        const int jhi = clamp(n - i0, jlo, taps);
+        for (int j = jlo; j < jhi; ++j)
             acc += (ACC)xs[lid + j] * (ACC)ws[j];
         barrier(CLK_LOCAL_MEM_FENCE);
     }

@@ -21,7 +21,8 @@
 // Launch: local size (NT, 1, 1); global size (NT * ceil(N/BN), ceil(M/BM), batch*KSPLIT).
 //
 // Parameters (-D):
-//   T              float or double (the accumulator is T)
+//   T              float, double or an integer type (the accumulator is T)
+//   IS_INT, ACC    integers: products and sums in ACC (unsigned), wrapping as NumPy's
 //   TRANS_A/B      operand orientation (see gemm_naive.cl)
 //   BM, BN, BK     macro-tile; BM % TM == 0, BN % TN == 0, BK % 4 == 0
 //   TM, TN         micro-tile, multiples of 4
@@ -99,6 +100,18 @@
 #endif
 #ifndef EDGE_ONLY_CLAMP
 #define EDGE_ONLY_CLAMP 1
+#endif
+
+// Integers (IS_INT, ACC unsigned) multiply and add in ACC, so that overflow wraps as NumPy's does.
+#ifndef IS_INT
+#define IS_INT 0
+#endif
+#if IS_INT
+#define MUL_ADD(a, b, c) ((T)((ACC)(a) * (ACC)(b) + (ACC)(c)))
+#define ADD(a, b) ((T)((ACC)(a) + (ACC)(b)))
+#else
+#define MUL_ADD(a, b, c) fma((a), (b), (c))
+#define ADD(a, b) ((a) + (b))
 #endif
 
 #define CAT_(a, b) a##b
@@ -364,7 +377,7 @@ void gemm_gpu(GEMM_ARGS)
             for (int i = 0; i < TM; ++i)
                 #pragma unroll
                 for (int j = 0; j < TN; ++j)
-                    acc[i][j] = fma(a[i], bv[j], acc[i][j]);
+                    acc[i][j] = MUL_ADD(a[i], bv[j], acc[i][j]);
         }
         if (more) {
             // The other buffer was last read in step t-1, which every work-item finished
@@ -414,6 +427,6 @@ __kernel void gemm_gpu_splitk_reduce(const int M, const int N, __global const T*
     T s = (T)0;
     #pragma unroll
     for (int i = 0; i < KSPLIT; ++i)
-        s += w[i * mn];
+        s = ADD(s, w[i * mn]);
     C[c_off + b * c_batch + (long)m * ldc + n] = s;
 }

@@ -8,12 +8,14 @@
 //
 // Blocking: a work-group of NTHREADS = (BM/WM)*(BN/WN)*32 work-items (one warp per 32
 // consecutive local ids) computes a BM x BN tile of C; each warp a WM x WN block of it, as
-// (WM/16) x (WN/8) mma tiles of 16 x 8 whose accumulators stay in registers. Each BK-deep step of
-// A and B is read from global memory into registers (16-byte chunks, zeros outside the matrices)
-// while the previous step is multiplied, then stored into the other half of a double buffer in
-// local memory, in the operand's own orientation: rows along K for row-major A / column-major B,
-// along M or N otherwise. Rows are padded so that ldmatrix (8 rows of 16 bytes per phase) and the
-// TF32 fragment reads hit 32 distinct banks.
+// (WM/16) x (WN/8) mma tiles of 16 x 8 whose accumulators stay in registers. The BK-deep steps of
+// A and B go through a ring of STAGES local tiles: step s + STAGES - 1 is copied while step s is
+// multiplied. On NVIDIA (MMA_PTX=1) whole 16-byte chunks travel with cp.async (global -> shared,
+// no registers; rows past the matrix are zero-filled by a source size of 0); chunks cut by the
+// matrix edge along the contiguous axis, and unaligned operands, are loaded through registers.
+// Each tile keeps its operand's own orientation (rows along K for row-major A / column-major B,
+// along M or N otherwise), unpadded, with the 16-byte chunks of each row XOR-swizzled (see SWZ)
+// so that the 8 rows an ldmatrix phase reads hit 32 distinct banks.
 //
 // Fragments (PTX ISA, "Matrix Fragments for mma.m16n8k16" / "mma.m16n8k8", lane = 4*g + t):
 //   f16/bf16 m16n8k16: A regs {(g, 2t..2t+1), (g+8, 2t..), (g, 2t+8..), (g+8, 2t+8..)} as (m, k);
@@ -21,7 +23,11 @@
 //   tf32 m16n8k8:      A regs {(g, t), (g+8, t), (g, t+4), (g+8, t+4)}; B regs {(t, g), (t+4, g)}
 //   C (f32):           {(g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1)} as (m, n)
 // ldmatrix.x4: lanes 8j..8j+7 give the row addresses of 8x8 matrix j, and register j of lane
-// 4*g + t holds row g, columns 2t, 2t+1 of matrix j (the transpose's with .trans).
+// 4*g + t holds row g, columns 2t, 2t+1 of matrix j (the transpose's with .trans). For TF32 an
+// 8x8 b16 matrix is 8 rows of 4 float32, so lane 4*g + t gets element (g, t) of it: the TF32
+// fragment wherever K is the tile's contiguous axis (row-major A, column-major B); the other
+// orientations read TF32 fragments as 32-bit scalars. TF32 tiles hold float32 bits; fragments
+// are rounded (cvt.rna) when loaded.
 //
 // Launch: local size (NTHREADS, 1, 1); global (NTHREADS * ceil(N/BN), ceil(M/BM), batch).
 //
@@ -31,12 +37,21 @@
 //   MMA_PTX    1: inline PTX (NVIDIA sm_80+ only; the host never sets it elsewhere);
 //              0: the portable emulation (every lane computes its C fragment from local memory)
 //   TRANS_A/B  operand orientation (see gemm_naive.cl)
-//   BM, BN, BK block tile (BK a multiple of 16: 32 for 16-bit types, 16 for TF32 by default)
+//   BM, BN, BK block tile (BK a multiple of 16: 32 for 16-bit types, 16 for TF32 by default);
+//              every tile row of 16-byte chunks: 1, 2 or 4 chunks, or a multiple of 8
 //   WM, WN     warp tile: WM % 16 == 0, WN % 16 == 0; BM % WM == 0, BN % WN == 0
+//   STAGES     local tiles in the copy ring (2 to 5)
 //   VEC_A/B    1: 16-byte global loads; needs the operand's offset, leading dimension and batch
 //              stride to be multiples of 16 bytes. 0: element loads, any layout.
+//   VEC_C      1: C's offset, leading dimension and batch stride are even (pairs stored at once)
+//   DYN_LOCAL  1: the tiles live in a __local buffer argument (the host sizes it: STAGES * (BM + BN)
+//              * BK elements), which may exceed the 48 KB a static __local array is allowed
+//   NPERM      1 (TF32, row-major B, WN % 32 == 0): the columns of each warp's B block are dealt
+//              to the mma tiles round-robin (column c of tile j is warp column c * NT8 + j), so
+//              that a lane's B fragments of all tiles are NT8 contiguous floats of two K rows
+//              (128-bit local loads instead of 32-bit ones) and its C values contiguous runs
 //   GROUP_M    work-groups are walked GROUP_M tile-rows at a time (L2 reuse)
-//   SIMULATOR  1 on Oclgrind: TF32 chunks stored element by element (see store_chunk)
+//   SIMULATOR  1 on Oclgrind: C pairs stored element by element (see store_pair)
 #ifndef TRANS_A
 #define TRANS_A 0
 #endif
@@ -62,13 +77,25 @@
 #define WM 64
 #endif
 #ifndef WN
-#define WN 32
+#define WN 64
 #endif
 #ifndef VEC_A
 #define VEC_A 0
 #endif
 #ifndef VEC_B
 #define VEC_B 0
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef VEC_C
+#define VEC_C 0
+#endif
+#ifndef DYN_LOCAL
+#define DYN_LOCAL 0
+#endif
+#ifndef NPERM
+#define NPERM 0
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
@@ -79,11 +106,10 @@
 
 #if ELEM == 3
 typedef float GT;            // global input element
-typedef uint LT;             // local element: TF32 bits
+typedef uint LT;             // local element: float32 bits (rounded to TF32 when read)
 typedef float OT;            // output element
 #define EPC 4                // elements per 16-byte chunk
 #define KSTEP 8              // K of one mma
-#define PAD_K 4              // padding of rows running along K (elements)
 #else
 typedef ushort GT;
 typedef ushort LT;
@@ -94,47 +120,87 @@ typedef float OT;            // bfloat16 @ bfloat16 -> float32, as NumPy with ml
 #endif
 #define EPC 8
 #define KSTEP 16
-#define PAD_K 8
 #endif
-#define PAD_X 8              // padding of rows running along M or N (elements)
+#define KHALF (KSTEP / 2)    // one 16-byte chunk: the K extent of an 8x8 ldmatrix matrix
 
 #define WARPS_N (BN / WN)
 #define NTHREADS ((BM / WM) * WARPS_N * 32)
 #define MT (WM / 16)         // mma tiles per warp along M
 #define NT8 (WN / 8)         // mma tiles per warp along N
 
-// Local tiles: (rows, row stride) of A and B in their stored orientation.
+// Local tiles: rows x LEN elements of A and B in their stored orientation.
 #if TRANS_A
 #define A_ROWS BK
 #define A_LEN BM
-#define A_STRIDE (BM + PAD_X)
 #else
 #define A_ROWS BM
 #define A_LEN BK
-#define A_STRIDE (BK + PAD_K)
 #endif
 #if TRANS_B
 #define B_ROWS BN
 #define B_LEN BK
-#define B_STRIDE (BK + PAD_K)
 #else
 #define B_ROWS BK
 #define B_LEN BN
-#define B_STRIDE (BN + PAD_X)
 #endif
-#define A_TILE (A_ROWS * A_STRIDE)
-#define B_TILE (B_ROWS * B_STRIDE)
+#define A_TILE (A_ROWS * A_LEN)
+#define B_TILE (B_ROWS * B_LEN)
 #define A_LOADS (BM * BK / EPC / NTHREADS)   // 16-byte chunks per work-item per step
 #define B_LOADS (BN * BK / EPC / NTHREADS)
 
-#if (BM % WM) || (BN % WN) || (WM % 16) || (WN % 16) || (BK % 16)
+// Swizzle: chunk c of row r of a tile with `cpr` chunks per row is stored at chunk c ^ SWZ(r).
+// A 128-byte bank line holds 8 chunks, i.e. 8 / cpr rows when cpr < 8; XOR-ing with the line's
+// index (mod cpr) puts the same chunk of 8 consecutive rows on 8 distinct chunk positions.
+#define SWZ_SHIFT(cpr) ((cpr) >= 8 ? 0 : (cpr) == 4 ? 1 : (cpr) == 2 ? 2 : 3)
+#define SWZ_MASK(cpr) ((cpr) >= 8 ? 7 : (cpr) - 1)
+#define SWZ(r, cpr) (((uint)(r) >> SWZ_SHIFT(cpr)) & SWZ_MASK(cpr))
+// Element offset of (row, col) in a swizzled tile with rows of len elements.
+#define SW_OFF(row, col, len) \
+    ((int)((uint)(row) * (len) + ((((uint)(col) / EPC) ^ SWZ(row, (len) / EPC)) * EPC) \
+           + (uint)(col) % EPC))
+#if NPERM
+// B with NPERM: a quarter-warp reads chunks 2g and 2g + 1 (g of 2 lanes) of K rows t = 0..3;
+// XOR-ing with 0, 1, 4, 5 for rows 0..3 (mod 4) gives its 8 loads 8 distinct chunk positions.
+#define SWZ_B(r) (((uint)(r) & 1u) | (((uint)(r) & 2u) << 1))
+#define B_OFF(row, col) \
+    ((int)((uint)(row) * B_LEN + ((((uint)(col) / EPC) ^ SWZ_B(row)) * EPC) + (uint)(col) % EPC))
+#else
+#define B_OFF(row, col) SW_OFF(row, col, B_LEN)
+#endif
+// Warp column of fragment column c (0..7) of mma tile j.
+#if NPERM
+#define NCOL(j, c) ((c) * NT8 + (j))
+#else
+#define NCOL(j, c) (8 * (j) + (c))
+#endif
+
+#if (BM % WM) || (BN % WN) || (WM % 16) || (WN % 16) || (BK % 16) || STAGES < 2
 #error "gemm_mma.cl: tile parameters violate the constraints in the header"
 #endif
 #if (BM * BK) % (EPC * NTHREADS) || (BN * BK) % (EPC * NTHREADS) || A_LOADS == 0 || B_LOADS == 0
 #error "gemm_mma.cl: BM*BK and BN*BK must be multiples of the chunk size times NTHREADS"
 #endif
-#if (A_TILE * 16 / EPC) % 16 || (B_TILE * 16 / EPC) % 16
-#error "gemm_mma.cl: local tiles must be whole 16-byte chunks"
+#define CPR_OK(cpr) ((cpr) == 1 || (cpr) == 2 || (cpr) == 4 || (cpr) % 8 == 0)
+#if !CPR_OK(A_LEN / EPC) || !CPR_OK(B_LEN / EPC) || (A_LEN % EPC) || (B_LEN % EPC)
+#error "gemm_mma.cl: tile rows must hold 1, 2, 4 or a multiple of 8 chunks of 16 bytes"
+#endif
+#if NPERM && (ELEM != 3 || TRANS_B || WN % 32)
+#error "gemm_mma.cl: NPERM needs TF32, row-major B and WN % 32 == 0"
+#endif
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+// cp.async.wait_group takes an immediate: STAGES - 2 as a literal.
+#if STAGES == 2
+#define IN_FLIGHT 0
+#elif STAGES == 3
+#define IN_FLIGHT 1
+#elif STAGES == 4
+#define IN_FLIGHT 2
+#elif STAGES == 5
+#define IN_FLIGHT 3
+#else
+#error "gemm_mma.cl: STAGES must be 2 to 5"
 #endif
 
 // -- element conversions ---------------------------------------------------------------------
@@ -143,7 +209,7 @@ inline uint to_tf32(const float x)
 {
 #if MMA_PTX
     uint r;
-    asm volatile("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
     return r;
 #else
     const uint u = as_uint(x);
@@ -160,7 +226,7 @@ inline float local_to_float(__local const LT* p, const int i)
 #elif ELEM == 2
     return as_float((uint)p[i] << 16);
 #else
-    return as_float(p[i]);
+    return as_float(to_tf32(as_float(p[i])));
 #endif
 }
 #endif
@@ -174,9 +240,30 @@ inline void store_out(__global OT* C, const long i, const float v)
 #endif
 }
 
-// -- global -> registers -> local -----------------------------------------------------------
-// One 16-byte chunk of an operand: EPC elements along its contiguous axis starting at `inner`
-// in row `outer` of its storage; zeros past outer_lim / inner_lim.
+// -- global -> local --------------------------------------------------------------------------
+#if MMA_PTX
+// The shared-window address of a __local pointer (NVIDIA: __local pointers are shared-space
+// addresses, so the integer value is what ldmatrix's and cp.async's [addr] expect).
+#define SHARED_ADDR(p) ((uint)(size_t)(p))
+#endif
+
+inline void copy_commit(void)
+{
+#if MMA_PTX
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// Wait until at most STAGES - 2 committed copy groups are still in flight.
+inline void copy_wait(void)
+{
+#if MMA_PTX
+    asm volatile("cp.async.wait_group " STR(IN_FLIGHT) ";" ::: "memory");
+#endif
+}
+
+// One 16-byte chunk of an operand through registers: EPC elements along its contiguous axis
+// starting at `inner` in row `outer` of its storage; zeros past outer_lim / inner_lim.
 inline uint4 load_chunk(__global const GT* X, const int ld, const int outer, const int inner,
                         const int outer_lim, const int inner_lim, const bool vec)
 {
@@ -201,125 +288,78 @@ inline uint4 load_chunk(__global const GT* X, const int ld, const int outer, con
 #endif
 }
 
-inline void store_chunk(__local LT* tile, const int offset, const uint4 v)
+// The chunk at (outer, inner) into local memory at dst: cp.async where it is a whole aligned
+// chunk (or a row past the matrix: zero-filled), through registers otherwise.
+inline void copy_chunk(__local LT* dst, __global const GT* X, const int ld, const int outer,
+                       const int inner, const int outer_lim, const int inner_lim, const bool vec)
 {
-#if ELEM == 3 && SIMULATOR
-    // Element by element: Oclgrind calls the vector rebuilt from four conversions undefined.
-    __local uint* p = tile + offset;
-    p[0] = to_tf32(as_float(v.x));
-    p[1] = to_tf32(as_float(v.y));
-    p[2] = to_tf32(as_float(v.z));
-    p[3] = to_tf32(as_float(v.w));
-#elif ELEM == 3
-    *(__local uint4*)(tile + offset) = (uint4)(to_tf32(as_float(v.x)), to_tf32(as_float(v.y)),
-                                               to_tf32(as_float(v.z)), to_tf32(as_float(v.w)));
-#else
-    *(__local uint4*)(tile + offset) = v;
+#if MMA_PTX
+    if (vec && inner + EPC <= inner_lim) {
+        const bool inside = outer < outer_lim;
+        __global const GT* p = X + (inside ? (long)outer * ld + inner : 0);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                     :: "r"(SHARED_ADDR(dst)), "l"((ulong)p), "r"(inside ? 16 : 0) : "memory");
+        return;
+    }
 #endif
+    *(__local uint4*)dst = load_chunk(X, ld, outer, inner, outer_lim, inner_lim, vec);
 }
 
-// Chunk c of a tile stored as `rows` rows of `len` elements: (row, first element). Unsigned, so
-// that the constant divisions are shifts (a signed / and % pair also becomes a "freeze").
+// Chunk c of a tile stored as rows of `len` elements: its row, its first element, and its
+// element offset in the swizzled tile. Unsigned, so that the constant divisions are shifts.
 #define CHUNK_ROW(c, len) ((int)((uint)(c) / ((len) / EPC)))
 #define CHUNK_COL(c, len) ((int)((uint)(c) % ((len) / EPC)) * EPC)
 
-inline void load_a(__global const GT* A, const int lda, const int M, const int K, const int m0,
-                   const int k0, const int tid, uint4* ra)
+// Step k0 of A and B into the local tiles As, Bs.
+inline void copy_step(__local LT* As, __local LT* Bs, __global const GT* A, const int lda,
+                      __global const GT* B, const int ldb, const int M, const int N,
+                      const int K, const int m0, const int n0, const int k0, const int tid)
 {
     #pragma unroll
     for (int l = 0; l < A_LOADS; ++l) {
         const int c = tid + l * NTHREADS;
         const int row = CHUNK_ROW(c, A_LEN), col = CHUNK_COL(c, A_LEN);
+        __local LT* dst = As + SW_OFF(row, col, A_LEN);
 #if TRANS_A
-        ra[l] = load_chunk(A, lda, k0 + row, m0 + col, K, M, VEC_A);
+        copy_chunk(dst, A, lda, k0 + row, m0 + col, K, M, VEC_A);
 #else
-        ra[l] = load_chunk(A, lda, m0 + row, k0 + col, M, K, VEC_A);
+        copy_chunk(dst, A, lda, m0 + row, k0 + col, M, K, VEC_A);
 #endif
     }
-}
-
-inline void load_b(__global const GT* B, const int ldb, const int N, const int K, const int n0,
-                   const int k0, const int tid, uint4* rb)
-{
     #pragma unroll
     for (int l = 0; l < B_LOADS; ++l) {
         const int c = tid + l * NTHREADS;
         const int row = CHUNK_ROW(c, B_LEN), col = CHUNK_COL(c, B_LEN);
+        __local LT* dst = Bs + B_OFF(row, col);
 #if TRANS_B
-        rb[l] = load_chunk(B, ldb, n0 + row, k0 + col, N, K, VEC_B);
+        copy_chunk(dst, B, ldb, n0 + row, k0 + col, N, K, VEC_B);
 #else
-        rb[l] = load_chunk(B, ldb, k0 + row, n0 + col, K, N, VEC_B);
+        copy_chunk(dst, B, ldb, k0 + row, n0 + col, K, N, VEC_B);
 #endif
-    }
-}
-
-inline void store_tiles(__local LT* As, __local LT* Bs, const int tid, const uint4* ra,
-                        const uint4* rb)
-{
-    #pragma unroll
-    for (int l = 0; l < A_LOADS; ++l) {
-        const int c = tid + l * NTHREADS;
-        store_chunk(As, CHUNK_ROW(c, A_LEN) * A_STRIDE + CHUNK_COL(c, A_LEN), ra[l]);
-    }
-    #pragma unroll
-    for (int l = 0; l < B_LOADS; ++l) {
-        const int c = tid + l * NTHREADS;
-        store_chunk(Bs, CHUNK_ROW(c, B_LEN) * B_STRIDE + CHUNK_COL(c, B_LEN), rb[l]);
     }
 }
 
 // Local element offsets of A(m, k) and B(k, n) within one tile.
 #if TRANS_A
-#define LA(m, k) ((k) * A_STRIDE + (m))
+#define LA(m, k) SW_OFF(k, m, A_LEN)
 #else
-#define LA(m, k) ((m) * A_STRIDE + (k))
+#define LA(m, k) SW_OFF(m, k, A_LEN)
 #endif
 #if TRANS_B
-#define LB(k, n) ((n) * B_STRIDE + (k))
+#define LB(k, n) SW_OFF(n, k, B_LEN)
 #else
-#define LB(k, n) ((k) * B_STRIDE + (n))
+#define LB(k, n) B_OFF(k, n)
 #endif
 
 // -- the warp-level product of one local tile ----------------------------------------------
 #if MMA_PTX
-// The shared-window address of a __local pointer (NVIDIA: __local pointers are shared-space
-// addresses, so the integer value is what ldmatrix's [addr] expects).
-#define SHARED_ADDR(p) ((uint)(size_t)(p))
+#include "mma_ptx.h"
 
-inline void ldmatrix_x4(uint* r, __local const LT* p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SHARED_ADDR(p)));
-}
-
-inline void ldmatrix_x4_trans(uint* r, __local const LT* p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SHARED_ADDR(p)));
-}
-
-inline void mma_sync(float* d, const uint* a, const uint* b)
-{
-#if ELEM == 1
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
-                   "f"(d[0]), "f"(d[1]), "f"(d[2]), "f"(d[3]));
-#elif ELEM == 2
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
-                   "f"(d[0]), "f"(d[1]), "f"(d[2]), "f"(d[3]));
+#if ELEM == 3
+#define FRAG(x) to_tf32(as_float(x))
 #else
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
-                   "f"(d[0]), "f"(d[1]), "f"(d[2]), "f"(d[3]));
+#define FRAG(x) (x)
 #endif
-}
 #endif
 
 // acc[i][j][*] += A(wm0 + 16i.., kk..) * B(kk.., wn0 + 8j..) for one KSTEP slice.
@@ -329,48 +369,67 @@ inline void warp_step(__local const LT* As, __local const LT* Bs, const int wm0,
     const int g = lane >> 2, t = lane & 3;
 #if MMA_PTX
     uint af[MT][4], bf[NT8][2];
-#if ELEM == 3
-    #pragma unroll
-    for (int i = 0; i < MT; ++i) {
-        const int m = wm0 + 16 * i + g;
-        af[i][0] = As[LA(m, kk + t)];
-        af[i][1] = As[LA(m + 8, kk + t)];
-        af[i][2] = As[LA(m, kk + t + 4)];
-        af[i][3] = As[LA(m + 8, kk + t + 4)];
-    }
-    #pragma unroll
-    for (int j = 0; j < NT8; ++j) {
-        const int n = wn0 + 8 * j + g;
-        bf[j][0] = Bs[LB(kk + t, n)];
-        bf[j][1] = Bs[LB(kk + t + 4, n)];
-    }
-#else
     // ldmatrix: lane 8*q + r gives row r of matrix q.
     const int q = lane >> 3, r = lane & 7;
     #pragma unroll
     for (int i = 0; i < MT; ++i) {
-        // Matrix q of an A fragment: rows m + 8*(q&1), columns k + 8*(q>>1).
-        const int m = wm0 + 16 * i + 8 * (q & 1), k = kk + 8 * (q >> 1);
-#if TRANS_A
+        // Matrix q of an A fragment: rows m + 8*(q&1), K columns k + KHALF*(q>>1).
+        const int m = wm0 + 16 * i + 8 * (q & 1), k = kk + KHALF * (q >> 1);
+#if ELEM == 3 && TRANS_A
+        const int mg = wm0 + 16 * i + g;
+        af[i][0] = FRAG(As[LA(mg, kk + t)]);
+        af[i][1] = FRAG(As[LA(mg + 8, kk + t)]);
+        af[i][2] = FRAG(As[LA(mg, kk + t + 4)]);
+        af[i][3] = FRAG(As[LA(mg + 8, kk + t + 4)]);
+#elif TRANS_A
         ldmatrix_x4_trans(af[i], As + LA(m, k + r));
 #else
         ldmatrix_x4(af[i], As + LA(m + r, k));
+#if ELEM == 3
+        #pragma unroll
+        for (int e = 0; e < 4; ++e)
+            af[i][e] = FRAG(af[i][e]);
+#endif
 #endif
     }
+#if NPERM
+    // Lane g's warp columns g * NT8 .. g * NT8 + NT8 - 1 of K rows kk + t and kk + t + 4, 16 bytes
+    // at a time: element j of the run is fragment column g of tile j.
+    #pragma unroll
+    for (int c = 0; c < NT8 / 4; ++c) {
+        #pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const uint4 v = ld_shared_v4(Bs + LB(kk + t + 4 * h, wn0 + g * NT8 + 4 * c));
+            bf[4 * c][h] = FRAG(v.x);
+            bf[4 * c + 1][h] = FRAG(v.y);
+            bf[4 * c + 2][h] = FRAG(v.z);
+            bf[4 * c + 3][h] = FRAG(v.w);
+        }
+    }
+#else
     #pragma unroll
     for (int p = 0; p < NT8 / 2; ++p) {
-        // Matrix q: n tile 2p + (q>>1), k half (q&1): registers b[2p][0], b[2p][1], b[2p+1][..].
-        const int n = wn0 + 16 * p + 8 * (q >> 1), k = kk + 8 * (q & 1);
+        // Matrix q: n tile 2p + (q>>1), K half (q&1): registers b[2p][0], b[2p][1], b[2p+1][..].
+        const int n = wn0 + 16 * p + 8 * (q >> 1), k = kk + KHALF * (q & 1);
+#if ELEM == 3 && !TRANS_B
+        #pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int ng = wn0 + 16 * p + 8 * h + g;
+            bf[2 * p + h][0] = FRAG(Bs[LB(kk + t, ng)]);
+            bf[2 * p + h][1] = FRAG(Bs[LB(kk + t + 4, ng)]);
+        }
+#else
         uint r4[4];
 #if TRANS_B
         ldmatrix_x4(r4, Bs + LB(k, n + r));
 #else
         ldmatrix_x4_trans(r4, Bs + LB(k + r, n));
 #endif
-        bf[2 * p][0] = r4[0];
-        bf[2 * p][1] = r4[1];
-        bf[2 * p + 1][0] = r4[2];
-        bf[2 * p + 1][1] = r4[3];
+        bf[2 * p][0] = FRAG(r4[0]);
+        bf[2 * p][1] = FRAG(r4[1]);
+        bf[2 * p + 1][0] = FRAG(r4[2]);
+        bf[2 * p + 1][1] = FRAG(r4[3]);
+#endif
     }
 #endif
     #pragma unroll
@@ -383,12 +442,13 @@ inline void warp_step(__local const LT* As, __local const LT* Bs, const int wm0,
     // Emulation: the same C fragment per lane, its dot products read straight from local memory.
     for (int i = 0; i < MT; ++i) {
         for (int j = 0; j < NT8; ++j) {
-            const int m = wm0 + 16 * i + g, n = wn0 + 8 * j + 2 * t;
+            const int m = wm0 + 16 * i + g;
+            const int n = wn0 + NCOL(j, 2 * t), n1 = wn0 + NCOL(j, 2 * t + 1);
             for (int k = kk; k < kk + KSTEP; ++k) {
                 const float a0 = local_to_float(As, LA(m, k));
                 const float a1 = local_to_float(As, LA(m + 8, k));
                 const float b0 = local_to_float(Bs, LB(k, n));
-                const float b1 = local_to_float(Bs, LB(k, n + 1));
+                const float b1 = local_to_float(Bs, LB(k, n1));
                 acc[i][j][0] = fma(a0, b0, acc[i][j][0]);
                 acc[i][j][1] = fma(a0, b1, acc[i][j][1]);
                 acc[i][j][2] = fma(a1, b0, acc[i][j][2]);
@@ -399,16 +459,54 @@ inline void warp_step(__local const LT* As, __local const LT* Bs, const int wm0,
 #endif
 }
 
+// C(row, n), C(row, n + 1) from one accumulator pair (n + 1 may be past N).
+inline void store_pair(__global OT* C, const long i, const bool both, const float v0,
+                       const float v1)
+{
+#if VEC_C && MMA_PTX && ELEM == 1
+    if (both) {
+        uint h2;
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h2) : "f"(v1), "f"(v0));
+        ((__global uint*)C)[i >> 1] = h2;
+        return;
+    }
+#elif VEC_C && MMA_PTX
+    if (both) {   // one 8-byte store (LLVM splits a float2 store of two unrelated scalars)
+        asm volatile("st.global.v2.f32 [%0], {%1, %2};" :: "l"((ulong)(C + i)), "f"(v0), "f"(v1)
+                     : "memory");
+        return;
+    }
+#elif VEC_C && ELEM != 1 && !SIMULATOR
+    // (Not on Oclgrind: it calls a vector built from two initialized floats uninitialized.)
+    if (both) {
+        *(__global float2*)(C + i) = (float2)(v0, v1);
+        return;
+    }
+#endif
+    store_out(C, i, v0);
+    if (both)
+        store_out(C, i + 1, v1);
+}
+
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
 void gemm_mma(const int M, const int N, const int K,
               __global const GT* A, const long a_off, const int lda, const long a_batch,
               __global const GT* B, const long b_off, const int ldb, const long b_batch,
-              __global OT* C, const long c_off, const int ldc, const long c_batch)
+              __global OT* C, const long c_off, const int ldc, const long c_batch
+#if DYN_LOCAL
+              , __local uint4* tiles
+#endif
+              )
 {
-    __local uint4 a_chunks[2 * A_TILE / EPC];
-    __local uint4 b_chunks[2 * B_TILE / EPC];
+#if DYN_LOCAL
+    __local LT* As = (__local LT*)tiles;
+    __local LT* Bs = As + STAGES * A_TILE;
+#else
+    __local uint4 a_chunks[STAGES * A_TILE / EPC];
+    __local uint4 b_chunks[STAGES * B_TILE / EPC];
     __local LT* As = (__local LT*)a_chunks;
     __local LT* Bs = (__local LT*)b_chunks;
+#endif
 
     const int tid = get_local_id(0), lane = tid & 31;
     const uint warp = (uint)tid >> 5;
@@ -439,30 +537,54 @@ void gemm_mma(const int M, const int N, const int K,
         for (int j = 0; j < NT8; ++j)
             acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
 
-    uint4 ra[A_LOADS], rb[B_LOADS];
+    // The ring: step s lives in slot s % STAGES. Every iteration commits one copy group (empty
+    // past the last step), so "at most STAGES - 2 in flight" always means "step s has landed".
     const int steps = (int)(((uint)K + BK - 1) / BK);
-    load_a(A, lda, M, K, m0, 0, tid, ra);
-    load_b(B, ldb, N, K, n0, 0, tid, rb);
-    store_tiles(As, Bs, tid, ra, rb);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    #pragma unroll
+    for (int st = 0; st < STAGES - 1; ++st) {
+        if (st < steps)
+            copy_step(As + st * A_TILE, Bs + st * B_TILE, A, lda, B, ldb, M, N, K, m0, n0,
+                      st * BK, tid);
+        copy_commit();
+    }
+    int slot = 0, fill = STAGES - 1;
     for (int s = 0; s < steps; ++s) {
-        const int cur = s & 1;
-        const bool more = s + 1 < steps;
-        if (more) {
-            load_a(A, lda, M, K, m0, (s + 1) * BK, tid, ra);
-            load_b(B, ldb, N, K, n0, (s + 1) * BK, tid, rb);
-        }
-        __local const LT* Ac = As + cur * A_TILE;
-        __local const LT* Bc = Bs + cur * B_TILE;
+        copy_wait();
+        barrier(CLK_LOCAL_MEM_FENCE);   // step s visible; slot `fill` (step s - 1) read by all
+        if (s + STAGES - 1 < steps)
+            copy_step(As + fill * A_TILE, Bs + fill * B_TILE, A, lda, B, ldb, M, N, K, m0, n0,
+                      (s + STAGES - 1) * BK, tid);
+        copy_commit();
+        __local const LT* Ac = As + slot * A_TILE;
+        __local const LT* Bc = Bs + slot * B_TILE;
         #pragma unroll
         for (int kk = 0; kk < BK; kk += KSTEP)
             warp_step(Ac, Bc, wm0, wn0, kk, lane, acc);
-        if (more)
-            store_tiles(As + (1 - cur) * A_TILE, Bs + (1 - cur) * B_TILE, tid, ra, rb);
-        barrier(CLK_LOCAL_MEM_FENCE);
+        slot = slot == STAGES - 1 ? 0 : slot + 1;
+        fill = fill == STAGES - 1 ? 0 : fill + 1;
     }
 
     const int g = lane >> 2, t = lane & 3;
+#if NPERM
+    // Fragment column 2t + e of tiles j, j + 1 are warp columns (2t + e) * NT8 + j, j + 1.
+    #pragma unroll
+    for (int i = 0; i < MT; ++i) {
+        #pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            #pragma unroll
+            for (int j = 0; j < NT8; j += 2) {
+                const int m = m0 + wm0 + 16 * i + g, n = n0 + wn0 + NCOL(j, 2 * t + e);
+                #pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int row = m + 8 * h;
+                    if (row < M && n < N)
+                        store_pair(C, c0 + (long)row * ldc + n, n + 1 < N, acc[i][j][2 * h + e],
+                                   acc[i][j + 1][2 * h + e]);
+                }
+            }
+        }
+    }
+#else
     #pragma unroll
     for (int i = 0; i < MT; ++i) {
         #pragma unroll
@@ -471,13 +593,11 @@ void gemm_mma(const int M, const int N, const int K,
             #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const int row = m + 8 * h;
-                if (row < M) {
-                    if (n < N)
-                        store_out(C, c0 + (long)row * ldc + n, acc[i][j][2 * h]);
-                    if (n + 1 < N)
-                        store_out(C, c0 + (long)row * ldc + n + 1, acc[i][j][2 * h + 1]);
-                }
+                if (row < M && n < N)
+                    store_pair(C, c0 + (long)row * ldc + n, n + 1 < N, acc[i][j][2 * h],
+                               acc[i][j][2 * h + 1]);
             }
         }
     }
+#endif
 }

@@ -6,8 +6,8 @@
 // `rstride`); strides are in elements, leading unused dimensions have extent 1.
 //
 // Kernels:
-//   reduce       one work-group per (output, chunk): lanes stride through the chunk of r, then a
-//                tree in local memory. With PARTIAL the group writes its partial result (and
+//   reduce       ROWS (output, chunk) slots per work-group, WG / ROWS lanes each: lanes stride
+//                through the chunk of r, then a tree in local memory. With PARTIAL the group writes its partial result (and
 //                index) to `out[o * groups + g]`; a second launch with FROM_PARTIALS reduces them.
 //   reduce_cols  one work-item per (output, chunk), r in order: for kept dimensions that are
 //                innermost in memory (axis=0 of a C array), where neighbouring work-items read
@@ -25,6 +25,8 @@
 //   WG           work-group size (a power of two); NDIM_OUT, NDIM_RED as above
 //   PARTIAL, FROM_PARTIALS  the two launches of a split reduction (see above)
 //   LANE_ACCS    independent accumulators per lane in `reduce`, combined in index order
+//   ROWS         `reduce`: outputs per work-group, WG / ROWS lanes each (short reduced axes:
+//                one 32-lane work-group per output would leave most of a GPU's slots idle)
 #pragma OPENCL FP_CONTRACT OFF
 
 #define ROP_SUM 1
@@ -69,6 +71,10 @@
 #ifndef LANE_ACCS
 #define LANE_ACCS 4
 #endif
+#ifndef ROWS
+#define ROWS 1
+#endif
+#define LANES (WG / ROWS)
 #define IS_ARG (ROP == ROP_ARGMAX || ROP == ROP_ARGMIN)
 
 #if ROP == ROP_ANY || ROP == ROP_ALL
@@ -179,7 +185,7 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
             __global const IN_T* restrict in, const long in_off,
             __global const long* restrict idx_in,
             __global OUT_T* restrict out, const long out_off, const long8 out_stride,
-            __global long* restrict idx_out)
+            __global long* restrict idx_out, const long n_slots)
 {
     __local ACC vals[WG];
 #if IS_ARG
@@ -187,13 +193,15 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
 #endif
     const long osh[8] = UNPACK8(oshape), ost[8] = UNPACK8(ostride), ust[8] = UNPACK8(out_stride);
     const long rsh[8] = UNPACK8(rshape), rst[8] = UNPACK8(rstride);
-    const long gid = get_group_id(0);
     const int lid = get_local_id(0);
-    const long o = gid / groups;
-    const long g = gid - o * groups;
+    const int lane = lid % LANES;
+    const long slot = get_group_id(0) * ROWS + lid / LANES;  // one (output, chunk) per row
+    const bool live = slot < n_slots;  // the last work-group's spare rows read nothing
+    const long o = slot / groups;
+    const long g = slot - o * groups;
     const long base = in_off + offset_of(o, osh, ost, NDIM_OUT);
     const long begin = g * chunk;
-    const long end = min(begin + chunk, n_red);
+    const long end = live ? min(begin + chunk, n_red) : begin;
     // LANE_ACCS independent accumulators per lane: one accumulator makes each load wait for
     // the previous combine (for max/argmax a chain of NaN tests), which left a large GPU at
     // 65-70% of its bandwidth. They are combined in index order before the tree.
@@ -203,17 +211,17 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
         accs[u] = IDENTITY;
         bests[u] = -1;
     }
-    long r = begin + lid;
-    for (; r + (LANE_ACCS - 1) * WG < end; r += LANE_ACCS * WG) {
+    long r = begin + lane;
+    for (; r + (LANE_ACCS - 1) * LANES < end; r += LANE_ACCS * LANES) {
 #pragma unroll
         for (int u = 0; u < LANE_ACCS; ++u) {
-            const long ru = r + u * WG;
+            const long ru = r + u * LANES;
             const long at = base + offset_of(ru, rsh, rst, NDIM_RED);
             const ACC v = LOAD(in[at]);
             ACCUMULATE(accs[u], bests[u], v, at, ru);
         }
     }
-    for (int u = 0; r < end; r += WG, ++u) {  // the tail: fewer than LANE_ACCS elements
+    for (int u = 0; r < end; r += LANES, ++u) {  // the tail: fewer than LANE_ACCS elements
         const long at = base + offset_of(r, rsh, rst, NDIM_RED);
         const ACC v = LOAD(in[at]);
         ACCUMULATE(accs[u], bests[u], v, at, r);
@@ -235,8 +243,8 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
     idxs[lid] = best;
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int step = WG / 2; step > 0; step >>= 1) {
-        if (lid < step) {
+    for (int step = LANES / 2; step > 0; step >>= 1) {
+        if (lane < step) {
 #if IS_ARG
             const long ib = idxs[lid + step];
             if (ib >= 0 && (idxs[lid] < 0 || better(vals[lid], idxs[lid], vals[lid + step], ib))) {
@@ -249,16 +257,16 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (lid == 0) {
+    if (lane == 0 && live) {
 #if PARTIAL
-        out[gid] = (OUT_T)vals[0];
+        out[slot] = (OUT_T)vals[lid];
 #if IS_ARG
-        idx_out[gid] = idxs[0];
+        idx_out[slot] = idxs[lid];
 #endif
 #elif IS_ARG
-        out[out_off + offset_of(o, osh, ust, NDIM_OUT)] = (OUT_T)idxs[0];
+        out[out_off + offset_of(o, osh, ust, NDIM_OUT)] = (OUT_T)idxs[lid];
 #else
-        out[out_off + offset_of(o, osh, ust, NDIM_OUT)] = finish(vals[0], count);
+        out[out_off + offset_of(o, osh, ust, NDIM_OUT)] = finish(vals[lid], count);
 #endif
     }
 }

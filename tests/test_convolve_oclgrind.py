@@ -40,6 +40,7 @@ SCRIPT = textwrap.dedent("""
     kernel = sys.argv[1]
     shapes = [tuple(map(int, c.split(":"))) for c in sys.argv[2].split(",")]
     params = json.loads(sys.argv[3]) if len(sys.argv) > 3 else None
+    specials = len(sys.argv) > 4 and sys.argv[4] == "specials"   # NaN in x, inf in w (floats)
     dev = next(d for d in cg.devices() if d.info.is_simulator)
     rng = np.random.default_rng(0)
     checked = 0
@@ -48,18 +49,30 @@ SCRIPT = textwrap.dedent("""
         for n, m in shapes:
             for pad, length in ((m - 1, n + m - 1), (m // 2, n), (0, n - m + 1)):
                 off = 3 if n > 7 else 0          # a signal not at the start of its buffer
-                x = cg.asarray((rng.standard_normal(n + off) * 8).astype(dtype), device=dev)
-                w = cg.asarray((rng.standard_normal(m) * 8).astype(dtype), device=dev)
+                xh = (rng.standard_normal(n + off) * 8).astype(dtype)
+                wh = (rng.standard_normal(m) * 8).astype(dtype)
+                if specials and dtype != np.int32:
+                    xh[off + n // 2] = np.nan
+                    wh[m // 3] = np.inf
+                x, w = cg.asarray(xh, device=dev), cg.asarray(wh, device=dev)
                 out = cg.empty(length, dtype, device=dev)
                 problem = ConvProblem(n, m, pad, length, np.dtype(dtype), x.storage.buffer,
                                       off, w.storage.buffer, out.storage.buffer)
                 conv.run(dev, problem, kernel, params)
                 xs = np.asarray(x)[off:].astype(np.float64)
-                padded = np.concatenate([np.zeros(pad), xs, np.zeros(length + m)])
-                want = np.array([padded[k:k + m] @ np.asarray(w) for k in range(length)])
+                ws = np.asarray(w).astype(np.float64)
+                with np.errstate(all="ignore"):   # NumPy's sums: ghost cells never multiplied
+                    want = np.array([xs[max(0, k - pad):max(0, min(n, k - pad + m))]
+                                     @ ws[max(0, pad - k):max(0, min(m, n - k + pad))]
+                                     for k in range(length)])
                 got = np.asarray(out)
                 if dtype == np.int32:
                     assert np.array_equal(got, want.astype(np.int64)), (n, m, pad)
+                elif specials:
+                    for test in (np.isnan, np.isposinf, np.isneginf):
+                        assert np.array_equal(test(got), test(want)), (n, m, pad, test)
+                    fin = np.isfinite(want)
+                    assert np.allclose(got[fin], want[fin], rtol=1e-4, atol=1e-3), (n, m, pad)
                 else:
                     err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
                     assert err < 1e-5, (n, m, pad, err)
@@ -81,9 +94,9 @@ def oclgrind_env(oclgrind):
 SHAPES = ((1, 1), (7, 1), (7, 4), (7, 7), (37, 9), (37, 36), (150, 20), (300, 140))
 
 
-def _run_clean(kernel: str, shapes, env, params: str = "null") -> None:
+def _run_clean(kernel: str, shapes, env, params: str = "null", values: str = "random") -> None:
     cases = ",".join(f"{n}:{m}" for n, m in shapes)
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, kernel, cases, params], env=env,
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, kernel, cases, params, values], env=env,
                           capture_output=True, text=True, timeout=170, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     stderr = PYOPENCL_QUERY.sub("", proc.stderr)
@@ -111,3 +124,15 @@ def test_gpu_tile_walk_and_chunks_are_clean_under_oclgrind(oclgrind_env):
     # Small tiles walked by one group per compute unit (the next tile prefetched while one
     # computes) and masks longer than a chunk (several chunks per tile).
     _run_clean("gpu", SHAPES, oclgrind_env, '{"WG": 16, "R": 4, "JU": 4, "MC": 8, "GPC": 1}')
+
+
+@pytest.mark.parametrize("kernel", ["tiled", "gpu", "fft"])
+def test_nan_and_inf_paths_are_clean_under_oclgrind(kernel, oclgrind_env):
+    # NaN in the signal, inf in the mask: the edge tiles' exact path (gpu, also with walking
+    # groups and chunks), the clamped tap ranges (tiled), the FFT's status buffer and direct
+    # outputs (fft, one length per process as above).
+    shapes = ((37, 9),) if kernel == "fft" else ((37, 9), (150, 20), (300, 140))
+    _run_clean(kernel, shapes, oclgrind_env, values="specials")
+    if kernel == "gpu":
+        _run_clean(kernel, shapes, oclgrind_env,
+                   '{"WG": 16, "R": 4, "JU": 4, "MC": 8, "GPC": 1}', "specials")

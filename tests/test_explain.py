@@ -148,3 +148,32 @@ def test_explain_convolve_host_path_launches_nothing(launches, device, host_path
     assert _explained(cg.explain_convolve(x, v)) is None
     assert_matches(np.convolve(x, v), _reference(np.convolve, a, v))
     assert launches == []
+
+
+@pytest.mark.parametrize("kernel", ["host", "host_fft"])
+def test_explain_convolve_forced_host_strategy_launches_nothing(launches, device, kernel):
+    a, v = random_array((257,), np.float32, 3), random_array((33,), np.float32, 4)
+    x = cg.asarray(a, device=device)
+    text = cg.explain_convolve(x, v, "same", kernel)
+    assert _explained(text) is None and f"\n{kernel}: forced" in text, text
+    assert_matches(cg.convolve(x, v, "same", kernel=kernel),
+                   _reference(np.convolve, a, v, "same"))
+    assert launches == []
+
+
+def test_explain_convolve_names_the_host_fft_the_call_runs(launches, device, host_path,
+                                                            monkeypatch):
+    from clarray_gemm.ops import convolve as convolve_module
+    transforms = []
+
+    def counted(x, h):
+        transforms.append(len(h))
+        return fft_convolve_full(x, h)
+    fft_convolve_full = convolve_module.fft_convolve_full
+    monkeypatch.setattr(convolve_module, "fft_convolve_full", counted)
+    a, v = random_array((2**16,), np.float32, 8), random_array((1023,), np.float32, 9)
+    x = cg.asarray(a, device=device)
+    text = cg.explain_convolve(x, v)
+    assert _explained(text) is None and "\nhost_fft: " in text, text
+    assert_matches(np.convolve(x, v), _reference(np.convolve, a, v))
+    assert launches == [] and transforms == [1023]

@@ -104,16 +104,22 @@ def test_dot_and_matmul_match_numpy(data, dtype, m, k, n, batch, func, vector_b)
     assert_close_with_specials(got, want)
 
 
+# Every convolution kernel forced by name (None: the catalogue's choice), with NaN, +-inf and
+# -0.0 mixed into signal and mask: NaN and infinities where NumPy's direct loops put them.
 @FUZZ
 @given(data=st.data(), dtype=st.sampled_from(INT_DTYPES[2:] + FLOAT_DTYPES),
        n=st.integers(1, 40), m=st.integers(1, 40),
-       mode=st.sampled_from(["full", "same", "valid"]))
-def test_convolve_matches_numpy(data, dtype, n, m, mode):
+       mode=st.sampled_from(["full", "same", "valid"]),
+       op=st.sampled_from(["convolve", "correlate"]),
+       kernel=st.sampled_from([None] + cg.kernels("convolve")))
+def test_convolve_matches_numpy(data, dtype, n, m, mode, op, kernel):
+    if kernel == "fft" and dtype.kind != "f":
+        kernel = None  # the FFT path refuses integers (test_convolve.py checks the refusal)
     a = data.draw(arrays(dtype, (n,), bound=1e3), label="a")
     v = data.draw(arrays(dtype, (m,), bound=1e3), label="v")
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
-        want = np.convolve(a, v, mode)
-        got = np.convolve(cg.asarray(a), cg.asarray(v), mode)
+        want = getattr(np, op)(a, v, mode)
+        got = getattr(cg, op)(cg.asarray(a), cg.asarray(v), mode, kernel=kernel)
     assert isinstance(got, cg.DeviceArray)
     assert_close_with_specials(got, want)

@@ -131,6 +131,25 @@ def test_float64(cpu):
         assert rel_error(got, want) < 1e-12
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64])
+@pytest.mark.parametrize("params", [{"PRESET": 4}, {"PRESET": 7, "KSPLIT": 3}, {"PRESET": 1}])
+def test_integers_exact_and_wrapping(cpu, dtype, params):
+    """Exact, with products and sums that overflow wrapping as NumPy's do."""
+    rng = np.random.default_rng(7)
+    info = np.iinfo(dtype)
+    for (M, N, K), ta, tb in (((33, 31, 257), False, True), ((7, 129, 65), True, False)):
+        a = rng.integers(info.min, info.max, (K, M) if ta else (M, K), dtype=dtype, endpoint=True)
+        b = rng.integers(info.min, info.max, (N, K) if tb else (K, N), dtype=dtype, endpoint=True)
+        x, y = cg.asarray(a, device=cpu), cg.asarray(b, device=cpu)
+        if ta:
+            x, a = x.mT, a.T
+        if tb:
+            y, b = y.mT, b.T
+        out = cg.asarray(np.full((M, N), 7, dtype), device=cpu)    # poisoned
+        cg.matmul(x, y, out=out, kernel=KERNEL, params=params)
+        np.testing.assert_array_equal(np.asarray(out), a @ b)
+
+
 # -- selection ---------------------------------------------------------------------------------
 def _problem(M, N, K, batch=1, offset=0, ld_a=None, trans_a=False):
     buf = None  # resolve() and the cost model never touch buffers
@@ -178,7 +197,13 @@ def test_rank_and_fits(cpu, h100_info):
     sim = dataclasses.replace(h100_info, is_simulator=True)
     assert variant.rank(p, sim) == 0
     ints = dataclasses.replace(p, dtype=np.dtype(np.int32))
-    assert "float32" in variant.fits(ints, h100_info, dict(variant.defaults))
+    assert variant.fits(ints, h100_info, dict(variant.defaults)) is None
+    assert variant.rank(ints, h100_info) == variant.rank(p, h100_info)
+    int64 = dataclasses.replace(p, dtype=np.dtype(np.int64))   # below vec until measured
+    assert variant.rank(int64, h100_info) < gemm.CATALOGUE["vec"].rank(int64, h100_info)
+    assert gemm_gpu.resolve(int64, h100_info, {})["PRESET"] in (1, 4)
+    halves = dataclasses.replace(p, dtype=np.dtype(np.float16))
+    assert "float16" in variant.fits(halves, h100_info, dict(variant.defaults))
     small = dataclasses.replace(h100_info, local_mem_bytes=8192)
     assert "local memory" in variant.fits(p, small, dict(variant.defaults))
     assert variant.fits(p, h100_info, dict(variant.defaults)) is None
@@ -194,11 +219,22 @@ def _oclgrind_child() -> None:
              ((33, 130, 21), False, True, {"PRESET": 7}),
              ((131, 20, 17), True, True, {"PRESET": 7, "EDGE_ONLY_CLAMP": 0}),
              ((64, 128, 48), False, False, {"PRESET": 2}),
-             ((128, 128, 20), True, True, {"PRESET": 7, "GROUP_M": 1})]
+             ((128, 128, 20), True, True, {"PRESET": 7, "GROUP_M": 1}),
+             ((31, 37, 29), False, True, {"PRESET": 4, "DTYPE": "int32"}),
+             ((17, 19, 40), True, False, {"PRESET": 4, "KSPLIT": 2, "PAD_A": 0, "DTYPE": "int64"})]
     ok = True
     for shape, ta, tb, params in cases:
-        got, want = _product(sim, *_operands(rng, *shape, ta, tb), ta, tb, params)
-        err = rel_error(got, want)
+        params = dict(params)
+        dtype = np.dtype(params.pop("DTYPE", "float32"))
+        if dtype.kind == "i":
+            shapes = [o.shape for o in _operands(rng, *shape, ta, tb)]
+            ops = [rng.integers(-2**31, 2**31, sh).astype(dtype) for sh in shapes]
+            got, _ = _product(sim, *ops, ta, tb, params)
+            want = np.matmul(*[o.T if t else o for o, t in zip(ops, (ta, tb))])
+            err = 0.0 if np.array_equal(got, want) else 1.0   # exact, wrapping
+        else:
+            got, want = _product(sim, *_operands(rng, *shape, ta, tb), ta, tb, params)
+            err = rel_error(got, want)
         ok &= bool(err < 1e-5)
         print(shape, ta, tb, params, f"{err:.2e}", flush=True)
     sys.exit(0 if ok else 1)

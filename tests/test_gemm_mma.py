@@ -183,6 +183,28 @@ def test_emulated_batched_small_tiles(device):
     assert _float16_within_one_rounding(got, a, b).all()
 
 
+@pytest.mark.parametrize("stages,dyn_local", [(2, 0), (4, 0), (3, 1)])
+@pytest.mark.parametrize("trans", [False, True])
+def test_emulated_copy_ring_depths(device, stages, dyn_local, trans):
+    # Many K steps through rings of 2 to 4 slots (static, or a __local argument); BK=16 gives
+    # tile rows of 2 chunks (swizzle).
+    a, b = _inputs(np.float16, 37, 40, 203, batch=2)
+    x, y = _device_operands(device, a, b, trans)
+    params = {**SMALL_TILES, "WM": 32, "STAGES": stages, "BK": 16, "DYN_LOCAL": dyn_local}
+    got = np.asarray(cg.matmul(x, y, kernel="mma", params=params))
+    assert _float16_within_one_rounding(got, a, b).all()
+    got = np.asarray(cg.matmul(x, y, kernel="mma", params=params))   # the prepared launch
+    assert got.shape == (2, 37, 40)
+    assert _float16_within_one_rounding(got, a, b).all()
+
+
+def test_mma_rejects_unswizzlable_tiles(device):
+    a, b = _inputs(np.float16, 8, 8, 8)
+    x, y = _device_operands(device, a, b, False)
+    with pytest.raises(ValueError, match="swizzled"):
+        cg.matmul(x, y, kernel="mma", params={**SMALL_TILES, "BM": 48, "WM": 16})
+
+
 def test_emulated_float16_specials(device):
     a = np.array([[np.inf, 1], [np.nan, 1], [60000, 60000]], np.float16)
     b = np.array([[1, 2], [1, 2]], np.float16)
@@ -287,18 +309,23 @@ sys.exit(0 if ok else 3)
 """
 
 
+RING_2_DYNAMIC = {**SMALL_TILES, "STAGES": 2, "DYN_LOCAL": 1}
+TF32_NPERM = {"EMULATE": 1, "BM": 32, "BN": 64, "WM": 16, "WN": 32}   # B columns dealt round-robin
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("kind,M,N,K,batch,trans", [
-    ("float16", 33, 17, 40, 1, False), ("float16", 7, 40, 33, 2, True),
-    ("tf32", 33, 17, 20, 1, True), ("tf32", 9, 35, 17, 2, False),
+@pytest.mark.parametrize("kind,M,N,K,batch,trans,params", [
+    ("float16", 33, 17, 40, 1, False, SMALL_TILES), ("float16", 7, 40, 33, 2, True, SMALL_TILES),
+    ("tf32", 33, 17, 20, 1, True, SMALL_TILES), ("tf32", 9, 35, 17, 2, False, SMALL_TILES),
+    ("float16", 9, 33, 100, 1, False, RING_2_DYNAMIC), ("tf32", 17, 70, 40, 2, False, TF32_NPERM),
 ])
-def test_emulated_mma_is_clean_under_oclgrind(oclgrind, kind, M, N, K, batch, trans):
+def test_emulated_mma_is_clean_under_oclgrind(oclgrind, kind, M, N, K, batch, trans, params):
     from test_gemm_oclgrind import oclgrind_problems
     env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
                OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", OCLGRIND_SCRIPT, kind, str(M),
-           str(N), str(K), str(batch), str(int(trans)), json.dumps(SMALL_TILES)]
+           str(N), str(K), str(batch), str(int(trans)), json.dumps(params)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
     problems = oclgrind_problems(proc.stderr)
     assert not problems, "\n\n".join(problems[:5])

@@ -63,14 +63,15 @@ def oclgrind_problems(stderr: str) -> list[str]:
 
 
 # The image kernel runs with the uninitialized-value check off (bounds, races and API checks
-# stay on): Oclgrind reports "Controlflow depends on uninitialized value" at its mad() calls
-# for some shapes whose A is packed (e.g. 7x8x4 and 9x8x5, M x N x K) and not for others
-# (7x8x5, 8x8x4), while the results are right. An earlier note blamed image writes, but a
-# kernel-written texel read back by another kernel is clean in a minimal pyopencl test. One
-# cause found: after clEnqueueCopyBuffer of fewer bytes than the destination holds (the packed
-# A's data rows, copied into a zero-filled padded buffer), Oclgrind calls the rest of the
-# destination uninitialized (reproduced with plain pyopencl: host-write 128 bytes, copy 16
-# bytes in, read all 128). That explains 7x8x4, not 9x8x5 (copied by the copy kernel).
+# stay on) because Oclgrind's checker cannot judge image reads: its Uninitialized plugin gives
+# read_imagef a shadow from isCleanImage(), which reads a whole Image struct (about 88 bytes)
+# out of the 8-byte shadow of the image argument, i.e. from whatever its memory pool holds next.
+# Whether a texel "is uninitialized" thus depends neither on the image's data nor on how it was
+# written (write_imagef, clEnqueueWriteImage, a mapping: all tried) but on the kernel's other
+# values: the reports move with shapes (7x8x4, 8x29x8 and 13x29x7 report, 8x8x4 and 8x16x4 do
+# not) and with code that does not touch B. test_oclgrind_still_misreads_image_shadows checks
+# that this Oclgrind still reports a fully written image; when it stops, remove the exemption.
+# (A's side was checked: the kernel with its B reads removed is clean with every check on.)
 NO_UNINITIALIZED_CHECK = {"image"}
 
 
@@ -126,6 +127,53 @@ def test_gemv_split_is_clean(M, N, K, batch, trans, params):
 def test_cpu_k_blocks_are_clean():
     """K in blocks of KC, later launches adding to C; small vectors so the edges are partial."""
     run_case("cpu", 33, 17, 65, 2, True, params={"KC": 16, "VW": 4, "MR": 5})
+
+
+# Every texel written by write_imagef (constants), then read with read_imagef by a second kernel.
+IMAGE_SHADOW_SCRIPT = r"""
+import numpy as np
+import pyopencl as cl
+import clarray_gemm  # registers the pip drivers' ICD files
+platform = next(p for p in cl.get_platforms() if "Oclgrind" in p.name)
+context = cl.Context(platform.get_devices())
+queue = cl.CommandQueue(context)
+src = '''
+__kernel void fill(__write_only image2d_t im) {
+    int x = get_global_id(0), y = get_global_id(1);
+    write_imagef(im, (int2)(x, y), (float4)(1.0f, 2.0f, 3.0f, 4.0f));
+}
+__constant sampler_t smp = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;
+__kernel void total(__read_only image2d_t im, __global float* out, int w) {
+    int x = get_global_id(0), y = get_global_id(1);
+    float4 v = read_imagef(im, smp, (int2)(x, y));
+    float4 c = mad(v, v, (float4)0.0f);
+    out[y * w + x] = c.x + c.y + c.z + c.w;
+}
+'''
+prg = cl.Program(context, src).build()
+fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT)
+im = cl.create_image(context, cl.mem_flags.READ_WRITE, fmt, shape=(3, 5))
+out = cl.Buffer(context, cl.mem_flags.READ_WRITE, 3 * 5 * 4)
+prg.fill(queue, (3, 5), None, im)
+prg.total(queue, (3, 5), None, im, out, np.int32(3))
+host = np.empty(15, np.float32)
+cl.enqueue_copy(queue, host, out)
+print("ok" if (host == 30.0).all() else "MISMATCH")
+"""
+
+
+def test_oclgrind_still_misreads_image_shadows():
+    """The reason for NO_UNINITIALIZED_CHECK: a fully written image read back is called
+    uninitialized. When this fails, Oclgrind was fixed: remove the exemption."""
+    env = dict(os.environ, OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    proc = subprocess.run([sys.executable, "-W", "ignore", "-c", IMAGE_SHADOW_SCRIPT], env=env,
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert "depends on uninitialized value" in proc.stderr, (
+        "Oclgrind no longer misreports image reads: remove NO_UNINITIALIZED_CHECK\n"
+        + proc.stderr[-2000:])
+    # The same out-of-bounds read sometimes crashes the simulator (SIGSEGV) right after it.
+    assert proc.stdout.strip() == "ok" or proc.returncode < 0, (proc.stdout, proc.stderr[-2000:])
 
 
 def test_problems_are_detected():

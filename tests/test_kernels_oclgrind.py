@@ -4,8 +4,8 @@
 (forced with ``matmul(kernel=...)``, plain and batched-transposed), every convolution variant
 (all modes of convolve and correlate, operands at an offset), and the copy (every cast) and
 elementwise kernels (tests/parity_cases.py). 0 reports and 0 wrong results. (One exception,
-the ``image`` GEMM kernel runs without the uninitialized-value check: NO_UNINITIALIZED_CHECK
-in test_gemm_oclgrind.py.)
+the ``image`` GEMM kernel runs without the uninitialized-value check, whose verdict on image
+reads Oclgrind draws from unrelated memory: NO_UNINITIALIZED_CHECK in test_gemm_oclgrind.py.)
 
 Each run is a child process (tests/oclgrind_child.py), because Oclgrind reads its settings
 when it is loaded, with one simulator thread, and one dtype per process (one per core at a

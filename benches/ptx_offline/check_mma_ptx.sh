@@ -13,18 +13,22 @@ src="$here/../../opencl/gemm_mma.cl"
 zig_python=${ZIG_PYTHON:-python3}
 inc=$(${PYTHON:-python3} -c "import pocl_binary_distribution as p, os; print(os.path.join(os.path.dirname(p.__file__), '.libs/share/pocl/include'))")
 out=${OUT_DIR:-$(mktemp -d)}
+extra=("$@")
 for elem in 1 2 3; do
   bk=32; [ "$elem" = 3 ] && bk=16
   for t in "0 0" "0 1" "1 0" "1 1"; do
     set -- $t
     name="mma_e${elem}_t$1$2"
+    nperm=0; [ "$elem" = 3 ] && [ "$2" = 0 ] && nperm=1   # as the host sets it (WN % 32 == 0)
     "$zig_python" -m ziglang clang -cc1 -triple nvptx64-nvidia-nvcl -cl-std=CL1.2 -fgnu-keywords \
       -include "$inc/opencl-c.h" -include "$here/nvptx_shim.h" -O3 -S -target-cpu sm_90 \
-      -target-feature +ptx80 -DELEM=$elem -DMMA_PTX=1 -DTRANS_A=$1 -DTRANS_B=$2 -DBK=$bk \
-      -DVEC_A=1 -DVEC_B=1 "${@:3}" -o "$out/$name.ptx" "$src"
+      -target-feature +ptx80 -DELEM=$elem -DMMA_PTX=1 -DTRANS_A=$1 -DTRANS_B=$2 -DBK=$bk -DNPERM=$nperm \
+      -DVEC_A=1 -DVEC_B=1 "${extra[@]}" -o "$out/$name.ptx" "$src"
     info=$(ptxas -arch=sm_90 -v "$out/$name.ptx" -o "$out/$name.cubin" 2>&1 \
            | grep -E "registers|spill" | head -2 | tr -s ' \n' ' ')
-    echo "$name: mma.sync x$(grep -c mma.sync "$out/$name.ptx") ldmatrix x$(grep -c ldmatrix "$out/$name.ptx" || true) | $info"
+    count() { grep -c "$1" "$out/$name.ptx" || true; }
+    echo "$name: mma.sync x$(count mma.sync) ldmatrix x$(count ldmatrix) cp.async x$(count cp.async.cg)" \
+         "cvt.rna x$(count cvt.rna) ld.shared.u32 x$(count ld.shared.u32) | $info"
   done
 done
 echo "PTX and cubins in $out"

@@ -34,7 +34,10 @@ def call_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     device implementation (one dict lookup), else NumPy's ufunc on host views."""
     impl = _dispatch.UFUNCS.get(ufunc)
     if impl is not None:
-        result = impl(ufunc, inputs, kwargs)
+        try:
+            result = impl(ufunc, inputs, kwargs)
+        except _dispatch.NumPyDecides:  # operands only NumPy takes: its answer or its error
+            result = NotImplemented
         if result is not NotImplemented:
             return result
     return _dispatch.host_ufunc(ufunc, "__call__", inputs, kwargs)
@@ -75,6 +78,24 @@ def _operators(ufunc: np.ufunc):
             return call_ufunc(ufunc, (self, other), {"out": (self,), "axes": [(-2, -1)] * 3})
         return call_ufunc(ufunc, (self, other), {"out": (self,)})
     return forward, reverse, inplace
+
+
+def _comparison(ufunc: np.ufunc, name: str):
+    """``==``/``!=``: the ufunc, and where it has no loop for the operands, ``ndarray``'s own
+    answer (all False / all True in the broadcast shape, or NotImplemented for void and 0-d
+    operands, so that Python compares identities), as NumPy's rich comparison gives it."""
+    def compare(self, other):
+        if _should_defer(self, other):
+            return NotImplemented
+        try:
+            return call_ufunc(ufunc, (self, other), {})
+        except TypeError:  # NumPy's UFuncTypeError (no loop): ndarray decides as it does
+            host_other = other.__array__() if isinstance(other, DeviceArray) else other
+            result = getattr(self.__array__(), name)(host_other)
+            return (from_host(np.ascontiguousarray(result), self.device)
+                    if isinstance(result, np.ndarray) else result)
+    compare.__name__ = name
+    return compare
 
 
 class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
@@ -319,6 +340,8 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         if not np.can_cast(self._dtype, dtype, casting=casting):
             raise TypeError(f"Cannot cast array data from {self._dtype!r} to {dtype!r} "
                             f"according to the rule {casting!r}")
+        if dtype.hasobject:  # no device buffer holds Python objects: NumPy's object array
+            return self.__array__().astype(dtype, order=order)
         if not copy and dtype == self._dtype:
             return self
         f_order = order == "F" or (order in ("A", "K") and self.ndim > 1 and not
@@ -390,7 +413,10 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
             return call_ufunc(ufunc, inputs, kwargs)
         impl = _dispatch.UFUNC_METHODS.get(method)
         if impl is not None:
-            result = impl(ufunc, inputs, kwargs)
+            try:
+                result = impl(ufunc, inputs, kwargs)
+            except _dispatch.NumPyDecides:
+                result = NotImplemented
             if result is not NotImplemented:
                 return result
         return _dispatch.host_ufunc(ufunc, method, inputs, kwargs, self.device)
@@ -402,7 +428,10 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         if impl is not None:
             if func in _dispatch.LIKE_FUNCTIONS:  # np.arange(..., like=x): NumPy drops like=
                 kwargs = dict(kwargs, like=self)
-            return impl(*args, **kwargs)
+            try:
+                return impl(*args, **kwargs)
+            except _dispatch.NumPyDecides:  # operands only NumPy takes: its answer or its error
+                pass
         return _dispatch.host_function(func, args, kwargs)
 
     def __array_namespace__(self, *, api_version: str | None = None):
@@ -424,6 +453,7 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     __mul__, __rmul__, __imul__ = _operators(np.multiply)
     __truediv__, __rtruediv__, __itruediv__ = _operators(np.true_divide)
     __matmul__, __rmatmul__, __imatmul__ = _operators(np.matmul)
+    __eq__, __ne__ = _comparison(np.equal, "__eq__"), _comparison(np.not_equal, "__ne__")
 
     def __neg__(self):
         return call_ufunc(np.negative, (self,), {})

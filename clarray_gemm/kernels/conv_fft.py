@@ -1,6 +1,10 @@
 """The FFT path of the 1-D convolution: zero-padded power-of-two Stockham FFTs (radix 8/4/2) of
 signal and mask, a pointwise product and an inverse FFT (``opencl/conv_fft.cl``), and the rule
 for when it beats the direct kernels (its cost does not grow with the mask length).
+
+NaN and infinities give NumPy's pattern: the packing pass stores them as zeros and records
+where they were, and the extraction computes the outputs whose window covers one directly
+(all of them when the mask holds one or more than ``NSPECIAL`` signal values are non-finite).
 """
 from __future__ import annotations
 
@@ -117,6 +121,12 @@ def _fft_transform(device: Device, kernels: dict, src: cl.Buffer, tmp: cl.Buffer
     return src, tmp
 
 
+NSPECIAL = 32
+"""Positions of non-finite signal values the FFT path records (``NSPECIAL`` in conv_fft.cl);
+with more, every output is computed directly."""
+_STATUS_INTS = 4 + NSPECIAL
+_STATUS: dict[int, cl.Buffer] = {}
+
 _SCRATCH: dict[int, tuple[int, str, tuple[cl.Buffer, ...]]] = {}
 # The FFT's launches must reach the in-order queue as one block, since they share the scratch
 # buffers (a second thread's launches in between would overwrite them).
@@ -135,6 +145,15 @@ def _scratch(device: Device, P: int, dtype: np.dtype) -> tuple[cl.Buffer, ...]:
     return kept[2]
 
 
+def _status(device: Device) -> cl.Buffer:
+    """The device's status buffer of the non-finite check (conv_fft.cl's ``status[]``)."""
+    key = device.cl_device.int_ptr
+    buf = _STATUS.get(key)
+    if buf is None:
+        buf = _STATUS[key] = new_buffer(device, _STATUS_INTS * 4)
+    return buf
+
+
 def _fft_launch(device: Device, problem: ConvProblem, params: Mapping[str, int]) -> cl.Event:
     with _FFT_LOCK:
         return _fft_enqueue(device, problem, params)
@@ -142,8 +161,9 @@ def _fft_launch(device: Device, problem: ConvProblem, params: Mapping[str, int])
 
 def _fft_enqueue(device: Device, problem: ConvProblem, params: Mapping[str, int]) -> cl.Event:
     p = problem
-    defines = {"T": dtype_defines(p.dtype)["T"], "IS_FP64": int(np.dtype(p.dtype) == np.float64)}
-    names = ("fft_twiddles", "fft_pack", "fft_radix2", "fft_radix4", "fft_radix8", "fft_cmul",
+    defines = {"T": dtype_defines(p.dtype)["T"], "IS_FP64": int(np.dtype(p.dtype) == np.float64),
+               "NSPECIAL": NSPECIAL}
+    names = ("fft_twiddles", "fft_clear_status", "fft_pack", "fft_radix2", "fft_radix4", "fft_radix8", "fft_cmul",
              "fft_extract")
     k = {name: get_kernel(device, "conv_fft.cl", name, defines) for name in names}
     P = fft_length(p)
@@ -153,16 +173,20 @@ def _fft_enqueue(device: Device, problem: ConvProblem, params: Mapping[str, int]
     i32 = np.int32
     q = device.queue
     table = _twiddles(device, k, P, p.dtype, wg)
-    k["fft_pack"](q, grid, (wg,), p.x, np.int64(p.x_offset), i32(p.n), i32(0), a, i32(P))
+    status = _status(device)
+    k["fft_clear_status"](q, (round_up(_STATUS_INTS, wg),), (wg,), status, i32(_STATUS_INTS))
+    k["fft_pack"](q, grid, (wg,), p.x, np.int64(p.x_offset), i32(p.n), i32(0), a, i32(P),
+                  status)
     fx, free = _fft_transform(device, k, a, b, table, P, 1, wg)
-    k["fft_pack"](q, grid, (wg,), p.w, np.int64(0), i32(p.m), i32(1), c, i32(P))
+    k["fft_pack"](q, grid, (wg,), p.w, np.int64(0), i32(p.m), i32(1), c, i32(P), status)
     fw, _ = _fft_transform(device, k, c, free, table, P, 1, wg)
     scale = np.dtype(p.dtype).type(1.0 / P)
     k["fft_cmul"](q, grid, (wg,), fx, fw, i32(P), scale)
     y, _ = _fft_transform(device, k, fx, fw, table, P, -1, wg)
     launch_counts["fft"] += 1
     return k["fft_extract"](q, (round_up(p.length, wg),), (wg,), y, i32(p.m - 1 - p.pad),
-                            p.out, i32(p.length))
+                            p.out, i32(p.length), p.x, np.int64(p.x_offset), i32(p.n), p.w,
+                            i32(p.m), i32(p.pad), status)
 
 
 VARIANT = Variant(

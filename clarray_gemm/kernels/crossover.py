@@ -5,7 +5,9 @@ Only devices whose memory is the host's (``DeviceInfo.host_unified_memory``: CPU
 integrated GPUs) have a host path: there NumPy reads and writes the same bytes a kernel would,
 with no copy. Sizes are in the family's work unit: flops (2·M·N·K per product) for ``matmul``,
 output elements for ``elementwise`` (gathers and joins too), input elements for ``reduce``
-(reductions and scans), multiply-adds (N·m) for ``convolve``.
+(reductions and scans), multiply-adds (N·m) for ``convolve``; ``convolve_fft`` and
+``convolve_fft_short`` are mask lengths (from them the host's overlap-add FFT replaces the
+direct kernel, for signals of at least / under ``FFT_LONG_SIGNAL`` samples).
 
 ``python -m clarray_gemm tune`` measures the crossovers of a device and stores them with the
 tuning data; until then the defaults below hold. They come from measurements on PoCL (2-core
@@ -26,7 +28,8 @@ from .. import _dispatch, settings
 from ..device import Device
 from . import plans
 
-__all__ = ["crossover", "prefer_host", "set_tuned_lookup", "host_path", "host_path_enabled"]
+__all__ = ["FFT_LONG_SIGNAL", "crossover", "has_host_path", "prefer_host", "set_tuned_lookup",
+           "host_path", "host_path_enabled"]
 
 _enabled = settings.host_path()
 
@@ -50,12 +53,24 @@ def host_path(enabled: bool) -> Iterator[None]:
         plans.clear_all()
 
 NEVER = math.inf  # the kernel never wins: always the host path
+FFT_LONG_SIGNAL = 1 << 18
+"""Signals from this length use the ``convolve_fft`` crossover, shorter ones
+``convolve_fft_short``."""
 
+# "convolve_fft" (signals of 2**18 samples and more) and "convolve_fft_short" (shorter signals)
+# are the mask lengths from which the host's overlap-add FFT (ops/convolve_host.py) replaces the
+# direct kernel where one would run (N*m above the "convolve" crossover): a PoCL launch with its
+# wait costs ~1-2 ms on a loaded machine, so on short signals the FFT wins from shorter masks.
+# PoCL, 2-core AMD EPYC shared with other jobs, float32, wall clock, fastest of 3 medians:
+# N = 2**16: m = 31 vec 2.7 ms, oaconvolve 0.6, host FFT 0.6-0.8 (earlier run); m = 63 vec 2.1,
+# host FFT 0.6-0.9. N = 2**20: m = 31 vec 7.8-13 ms, host FFT 30; m = 63 vec 28, host FFT 36;
+# m = 255 vec 108, host FFT 27-60.
 _DEFAULTS_CPU = {"matmul": NEVER, "elementwise": NEVER, "convolve": float(1 << 20),
-                 "reduce": NEVER}
+                 "reduce": NEVER, "convolve_fft": 96.0, "convolve_fft_short": 16.0}
 # Integrated GPUs: a launch costs tens of microseconds, the GPU wins once work amortises it.
 _DEFAULTS_IGPU = {"matmul": 2.0 * 128 ** 3, "elementwise": float(1 << 18),
-                  "convolve": float(1 << 18), "reduce": float(1 << 18)}
+                  "convolve": float(1 << 18), "reduce": float(1 << 18), "convolve_fft": NEVER,
+                  "convolve_fft_short": NEVER}
 
 # (device, family, dtype) -> measured size or None; installed by the tuning store.
 _tuned_lookup: Callable[[Device, str, np.dtype], float | None] = lambda d, f, t: None
@@ -71,10 +86,16 @@ def set_tuned_lookup(lookup: Callable[[Device, str, np.dtype], float | None]) ->
     _tuned_lookup = lookup
 
 
+def has_host_path(device: Device) -> bool:
+    """Whether small work may run as NumPy on ``device``'s buffers (unified memory, the host
+    path enabled, not a simulator)."""
+    return _enabled and device.info.host_unified_memory and not device.info.is_simulator
+
+
 def crossover(device: Device, family: str, dtype: np.dtype) -> tuple[float, bool]:
     """(size below which the host path runs, whether it was measured on this device);
     0 where the device has no host path."""
-    if not _enabled or not device.info.host_unified_memory or device.info.is_simulator:
+    if not has_host_path(device):
         return 0.0, False
     return _RESOLVED.get((device, family, dtype), lambda: _resolve(device, family, dtype))
 

@@ -26,6 +26,10 @@ __all__ = ["PRESETS", "resolve", "VARIANT", "VARIANTS"]
 
 SOURCE = "gemm_gpu.cl"
 
+# Integers multiply-add in their unsigned type (wrapping as NumPy's); 8-byte ones take the float64
+# presets (twice the registers of a 4-byte micro-tile).
+INTEGERS = tuple(np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.uint64))
+
 # Tile presets (BM, BN, TM, TN, BK, EDGE_ONLY_CLAMP). 1-4 have 256 work-items: the 8 x 8
 # micro-tile does 64 FMAs per four 16-byte local reads; 2-4 trade that for more work-groups on
 # small shapes (their BK is 16 so that every work-item still loads whole 4-vectors). 5-8 hold
@@ -54,6 +58,11 @@ _SINGLE = 0.68
 _SPLIT_COST = 4e6
 # Presets the shape heuristic considers (the others only when forced).
 _AUTO = (7, 2, 3, 4)
+# float64 doubles every register and local-memory byte: 16 x 8 micro-tiles spill (2048^3 on an
+# H100: preset 7 5.95 ms, 8 8.06 ms, against 0.99 ms for preset 1 and 1.72 ms for preset 4), and
+# presets 2, 3, 5 and 6 exceed 48 KB of local memory. Its own candidates and efficiencies.
+_AUTO_FP64 = (1, 4)   # also 8-byte integers
+_EFFICIENCY_FP64 = {1: 1.0, 4: 0.57}
 
 DEFAULTS = {"PRESET": 0, "BK": 0, "KSPLIT": 0, "GROUP_M": 16, "WARP_X": 8, "PAD_A": 4, "PAD_B": 0,
             "EDGE_ONLY_CLAMP": -1}
@@ -85,7 +94,8 @@ def _cost(problem: GemmProblem, info: DeviceInfo, preset: int, ksplit: int) -> f
     groups = math.ceil(p.M / bm) * math.ceil(p.N / bn) * p.batch * ksplit
     per_unit = math.ceil(groups / units)
     resident = min(per_unit, _RESIDENT[preset])
-    rate = _EFFICIENCY[preset] * (1.0 if resident >= 2 else _SINGLE)
+    efficiency = _EFFICIENCY_FP64 if p.itemsize == 8 else _EFFICIENCY
+    rate = efficiency.get(preset, 0.1) * (1.0 if resident >= 2 else _SINGLE)
     work = per_unit * bm * bn * (math.ceil(p.K / ksplit) + 16) / rate
     reduce = 0.0 if ksplit == 1 else 2.0 * (ksplit + 1) * p.M * p.N * p.batch / units + _SPLIT_COST
     return work + reduce
@@ -99,7 +109,7 @@ def resolve(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -
     out.update(params)
     preset, ksplit = int(out["PRESET"]), int(out["KSPLIT"])
     if preset == 0 or ksplit == 0:
-        presets = [preset] if preset else list(_AUTO)
+        presets = [preset] if preset else list(_AUTO_FP64 if problem.itemsize == 8 else _AUTO)
         splits = [ksplit] if ksplit else [s for s in (1, 2, 3, 4, 6, 8, 12, 16)
                                           if s == 1 or problem.K // s >= 256]
         units = max(info.compute_units, 1)
@@ -129,7 +139,7 @@ def _local_bytes(d: Mapping[str, int], itemsize: int) -> int:
 
 def _fits(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
     dt = np.dtype(problem.dtype)
-    why = unsupported_dtype(dt, info, only=FLOATING)
+    why = unsupported_dtype(dt, info, only=FLOATING + INTEGERS)
     if why:
         return why
     if int(params.get("PRESET", 0)) not in (0, *PRESETS):
@@ -157,6 +167,10 @@ def _rank(problem: GemmProblem, info: DeviceInfo) -> float:
     # Matrix-vector shapes leave most of a 128-wide tile idle: let GEMV kernels win those.
     if min(problem.M, problem.N) < 16:
         return 5.0
+    if problem.itemsize == 8 and np.dtype(problem.dtype).kind in "iu":
+        # 64-bit integer multiplies are several instructions each: below vec (15) until
+        # measured (benches/gpu_gemm_shapes.py sweeps it forced).
+        return 10.0
     return 100.0
 
 

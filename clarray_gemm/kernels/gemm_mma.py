@@ -49,7 +49,22 @@ def _geometry(problem: GemmProblem, params: Mapping[str, int]) -> dict[str, int]
     elem = mma_elem(problem)
     bk = params["BK"] or (16 if elem == _TF32 else 32)
     return {"BM": params["BM"], "BN": params["BN"], "BK": bk, "WM": params["WM"],
-            "WN": params["WN"]}
+            "WN": params["WN"], "STAGES": params["STAGES"]}
+
+
+def _tile_bytes(p: GemmProblem, g: Mapping[str, int]) -> int:
+    """Local memory of the copy ring: STAGES tiles of A (BM x BK) and B (BK x BN)."""
+    itemsize = 4 if mma_elem(p) == _TF32 else 2
+    return g["STAGES"] * (g["BM"] + g["BN"]) * g["BK"] * itemsize
+
+
+def _local_limit(info: DeviceInfo, dynamic: bool) -> int:
+    """Local memory a work-group may use: the device's figure, or for a __local argument on
+    NVIDIA the shared memory per block of the architecture (227 KB sm_90, 163 KB sm_80)."""
+    cc = info.compute_capability
+    if not dynamic or not info.tensor_cores or cc is None:
+        return info.local_mem_bytes
+    return max(info.local_mem_bytes, (227 if cc >= (9, 0) else 163) * 1024)
 
 
 def _threads(g: Mapping[str, int]) -> int:
@@ -70,19 +85,21 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
     if min(g.values()) < 1 or g["BM"] % g["WM"] or g["BN"] % g["WN"] or g["WM"] % 16 \
             or g["WN"] % 16 or g["BK"] % 16:
         return "needs BM % WM == BN % WN == 0 and WM, WN, BK multiples of 16"
+    if not 2 <= g["STAGES"] <= 5:
+        return "needs 2 <= STAGES <= 5"
     epc = 4 if elem == _TF32 else 8
+    for name in ("BM", "BN", "BK"):
+        chunks = g[name] // epc   # 16-byte chunks along a local tile row (swizzle unit)
+        if g[name] % epc or not (chunks in (1, 2, 4) or chunks % 8 == 0):
+            return f"needs {name} / {epc} in (1, 2, 4) or a multiple of 8 (swizzled tile rows)"
     threads = _threads(g)
     if (g["BM"] * g["BK"]) % (epc * threads) or (g["BN"] * g["BK"]) % (epc * threads):
         return f"BM*BK and BN*BK must be multiples of {epc * threads} (16-byte chunks per thread)"
     if threads > info.max_work_group_size:
         return f"work-group of {threads} exceeds the device's {info.max_work_group_size}"
-    pad_k, pad_x = (4 if elem == _TF32 else 8), 8
-    itemsize = 4 if elem == _TF32 else 2
-    a_tile = (g["BK"] * (g["BM"] + pad_x)) if p.a.trans else g["BM"] * (g["BK"] + pad_k)
-    b_tile = (g["BN"] * (g["BK"] + pad_k)) if p.b.trans else g["BK"] * (g["BN"] + pad_x)
-    nbytes = 2 * (a_tile + b_tile) * itemsize
-    if nbytes > info.local_mem_bytes:
-        return f"needs {nbytes} bytes of local memory, the device has {info.local_mem_bytes}"
+    nbytes, limit = _tile_bytes(p, g), _local_limit(info, bool(params["DYN_LOCAL"]))
+    if nbytes > limit:
+        return f"needs {nbytes} bytes of local memory, the device allows {limit}"
     return None
 
 
@@ -100,6 +117,9 @@ def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> di
     d.update(ELEM=elem, MMA_PTX=int(not params["EMULATE"] and device.info.tensor_cores),
              TRANS_A=int(p.a.trans), TRANS_B=int(p.b.trans), GROUP_M=params["GROUP_M"],
              VEC_A=int(p.a.aligned(epc)), VEC_B=int(p.b.aligned(epc)),
+             VEC_C=int(p.c.aligned(2)), DYN_LOCAL=int(bool(params["DYN_LOCAL"])),
+             NPERM=int(bool(params["NPERM"]) and elem == _TF32 and not p.b.trans
+                       and d["WN"] % 32 == 0),
              SIMULATOR=int(device.info.is_simulator))
     return d
 
@@ -114,23 +134,30 @@ def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Eve
     d = defines_for(device, p, params)
     kernel = get_kernel(device, SOURCE, "gemm_mma", d)
     gs, ls = _sizes(p, d)
-    return kernel(device.queue, gs, ls, *standard_args(p))
+    extra = (cl.LocalMemory(_tile_bytes(p, d)),) if d["DYN_LOCAL"] else ()  # type: ignore[arg-type]
+    return kernel(device.queue, gs, ls, *standard_args(p), *extra)
 
 
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     d = defines_for(device, p, params)
     gs, ls = _sizes(p, d)
-    return prepared_standard(device, p, get_kernel(device, SOURCE, "gemm_mma", d), gs, ls)
+    kernel = get_kernel(device, SOURCE, "gemm_mma", d)
+    if not d["DYN_LOCAL"]:
+        return prepared_standard(device, p, kernel, gs, ls)
+    tiles = cl.LocalMemory(_tile_bytes(p, d))  # type: ignore[arg-type]
+    return prepared_standard(device, p, lambda *a: kernel(*a, tiles), gs, ls)
 
 
 MMA = Variant(
     name="mma", source=SOURCE, entry="gemm_mma",
     summary="tensor cores: mma.sync (float16, bfloat16, TF32) via inline PTX, ldmatrix, "
-            "double-buffered local tiles; EMULATE=1: the same tiling in plain OpenCL C",
-    defaults={"BM": 128, "BN": 128, "BK": 0, "WM": 64, "WN": 32, "GROUP_M": 8, "EMULATE": 0},
+            "cp.async into a STAGES-deep ring of swizzled local tiles; EMULATE=1: the same "
+            "tiling in plain OpenCL C",
+    defaults={"BM": 128, "BN": 128, "BK": 0, "WM": 64, "WN": 64, "STAGES": 3, "GROUP_M": 8,
+              "DYN_LOCAL": 0, "NPERM": 1, "EMULATE": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     tunable={"BM": (64, 128), "BN": (64, 128, 256), "WM": (32, 64), "WN": (32, 64),
-             "GROUP_M": (1, 8)},
+             "STAGES": (2, 3, 4), "GROUP_M": (1, 8)},
 )
 
 VARIANTS: tuple[Variant[GemmProblem], ...] = (MMA,)

@@ -19,7 +19,7 @@ from .. import _dispatch
 from .._dispatch import implements
 from ..array import DeviceArray, asarray, host_function, zeros
 from ..device import Device, get_device
-from ._common import device_of
+from ._common import device_of, operand, take_operands
 from .elementwise import kernel_dtype
 from .indexing import iota
 
@@ -82,6 +82,7 @@ def outer(a: Any, b: Any, out: Any = None) -> Any:
 @implements(np.tensordot)
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     """``np.tensordot``: transposes and reshapes (views, or device copies) around one matmul."""
+    take_operands(operand(a), operand(b))
     device = device_of(a, b)
     a, b = _on_device([a, b], device)
     if isinstance(axes, numbers.Integral):
@@ -108,6 +109,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
 
 @implements(np.inner)
 def inner(a: Any, b: Any) -> Any:
+    take_operands(operand(a), operand(b))
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return np.multiply(a, b)
     return tensordot(a, b, axes=([-1], [-1]))

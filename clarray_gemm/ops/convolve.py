@@ -22,12 +22,18 @@ from ..array import DeviceArray, asarray, empty
 from ..device import Device
 from ..kernels import conv
 from ..kernels.conv import ConvProblem
+from ..kernels.crossover import FFT_LONG_SIGNAL, crossover, has_host_path, prefer_host
+from ..kernels.plans import PlanCache
 from ..kernels.variant import Choice
 from ..memory import Storage
-from ..kernels.crossover import crossover, prefer_host
-from ._common import compute_dtype, device_of
+from ._common import compute_dtype, device_of, numpy_answers, take_operands
+from .convolve_host import block_length, fft_convolve_full
 
-__all__ = ["convolve", "correlate", "explain_convolve"]
+__all__ = ["convolve", "correlate", "explain_convolve", "HOST_STRATEGIES"]
+
+HOST_STRATEGIES = ("host", "host_fft")
+"""The ``kernel=`` names that run on the host: NumPy's own function on the mapped buffers, and
+the overlap-add FFT of ``ops/convolve_host.py`` (real floating results only)."""
 
 _MODES = {"valid": 0, "same": 1, "full": 2}
 
@@ -83,6 +89,7 @@ class _Plan:
 
     def __init__(self, op: str, a: Any, v: Any, mode: Any):
         a, v = _as_operand(a), _as_operand(v)
+        take_operands(a, v)
         self.device = device_of(a, v)
         self.a, self.v = a, v
         if op == "convolve":
@@ -126,24 +133,78 @@ def _host_operand(x: DeviceArray | np.ndarray) -> np.ndarray:
     return x.__array__() if isinstance(x, DeviceArray) else x
 
 
-def _host_path_reason(plan: "_Plan", kernel: str | None) -> str | None:
-    """Why NumPy on the mapped buffers runs this call, or None when a kernel does."""
+def _fft_dtype_ok(plan: "_Plan") -> bool:
+    return (plan.result_dtype in (np.float32, np.float64) and plan.signal.dtype.kind in "biuf"
+            and plan.mask.dtype.kind in "biuf")
+
+
+def _host_choice(plan: "_Plan", kernel: str | None, explain: bool = False
+                 ) -> tuple[str, str] | None:
+    """(host strategy, why) when this call runs on the host, or None when a kernel does; the
+    why is built only when ``explain`` (a call does not pay for the text)."""
+    if kernel in HOST_STRATEGIES:
+        if kernel == "host_fft" and not _fft_dtype_ok(plan):
+            raise ValueError(f"convolve kernel 'host_fft' does not fit this call: the FFT path "
+                             f"is for float32 and float64 results, not {plan.result_dtype}")
+        return kernel, f"forced (kernel={kernel!r})"
     if kernel is not None or plan.compute is None:
         return None
     work = float(plan.n) * plan.m
-    if work >= crossover(plan.device, "convolve", plan.compute)[0]:
-        return None  # the common large case: no reason text to build
-    return prefer_host(plan.device, "convolve", plan.compute, work)
+    limit, _ = crossover(plan.device, "convolve", plan.compute)
+    if work < limit:
+        return "host", (prefer_host(plan.device, "convolve", plan.compute, work) or ""
+                        if explain else "")
+    if _fft_dtype_ok(plan) and has_host_path(plan.device):
+        family = "convolve_fft" if plan.n >= FFT_LONG_SIGNAL else "convolve_fft_short"
+        m_fft, measured = crossover(plan.device, family, plan.compute)
+        if plan.m >= m_fft:
+            if not explain:
+                return "host_fft", ""
+            source = "measured on this device" if measured else "default estimate"
+            return "host_fft", (f"host overlap-add FFT on the mapped buffers: mask of "
+                                f"{plan.m} >= {m_fft:.0f} taps ({source}), transforms of "
+                                f"{block_length(plan.n, plan.m)} points")
+    return None
 
 
-def _run_on_host(plan: "_Plan") -> DeviceArray:
-    """NumPy's own function on the operands' host mappings; the result into a host-resident
-    device buffer (one copy: NumPy's convolution has no ``out=``)."""
-    func = np.convolve if plan.op == "convolve" else np.correlate
-    views = [x.host_view() if isinstance(x, DeviceArray) else x for x in (plan.a, plan.v)]
-    host = func(views[0], views[1], plan.mode)
-    out = DeviceArray.from_storage(Storage(plan.device, host.nbytes, True), host.shape,
-                                   host.dtype, host.strides)
+def _host_fft(plan: "_Plan") -> np.ndarray:
+    """The call's result by the overlap-add FFT: the full convolution of the signal with the
+    mask (reversed for a correlation), the mode's slice, reversed when NumPy reverses it."""
+    dt = plan.result_dtype
+    x = np.asarray(_host_view(plan.signal), dtype=dt)
+    h = np.asarray(_host_view(plan.mask), dtype=dt)
+    if not plan.flip_mask:
+        h = h[::-1]
+    full = fft_convolve_full(x, h)
+    start = plan.m - 1 - plan.pad
+    out = full[start:start + plan.length]
+    return out[::-1] if plan.flip_out else out
+
+
+def _host_view(x: DeviceArray | np.ndarray) -> np.ndarray:
+    """The operand's host mapping (unified memory), a host copy (discrete), or the ndarray."""
+    if not isinstance(x, DeviceArray):
+        return x
+    return x.host_view() if x.device.info.host_unified_memory else x.__array__()
+
+
+def _run_on_host(plan: "_Plan", strategy: str) -> DeviceArray:
+    """NumPy's own function (or the overlap-add FFT) on the operands' host mappings; the result
+    into a host-resident device buffer (one copy: NumPy's convolution has no ``out=``)."""
+    if strategy == "host_fft":
+        host = _host_fft(plan)
+    else:
+        func = np.convolve if plan.op == "convolve" else np.correlate
+        host = func(_host_view(plan.a), _host_view(plan.v), plan.mode)
+    return _wrap_host(host, plan.device)
+
+
+def _wrap_host(host: np.ndarray, device: Device) -> DeviceArray | np.ndarray:
+    """A host result as a device array: copied into a host-resident buffer on unified memory."""
+    if not device.info.host_unified_memory or host.dtype.hasobject:
+        return host if host.dtype.hasobject else asarray(host, device=device)
+    out = DeviceArray.from_storage(Storage(device, host.nbytes, True), host.shape, host.dtype,
+                                   (host.itemsize,) if host.ndim else ())
     out.host_view(write=True)[...] = host
     return out
 
@@ -165,21 +226,22 @@ def _mask_on_device(x: DeviceArray | np.ndarray, compute: np.dtype, flip: bool,
     return asarray(np.ascontiguousarray(x[::-1] if flip else x), dtype=compute, device=device)
 
 
-def _choose(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None
-            ) -> Choice[ConvProblem] | str:
-    """What the call runs: the kernel's :class:`Choice`, or why NumPy runs it on the host (a
-    text). The call and :func:`explain_convolve` both ask this function."""
-    if kernel is not None:
+def _choose(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None,
+            explain: bool = False) -> Choice[ConvProblem] | tuple[str, str]:
+    """What the call runs: the kernel's :class:`Choice`, or ``(host strategy, why)`` for the
+    host (``"host"``: NumPy's own function; ``"host_fft"``: the overlap-add FFT; the why built
+    only when ``explain``). The call and :func:`explain_convolve` both ask this function."""
+    if kernel is not None and kernel not in HOST_STRATEGIES:
         conv.CATALOGUE[kernel]  # ValueError for an unknown name
-    why_host = _host_path_reason(plan, kernel)
-    if why_host is not None:
-        return why_host
+    host = _host_choice(plan, kernel, explain)
+    if host is not None:
+        return host
     if plan.compute is None:
         if kernel is not None:
             raise ValueError(f"convolve kernel {kernel!r} does not fit this call: no "
                              f"{plan.result_dtype} kernel on {plan.device.name}")
-        return (f"host: NumPy's {plan.op} through mapped views (no {plan.result_dtype} kernel "
-                f"on {plan.device.name})")
+        return "host", (f"NumPy's {plan.op} through mapped views (no {plan.result_dtype} "
+                        f"kernel on {plan.device.name})")
     return conv.choose(plan.device, _problem(plan), kernel, params)
 
 
@@ -197,9 +259,9 @@ def _problem(plan: _Plan, x: DeviceArray | None = None, w: DeviceArray | None = 
 def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> DeviceArray:
     device = plan.device
     choice = _choose(plan, kernel, params)
-    if isinstance(choice, str):
-        if plan.compute is not None:
-            return _run_on_host(plan)
+    if isinstance(choice, tuple):
+        if plan.compute is not None or kernel in HOST_STRATEGIES:
+            return _run_on_host(plan, choice[0])
         func = np.convolve if plan.op == "convolve" else np.correlate
         host = func(_host_operand(plan.a), _host_operand(plan.v), plan.mode)
         return host if host.dtype.hasobject else asarray(host, device=device)
@@ -216,6 +278,29 @@ def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> D
     return out.copy() if plan.flip_out else out
 
 
+# (op, mode, shapes, dtypes, device) -> True when NumPy's own loops on the host run the call:
+# a repeated small call skips the plan (its checks passed when the entry was made).
+_HOST_DIRECT: PlanCache[bool] = PlanCache("convolve-host")
+
+
+def _call(op: str, a: Any, v: Any, mode: Any, kernel: str | None,
+          params: Mapping[str, int] | None) -> DeviceArray:
+    arrays = (np.ndarray, DeviceArray)
+    if (kernel is None and params is None and type(mode) in (str, int)
+            and isinstance(a, arrays) and isinstance(v, arrays)):
+        device = device_of(a, v)
+        key = (op, mode, a.shape, a.dtype, v.shape, v.dtype, device)
+        if _HOST_DIRECT._plans.get(key):
+            func = np.convolve if op == "convolve" else np.correlate
+            return _wrap_host(func(_host_view(a), _host_view(v), mode), device)
+        plan = _Plan(op, a, v, mode)
+        host = _host_choice(plan, None)
+        _HOST_DIRECT.get(key, lambda: host is not None and host[0] == "host")
+        return _run(plan, kernel, params)
+    return _run(_Plan(op, a, v, mode), kernel, params)
+
+
+@numpy_answers(np.convolve, "kernel", "params")
 @implements(np.convolve)
 def convolve(a: Any, v: Any, mode: Any = "full", *, kernel: str | None = None,
              params: Mapping[str, int] | None = None) -> DeviceArray:
@@ -223,25 +308,28 @@ def convolve(a: Any, v: Any, mode: Any = "full", *, kernel: str | None = None,
 
     ``kernel=`` forces a variant of :func:`clarray_gemm.kernels("convolve")` (ValueError when it
     does not fit the call) and ``params=`` its ``-D`` parameters."""
-    return _run(_Plan("convolve", a, v, mode), kernel, params)
+    return _call("convolve", a, v, mode, kernel, params)
 
 
+@numpy_answers(np.correlate, "kernel", "params")
 @implements(np.correlate)
 def correlate(a: Any, v: Any, mode: Any = "valid", *, kernel: str | None = None,
               params: Mapping[str, int] | None = None) -> DeviceArray:
     """``np.correlate`` on the device: NumPy's semantics and errors, the result a device array.
 
     ``kernel=`` and ``params=`` as in :func:`convolve`."""
-    return _run(_Plan("correlate", a, v, mode), kernel, params)
+    return _call("correlate", a, v, mode, kernel, params)
 
 
 def explain_convolve(a: Any, v: Any, mode: Any = "full", kernel: str | None = None,
                      op: str = "convolve", params: Mapping[str, int] | None = None) -> str:
     """Which kernel ``np.convolve(a, v, mode)`` (or ``np.correlate`` with ``op="correlate"``)
     runs, with which parameters, and why: the choice the call itself makes (same arguments,
-    ``kernel=`` and ``params=`` included)."""
+    ``kernel=`` and ``params=`` included; ``host``/``host_fft`` for the host strategies)."""
     if op not in ("convolve", "correlate"):
         raise ValueError(f"op must be 'convolve' or 'correlate', not {op!r}")
     plan = _Plan(op, a, v, mode)
-    choice = _choose(plan, kernel, params)
-    return plan.describe() + "\n" + (choice if isinstance(choice, str) else choice.describe())
+    choice = _choose(plan, kernel, params, explain=True)
+    if isinstance(choice, tuple):
+        return plan.describe() + f"\n{choice[0]}: {choice[1]}"
+    return plan.describe() + "\n" + choice.describe()

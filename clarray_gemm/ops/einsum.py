@@ -22,7 +22,7 @@ from .._dispatch import implements
 from ..array import DeviceArray, asarray, host_function, to_host
 from ..fallbacks import record_host_call
 from . import matmul as _mm
-from ._common import device_of
+from ._common import device_of, operand, take_operands
 
 __all__ = ["einsum", "parse_subscripts"]
 
@@ -101,6 +101,8 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
            order: str = "K", casting: str = "safe", optimize: Any = False) -> Any:
     """NumPy's ``einsum`` on device arrays: pairwise GEMM contractions (see the module's doc)."""
     kwargs = {"dtype": dtype, "order": order, "casting": casting, "optimize": optimize}
+    if isinstance(subscripts, str):  # (the interleaved form runs on the host: NumPy's answer)
+        take_operands(*(operand(o) for o in operands))
     if out is not None:
         return host_function(np.einsum, (subscripts, *operands), dict(kwargs, out=out))
     if not isinstance(subscripts, str):  # the interleaved (operand, sublist, ...) form

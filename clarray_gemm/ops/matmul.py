@@ -23,7 +23,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._dispatch import implements, implements_ufunc
+from .._dispatch import NumPyDecides, implements, implements_ufunc
 from ..array import DeviceArray, asarray, empty, zeros
 from ..array.geometry import c_strides
 from ..device import Device
@@ -33,9 +33,9 @@ from ..kernels.crossover import prefer_host
 from ..kernels.gemm import GemmOperand, GemmProblem
 from ..kernels.plans import PlanCache
 from ..kernels.variant import Choice
-from ..memory import Storage
-from ..dtypes import mma_operand_dtype
-from ._common import compute_dtype, device_of
+from ..dtypes import NARROW_INT_PRODUCTS, mma_operand_dtype
+from ..memory import Storage, format_bytes
+from ._common import compute_dtype, device_of, numpy_answers, operand, take_operands
 from .precision import TF32_BOUND, resolve_precision
 
 try:  # NumPy's own exception type for this error (a TypeError subclass); private in NumPy 2.x
@@ -64,12 +64,6 @@ def _check_core(a_shape, b_shape):
     if k_a != k_b:
         raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, with "
                          f"gufunc signature {_SIGNATURE} (size {k_b} is different from {k_a})")
-
-
-def coerce_operand(x: Any) -> DeviceArray | np.ndarray:
-    """A device array or ndarray as is; anything else NumPy accepts (lists, scalars) as
-    ``np.asarray`` sees it."""
-    return x if isinstance(x, (DeviceArray, np.ndarray)) else np.asarray(x)
 
 
 def _shapes(a_shape, b_shape):
@@ -127,6 +121,7 @@ class MatmulPlan:
     def __init__(self, a: DeviceArray | np.ndarray, b: DeviceArray | np.ndarray, dtype: Any,
                  device: Device, kernel: str | None, params: Mapping[str, int] | None,
                  precision: str = "highest"):
+        take_operands(a, b)  # NumPy's own matmul answers for these: dtypes before shapes
         _check_core(a.shape, b.shape)
         self.device = device
         self.dtype_arg = dtype
@@ -134,6 +129,8 @@ class MatmulPlan:
         self.a_shape, self.b_shape = a.shape, b.shape
         _, _, self.result_dtype = _result_dtypes(a.dtype, b.dtype, dtype)
         self.compute = compute_dtype(self.result_dtype, device)
+        if self.compute is not None:
+            self.compute = NARROW_INT_PRODUCTS.get(self.result_dtype, self.compute)
         # Operands the tensor-core kernel takes as they are (float16, bfloat16): computed in
         # their own dtype where the device has tensor cores or the kernel is forced.
         mma_dtype = mma_operand_dtype(a.dtype, b.dtype, self.result_dtype)
@@ -161,8 +158,17 @@ class MatmulPlan:
         else:
             why_host = None if kernel is not None else prefer_host(
                 device, "matmul", self.compute, 2.0 * self.batch * M * N * K)
+            self.block_rows = _block_rows(self, len(a.shape), device.info.max_alloc_bytes)
             if why_host:
                 self.kind, self.reason = "host", why_host
+            elif self.block_rows:
+                self.kind, self.kernel, self.params = "row_blocks", kernel, params
+                self.reason = (
+                    f"in blocks of {self.block_rows} rows, each a product of its own: computed "
+                    f"in {self.c_dtype}, the whole product needs "
+                    f"{format_bytes(self.batch * M * N * self.c_dtype.itemsize)}, more than the "
+                    f"device's largest allocation ({format_bytes(device.info.max_alloc_bytes)}),"
+                    f" while the {self.result_dtype} result fits")
             else:
                 self.kind, self.reason = "kernel", ""
                 self._plan_kernel(a, b, kernel, params)
@@ -208,6 +214,8 @@ class MatmulPlan:
         device = self.device
         if self.kind == "kernel":
             return self._run_kernel(a, b)
+        if self.kind == "row_blocks":
+            return self._run_in_row_blocks(a, b)
         if self.kind == "trivial":
             return (empty if math.prod(self.out_shape) == 0 else zeros)(
                 self.out_shape, self.result_dtype, device=device)
@@ -259,6 +267,17 @@ class MatmulPlan:
                                         self.out_shape, self.c_dtype,
                                         c_strides(self.out_shape, csz))
 
+    def _run_in_row_blocks(self, a, b) -> DeviceArray:
+        out = empty(self.out_shape, self.result_dtype, device=self.device)
+        b_is_vector = len(self.b_shape) == 1
+        for start in range(0, self.M, self.block_rows):
+            rows = slice(start, min(self.M, start + self.block_rows))
+            a_rows = a[..., rows, :]
+            block = plan_for(a_rows, b, self.dtype_arg, self.device, self.kernel,
+                             self.params, self.precision).run(a_rows, b)
+            out[(Ellipsis, rows) if b_is_vector else (Ellipsis, rows, slice(None))] = block
+        return out
+
     def _finish(self, c: DeviceArray) -> DeviceArray:
         """``c`` in the result dtype (kernels compute narrow types wider)."""
         if self.c_dtype == self.result_dtype:
@@ -295,6 +314,21 @@ class MatmulPlan:
 
 
 _ZERO = np.int64(0)
+
+
+def _block_rows(plan: MatmulPlan, a_ndim: int, limit: int) -> int:
+    """Rows of C per block where the product computed in the kernels' dtype (wider than the
+    result for small types) needs a buffer larger than the device's largest allocation, but
+    the result does not: each block's C and packed rows of A (padding allowed for) then fit.
+    0 where one launch fits, or where blocks cannot help (a vector A, a result too large: the
+    allocation raises MemoryError naming the sizes)."""
+    M, N, K = plan.M, plan.N, plan.K
+    isz = max(plan.compute.itemsize, plan.c_dtype.itemsize)
+    if plan.batch * M * N * isz <= limit or plan.out_nbytes > limit or a_ndim < 2:
+        return 0
+    per_row = plan.batch * max(N, K + 16) * isz
+    rows = (limit // 2) // per_row // 8 * 8
+    return rows if 0 < rows < M else 0
 
 
 def _offset_arg(x: DeviceArray, layout, isz: int) -> np.int64:
@@ -372,7 +406,7 @@ def _write_out(result: DeviceArray, out: Any, casting: str) -> Any:
     return out
 
 
-def matmul(a: Any, b: Any, /, out: Any = None, *, dtype: Any = None, casting: str = "same_kind",
+def _matmul(a: Any, b: Any, /, out: Any = None, *, dtype: Any = None, casting: str = "same_kind",
            axes: Any = None, kernel: str | None = None,
            params: Mapping[str, int] | None = None, precision: str | None = None) -> DeviceArray:
     """``np.matmul`` on the device: NumPy's semantics; ``kernel=`` forces a GEMM variant (see
@@ -380,10 +414,13 @@ def matmul(a: Any, b: Any, /, out: Any = None, *, dtype: Any = None, casting: st
     lets float32 products run on TF32 tensor cores (see :func:`clarray_gemm.set_precision`)."""
     if axes is not None:
         return _matmul_axes(a, b, out, dtype, casting, axes, kernel, params, precision)
-    a, b = coerce_operand(a), coerce_operand(b)
+    a, b = operand(a), operand(b)
     device = device_of(a, b, out)
     result = plan_for(a, b, dtype, device, kernel, params, precision).run(a, b)
     return result if out is None else _write_out(result, out, casting)
+
+
+matmul = numpy_answers(np.matmul, "kernel", "params", "precision")(_matmul)
 
 
 def explain_matmul(a: Any, b: Any, kernel: str | None = None,
@@ -392,9 +429,14 @@ def explain_matmul(a: Any, b: Any, kernel: str | None = None,
     """Which GEMM kernel ``matmul(a, b, dtype=dtype, kernel=kernel, params=params,
     precision=precision)`` runs (or the host path), with which parameters, and why: the
     description of the very plan (the cached object) the call runs (with the TF32 error bound
-    when the float32 product runs in TF32)."""
-    a, b = coerce_operand(a), coerce_operand(b)
-    return plan_for(a, b, dtype, device_of(a, b), kernel, params, precision).describe()
+    when the float32 product runs in TF32); for operands only NumPy takes, NumPy's own
+    ``np.matmul`` (its exception where it has one)."""
+    a, b = operand(a), operand(b)
+    try:
+        return plan_for(a, b, dtype, device_of(a, b), kernel, params, precision).describe()
+    except NumPyDecides as why:
+        np.matmul(a, b, dtype=dtype)  # NumPy's exception where it has one
+        return f"matmul {a.shape} @ {b.shape}: NumPy's own np.matmul on host views ({why})"
 
 
 def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params, precision=None):
@@ -402,6 +444,7 @@ def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params, precision=None
         ax_a, ax_b, ax_out = (tuple(x) if isinstance(x, (tuple, list)) else (x,) for x in axes)
     except (TypeError, ValueError):
         raise ValueError("axes should be a list with an entry for every operand") from None
+    take_operands(operand(a), operand(b))
     a_d = a if isinstance(a, DeviceArray) else asarray(a, device=device_of(a, b))
     b_d = b if isinstance(b, DeviceArray) else asarray(b, device=device_of(a, b))
 
@@ -409,8 +452,8 @@ def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params, precision=None
         core = tuple(operator.index(i) % x.ndim for i in core) if x.ndim else core
         rest = [i for i in range(x.ndim) if i not in core]
         return x.transpose(rest + list(core))
-    res = matmul(to_end(a_d, ax_a), to_end(b_d, ax_b), dtype=dtype, kernel=kernel, params=params,
-                 precision=precision)
+    res = _matmul(to_end(a_d, ax_a), to_end(b_d, ax_b), dtype=dtype, kernel=kernel, params=params,
+                  precision=precision)
     n_core = len(ax_out)
     src = list(range(res.ndim - n_core, res.ndim))
     res_view = res.geometry_view(lambda t: np.moveaxis(t, src, list(ax_out)))
@@ -424,21 +467,23 @@ _UNSUPPORTED_KW = {"axis", "signature", "where", "order", "subok", "keepdims", "
 @implements_ufunc(np.matmul)
 def _matmul_ufunc(ufunc, inputs, kwargs):
     if not kwargs and len(inputs) == 2:  # ``a @ b``: straight to the plan
-        a, b = coerce_operand(inputs[0]), coerce_operand(inputs[1])
+        a, b = operand(inputs[0]), operand(inputs[1])
         return plan_for(a, b, None, device_of(a, b)).run(a, b)
     if len(inputs) != 2 or _UNSUPPORTED_KW & kwargs.keys():
         return NotImplemented  # NumPy's answer through the host
     out = kwargs.get("out")
     if isinstance(out, tuple):
         out = out[0]
-    return matmul(*inputs, out=out, dtype=kwargs.get("dtype"),
+    return _matmul(*inputs, out=out, dtype=kwargs.get("dtype"),
                   casting=kwargs.get("casting", "same_kind"), axes=kwargs.get("axes"))
 
 
+@numpy_answers(np.dot)
 @implements(np.dot)
 def dot(a: Any, b: Any, out: Any = None) -> Any:
     """``np.dot`` on the device (N-d operands reshaped into one 2-D product)."""
-    a, b = coerce_operand(a), coerce_operand(b)
+    a, b = operand(a), operand(b)
+    take_operands(a, b)
     a_shape, b_shape = a.shape, b.shape
     if len(a_shape) == 0 or len(b_shape) == 0:
         return np.multiply(a, b, out=out)
@@ -449,16 +494,16 @@ def dot(a: Any, b: Any, out: Any = None) -> Any:
         raise ValueError(f"shapes {a_shape} and {b_shape} not aligned: {k_a} (dim "
                          f"{len(a_shape) - 1}) != {k_b} (dim {axis_b})")
     if len(a_shape) <= 2 and len(b_shape) <= 2:
-        result = matmul(a, b)
+        result = _matmul(a, b)
     else:
         device = device_of(a, b)
         a_d = a if isinstance(a, DeviceArray) else asarray(a, device=device)
         b_d = b if isinstance(b, DeviceArray) else asarray(b, device=device)
         if b_d.ndim == 1:
-            result = matmul(a_d.reshape(-1, k_a), b_d).reshape(a_shape[:-1])
+            result = _matmul(a_d.reshape(-1, k_a), b_d).reshape(a_shape[:-1])
         else:
             b_moved = b_d.geometry_view(lambda t: np.moveaxis(t, -2, 0))
-            prod = matmul(a_d.reshape(-1, k_a), b_moved.reshape(k_b, -1))
+            prod = _matmul(a_d.reshape(-1, k_a), b_moved.reshape(k_b, -1))
             result = prod.reshape(a_shape[:-1] + b_shape[:-2] + b_shape[-1:])
     if out is not None:
         ok = (tuple(out.shape) == result.shape and out.dtype == result.dtype and

@@ -107,16 +107,20 @@ class ReducePlan:
             local = _pow2_at_most(n_red, max_wg)
             groups = max(1, min(_MAX_GROUPS, -(-_TREE_GROUPS // n_out),
                                 -(-n_red // (local * _PER_LANE))))
+        # short reduced axes: several outputs per work-group (one work-group of a few lanes per
+        # output leaves a GPU's work-group slots, not its lanes, as the limit)
+        rows = max_wg // local if not cols and groups == 1 and local < 64 else 1
         self.groups = groups
         chunk = -(-n_red // groups) if n_red else 0
-        first = dict(base, WG=local, PARTIAL=int(groups > 1), MEAN=int(mean and groups == 1))
+        first = dict(base, WG=local * rows, ROWS=rows, PARTIAL=int(groups > 1),
+                     MEAN=int(mean and groups == 1))
         if groups > 1:
             first["OUT_T"] = ctype(acc)  # the partial results
         kernel = "reduce_cols" if cols else "reduce"
         if cols:
             geometry = ((-(-n_out // local) * local, groups), (local, 1))
         else:
-            geometry = ((n_out * groups * local,), (local,))
+            geometry = ((-(-n_out * groups // rows) * local * rows,), (local * rows,))
         self.stages.append((kernel, get_kernel(device, "reduce.cl", kernel, first), geometry,
                             (np.int64(n_red), np.int64(chunk), np.int64(groups), np.int64(n_out)),
                             shapes))
@@ -169,13 +173,16 @@ class ReducePlan:
         return result
 
 
+_ZERO = np.int64(0)
+
+
 def _launch(launcher, queue, geometry, sizes, count, shapes, src, off, idx_in, out, out_stride,
             idx_out) -> None:
     """One launch of ``reduce`` or ``reduce_cols`` (their arguments differ only in order)."""
     n_red, chunk, groups, n_out = sizes
     if launcher.name == "reduce":
         launcher(queue, *geometry, n_red, chunk, groups, count, *shapes, src, off, idx_in, out,
-                 np.int64(0), out_stride, idx_out)
+                 _ZERO, out_stride, idx_out, n_out * groups)
     else:
         launcher(queue, *geometry, n_out, n_red, chunk, count, *shapes, src, off, idx_in, out,
                  np.int64(0), out_stride, idx_out)

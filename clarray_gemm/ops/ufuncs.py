@@ -146,14 +146,14 @@ def _exponents_allowed(inputs: tuple) -> bool:
 
 
 @implements(np.where)
-def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+def where(condition: Any, *x_y: Any) -> Any:
     """``np.where(condition, x, y)`` on the device (one kernel); ``np.where(condition)`` (the
-    indices of nonzero elements) on the host."""
-    if x is None and y is None:
+    indices of nonzero elements) on the host. (``x``/``y`` may be None: NumPy's object values.)"""
+    if not x_y:
         return host_function(np.where, (condition,), {})
-    if x is None or y is None:
+    if len(x_y) != 2:
         raise ValueError("either both or neither of x and y should be given")
-    inputs = (condition, x, y)
+    inputs = (condition, *x_y)
     result = run_op(WHERE, inputs) if _keyable(inputs) else NotImplemented
     if result is NotImplemented:
         return host_function(np.where, inputs, {})

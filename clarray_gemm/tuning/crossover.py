@@ -10,7 +10,10 @@ crossover is the smallest size from which the kernel wins at every larger measur
 
 * ``matmul``: ``n x n @ n x n``, size in flops (``2 n**3``);
 * ``elementwise``: ``x + y`` of ``n`` elements, size in elements;
-* ``convolve``: ``np.convolve`` of ``n`` samples with a 31-tap mask, size ``n * m``.
+* ``convolve``: ``np.convolve`` of ``n`` samples with a 31-tap mask, size ``n * m``;
+* ``convolve_fft`` / ``convolve_fft_short``: the host's overlap-add FFT against the direct
+  kernel for a 2**20- / 2**16-sample signal, size the mask length ``m`` (from it dispatch takes
+  the FFT where a kernel would run, for signals from / under 2**18 samples).
 """
 from __future__ import annotations
 
@@ -40,11 +43,15 @@ SIZES: dict[str, tuple[int, ...]] = {
     "matmul": (16, 32, 64, 128, 256, 512, 1024),        # n of n x n @ n x n
     "elementwise": tuple(4**k for k in range(5, 12)),   # 1 Ki .. 4 Mi elements
     "convolve": tuple(4**k for k in range(5, 11)),      # signal lengths 1 Ki .. 1 Mi
+    "convolve_fft": (15, 31, 63, 127, 255, 511, 1023),  # mask lengths, signal 2**20
+    "convolve_fft_short": (3, 7, 15, 31, 63, 127, 255),  # mask lengths, signal 2**16
 }
 QUICK_SIZES: dict[str, tuple[int, ...]] = {
-    "matmul": (16, 64, 256), "elementwise": (4**5, 4**7, 4**9), "convolve": (4**5, 4**7)}
+    "matmul": (16, 64, 256), "elementwise": (4**5, 4**7, 4**9), "convolve": (4**5, 4**7),
+    "convolve_fft": (31, 255), "convolve_fft_short": (7, 63)}
 SIMULATOR_SIZES: dict[str, tuple[int, ...]] = {
-    "matmul": (8, 16), "elementwise": (256, 1024), "convolve": (256,)}
+    "matmul": (8, 16), "elementwise": (256, 1024), "convolve": (256,), "convolve_fft": (8,),
+    "convolve_fft_short": (8,)}
 """On a simulator (Oclgrind) every kernel is slow: a token measurement only."""
 
 
@@ -121,8 +128,30 @@ def _convolve_case(device: Device, n: int, dt: np.dtype) -> Case:
             lambda: (cg.convolve(x, v, kernel=name), device.queue.finish()), name)
 
 
+CONV_FFT_SIGNALS = {"convolve_fft": 2**20, "convolve_fft_short": 2**16}
+
+
+def _convolve_fft_case(family: str) -> Callable[[Device, int, np.dtype], Case]:
+    def case(device: Device, m: int, dt: np.dtype) -> Case:
+        return _convolve_fft(device, CONV_FFT_SIGNALS[family], m, dt)
+    return case
+
+
+def _convolve_fft(device: Device, n: int, m: int, dt: np.dtype) -> Case:
+    """The host's overlap-add FFT (``kernel="host_fft"``, NumPy arrays in) against the kernel
+    dispatch runs for an n-sample signal and an m-tap mask (size: m)."""
+    import clarray_gemm as cg
+    name = conv.choose(device, conv_bench_problem(device, n, m, dt).problem).variant.name
+    a, w = _data((n,), dt, 0), _data((m,), dt, 1)
+    x, v = cg.asarray(a, device=device), cg.asarray(w, device=device)
+    return (float(m), lambda: (cg.convolve(x, v, kernel=name), device.queue.finish()),
+            lambda: np.asarray(cg.convolve(a, w, kernel="host_fft")), "host_fft")
+
+
 CASES: dict[str, Callable[[Device, int, np.dtype], Case]] = {
-    "matmul": _matmul_case, "elementwise": _elementwise_case, "convolve": _convolve_case}
+    "matmul": _matmul_case, "elementwise": _elementwise_case, "convolve": _convolve_case,
+    "convolve_fft": _convolve_fft_case("convolve_fft"),
+    "convolve_fft_short": _convolve_fft_case("convolve_fft_short")}
 
 Timer = Callable[[Callable[[], Any], float], float]
 """Median seconds of a call within a budget (tests replace it)."""

@@ -1,0 +1,115 @@
+"""``dmma``: float64 products on the FP64 tensor cores (``opencl/gemm_dmma.cl``).
+
+On NVIDIA sm_80+ (``DeviceInfo.tensor_cores``) the kernel runs ``mma.sync.m8n8k4`` on doubles
+through inline PTX (``MMA_PTX=1``): IEEE float64 fused multiply-adds, so no precision opt-in.
+``EMULATE=1`` builds the same tiling with the warp-level product in plain OpenCL C: it runs on
+any device with float64 (PoCL, Oclgrind) and is only ever chosen by force, for tests.
+``KPAIR=1`` (PTX path) pairs K steps so that row-major A and column-major B fragments are read
+16 bytes at a time (a third fewer local-memory reads for A @ B).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import pyopencl as cl
+
+from ..device import Device, DeviceInfo
+from ..dtypes import unsupported_dtype
+from .gemm import GemmProblem, prepared_standard, standard_args
+from .programs import get_kernel
+from .variant import Variant
+
+__all__ = ["DMMA", "VARIANTS"]
+
+SOURCE = "gemm_dmma.cl"
+_PAD_K, _PAD_X = 4, 8     # as in the kernel: local row padding along K and along M/N (doubles)
+
+
+def _threads(p: Mapping[str, int]) -> int:
+    return (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
+
+
+def _local_bytes(problem: GemmProblem, p: Mapping[str, int]) -> int:
+    bm, bn, bk = p["BM"], p["BN"], p["BK"]
+    a_tile = bk * (bm + _PAD_X) if problem.a.trans else bm * (bk + _PAD_K)
+    b_tile = bn * (bk + _PAD_K) if problem.b.trans else bk * (bn + _PAD_X)
+    return 2 * (a_tile + b_tile) * 8
+
+
+def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    if np.dtype(p.dtype) != np.float64:
+        return f"float64 only (not {np.dtype(p.dtype)})"
+    why = unsupported_dtype(p.dtype, info)
+    if why:
+        return why
+    if not params["EMULATE"] and not info.tensor_cores:
+        cc = info.compute_capability
+        return ("needs NVIDIA tensor cores (sm_80 or newer; this device: "
+                + (f"sm_{cc[0]}{cc[1]}" if cc else info.vendor or "unknown")
+                + "); EMULATE=1 runs the portable emulation")
+    g = {k: int(params[k]) for k in ("BM", "BN", "BK", "WM", "WN")}
+    if min(g.values()) < 1 or g["BM"] % g["WM"] or g["BN"] % g["WN"] or g["WM"] % 8 \
+            or g["WN"] % 8 or g["BK"] % 4:
+        return "needs BM % WM == BN % WN == 0, WM and WN multiples of 8, BK a multiple of 4"
+    if params["KPAIR"] and g["BK"] % 8:
+        return "KPAIR=1 needs BK a multiple of 8"
+    threads = _threads(g)
+    if (g["BM"] * g["BK"]) % (2 * threads) or (g["BN"] * g["BK"]) % (2 * threads):
+        return f"BM*BK and BN*BK must be multiples of {2 * threads} (16-byte chunks per thread)"
+    if threads > info.max_work_group_size:
+        return f"work-group of {threads} exceeds the device's {info.max_work_group_size}"
+    nbytes = _local_bytes(p, g)
+    if nbytes > info.local_mem_bytes:
+        return f"needs {nbytes} bytes of local memory, the device has {info.local_mem_bytes}"
+    return None
+
+
+def _rank(p: GemmProblem, info: DeviceInfo) -> float:
+    # Above gpu_blocked (100) wherever the FP64 tensor cores exist; matrix-vector shapes leave
+    # most of a tile idle, so gemv_split (60) keeps those.
+    if not info.tensor_cores or np.dtype(p.dtype) != np.float64:
+        return 0.0
+    return 5.0 if min(p.M, p.N) < 16 else 150.0
+
+
+def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> dict[str, object]:
+    """The ``-D`` defines of the kernel for this problem on this device."""
+    d: dict[str, object] = {k: int(params[k])
+                            for k in ("BM", "BN", "BK", "WM", "WN", "GROUP_M", "KPAIR")}
+    d.update(MMA_PTX=int(not params["EMULATE"] and device.info.tensor_cores),
+             TRANS_A=int(p.a.trans), TRANS_B=int(p.b.trans),
+             VEC_A=int(p.a.aligned(2)), VEC_B=int(p.b.aligned(2)))
+    return d
+
+
+def _sizes(p: GemmProblem, d: Mapping[str, object]) -> tuple[tuple, tuple]:
+    threads = _threads(d)  # type: ignore[arg-type]
+    tiles_n, tiles_m = -(-p.N // d["BN"]), -(-p.M // d["BM"])  # type: ignore[operator]
+    return (threads * tiles_n, tiles_m, p.batch), (threads, 1, 1)
+
+
+def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    d = defines_for(device, p, params)
+    gs, ls = _sizes(p, d)
+    return get_kernel(device, SOURCE, "gemm_dmma", d)(device.queue, gs, ls, *standard_args(p))
+
+
+def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
+    d = defines_for(device, p, params)
+    gs, ls = _sizes(p, d)
+    return prepared_standard(device, p, get_kernel(device, SOURCE, "gemm_dmma", d), gs, ls)
+
+
+DMMA = Variant(
+    name="dmma", source=SOURCE, entry="gemm_dmma",
+    summary="FP64 tensor cores: mma.sync.m8n8k4 on doubles via inline PTX, double-buffered "
+            "local tiles; EMULATE=1: the same tiling in plain OpenCL C",
+    defaults={"BM": 64, "BN": 64, "BK": 16, "WM": 32, "WN": 32, "GROUP_M": 8, "KPAIR": 0,
+              "EMULATE": 0},
+    fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
+    tunable={"BM": (64, 128), "BN": (64, 128), "BK": (8, 16), "WM": (32, 64), "WN": (32, 64),
+             "GROUP_M": (1, 8), "KPAIR": (0, 1)},
+)
+
+VARIANTS: tuple[Variant[GemmProblem], ...] = (DMMA,)

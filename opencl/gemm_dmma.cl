@@ -1,0 +1,356 @@
+// float64 GEMM on the FP64 tensor cores: warp-level mma.sync.m8n8k4 (DMMA) through inline PTX on
+// NVIDIA sm_80+, with a portable emulation of the same warp-level steps for every other device.
+//
+//   C[b](m, n) = sum_k A[b](m, k) * B[b](k, n)     (float64 throughout: DMMA is IEEE fp64 FMA)
+//
+// Layout: the shared convention of gemm_naive.cl (element offsets, leading dimensions, batch
+// strides; TRANS_A / TRANS_B select the stored orientation of A and B).
+//
+// Blocking: a work-group of NTHREADS = (BM/WM)*(BN/WN)*32 work-items (one warp per 32
+// consecutive local ids) computes a BM x BN tile of C; each warp a WM x WN block of it, as
+// (WM/8) x (WN/8) mma tiles of 8 x 8 whose accumulators (two doubles per lane) stay in
+// registers. Each BK-deep step of A and B is read from global memory into registers (16-byte
+// chunks of two doubles, zeros outside the matrices) while the previous step is multiplied, then
+// stored into the other half of a double buffer in local memory, in the operand's own
+// orientation. Row strides are padded so that one fragment read (8 rows x 4 columns, or 4 rows x
+// 8 columns, of doubles) takes the minimum two shared-memory wavefronts:
+//   rows along K: stride = BK + PAD_K with (BK + PAD_K) % 16 == 4 or 12 (in doubles);
+//   rows along M or N: stride = BM/BN + PAD_X with (BM/BN + PAD_X) % 16 == 8.
+//
+// Fragments (PTX ISA, "Matrix Fragments for mma.m8n8k4 with .f64", lane = 4*g + t):
+//   A (8 x 4, row): one double, A(g, t);  B (4 x 8, col): one double, B(t, g);
+//   C (8 x 8): two doubles, C(g, 2t) and C(g, 2t + 1).
+//
+// Launch: local size (NTHREADS, 1, 1); global (NTHREADS * ceil(N/BN), ceil(M/BM), batch).
+//
+// Parameters (-D):
+//   MMA_PTX    1: inline PTX (NVIDIA sm_80+ only; the host never sets it elsewhere);
+//              0: the portable emulation (every lane computes its C fragment from local memory)
+//   TRANS_A/B  operand orientation (see gemm_naive.cl)
+//   BM, BN, BK block tile (BK a multiple of 4)
+//   WM, WN     warp tile: multiples of 8; BM % WM == 0, BN % WN == 0
+//   VEC_A/B    1: 16-byte global loads; needs the operand's offset, leading dimension and batch
+//              stride to be even. 0: element loads, any layout.
+//   GROUP_M    work-groups are walked GROUP_M tile-rows at a time (L2 reuse)
+//   KPAIR      1 (PTX path; BK % 8 == 0): two mma per 8 K, lane t taking k = 2t in the first and
+//              2t + 1 in the second (the same sum), so that row-major A and column-major B give
+//              both fragments in one 16-byte local read. 0: k = t and t + 4.
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#ifndef TRANS_A
+#define TRANS_A 0
+#endif
+#ifndef TRANS_B
+#define TRANS_B 0
+#endif
+#ifndef MMA_PTX
+#define MMA_PTX 0
+#endif
+#ifndef BM
+#define BM 64
+#endif
+#ifndef BN
+#define BN 64
+#endif
+#ifndef BK
+#define BK 16
+#endif
+#ifndef WM
+#define WM 32
+#endif
+#ifndef WN
+#define WN 32
+#endif
+#ifndef VEC_A
+#define VEC_A 0
+#endif
+#ifndef VEC_B
+#define VEC_B 0
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+#ifndef KPAIR
+#define KPAIR 0
+#endif
+#if !MMA_PTX
+#undef KPAIR
+#define KPAIR 0              // the emulation sums whole K steps itself
+#endif
+
+#define EPC 2                // doubles per 16-byte chunk
+#define KSTEP 4              // K of one mma
+#define PAD_K 4              // padding of rows running along K (doubles)
+#define PAD_X 8              // padding of rows running along M or N (doubles)
+
+#define WARPS_N (BN / WN)
+#define NTHREADS ((BM / WM) * WARPS_N * 32)
+#define MT (WM / 8)          // mma tiles per warp along M
+#define NT8 (WN / 8)         // mma tiles per warp along N
+
+// Local tiles: (rows, row length, row stride) of A and B in their stored orientation.
+#if TRANS_A
+#define A_LEN BM
+#define A_STRIDE (BM + PAD_X)
+#define A_TILE (BK * A_STRIDE)
+#else
+#define A_LEN BK
+#define A_STRIDE (BK + PAD_K)
+#define A_TILE (BM * A_STRIDE)
+#endif
+#if TRANS_B
+#define B_LEN BK
+#define B_STRIDE (BK + PAD_K)
+#define B_TILE (BN * B_STRIDE)
+#else
+#define B_LEN BN
+#define B_STRIDE (BN + PAD_X)
+#define B_TILE (BK * B_STRIDE)
+#endif
+#define A_LOADS (BM * BK / EPC / NTHREADS)   // 16-byte chunks per work-item per step
+#define B_LOADS (BN * BK / EPC / NTHREADS)
+
+#if (BM % WM) || (BN % WN) || (WM % 8) || (WN % 8) || (BK % (KSTEP * (KPAIR + 1)))
+#error "gemm_dmma.cl: tile parameters violate the constraints in the header"
+#endif
+#if (BM * BK) % (EPC * NTHREADS) || (BN * BK) % (EPC * NTHREADS) || A_LOADS == 0 || B_LOADS == 0
+#error "gemm_dmma.cl: BM*BK and BN*BK must be multiples of 2*NTHREADS"
+#endif
+
+// -- global -> registers -> local -----------------------------------------------------------
+// One 16-byte chunk of an operand: two doubles along its contiguous axis starting at `inner` in
+// row `outer` of its storage; zeros past outer_lim / inner_lim.
+inline double2 load_chunk(__global const double* X, const int ld, const int outer,
+                          const int inner, const int outer_lim, const int inner_lim,
+                          const bool vec)
+{
+    if (outer >= outer_lim)
+        return (double2)(0.0);
+    __global const double* p = X + (long)outer * ld + inner;
+    if (vec && inner + EPC <= inner_lim)
+        return *(__global const double2*)p;
+    const double x = inner < inner_lim ? p[0] : 0.0;
+    const double y = inner + 1 < inner_lim ? p[1] : 0.0;
+    return (double2)(x, y);
+}
+
+// Chunk c of a tile stored as rows of `len` doubles: (row, first element). Unsigned, so that the
+// constant divisions are shifts (a signed / and % pair also becomes a "freeze" for Oclgrind).
+#define CHUNK_ROW(c, len) ((int)((uint)(c) / ((len) / EPC)))
+#define CHUNK_COL(c, len) ((int)((uint)(c) % ((len) / EPC)) * EPC)
+
+inline void load_a(__global const double* A, const int lda, const int M, const int K,
+                   const int m0, const int k0, const int tid, double2* ra)
+{
+    #pragma unroll
+    for (int l = 0; l < A_LOADS; ++l) {
+        const int c = tid + l * NTHREADS;
+        const int row = CHUNK_ROW(c, A_LEN), col = CHUNK_COL(c, A_LEN);
+#if TRANS_A
+        ra[l] = load_chunk(A, lda, k0 + row, m0 + col, K, M, VEC_A);
+#else
+        ra[l] = load_chunk(A, lda, m0 + row, k0 + col, M, K, VEC_A);
+#endif
+    }
+}
+
+inline void load_b(__global const double* B, const int ldb, const int N, const int K,
+                   const int n0, const int k0, const int tid, double2* rb)
+{
+    #pragma unroll
+    for (int l = 0; l < B_LOADS; ++l) {
+        const int c = tid + l * NTHREADS;
+        const int row = CHUNK_ROW(c, B_LEN), col = CHUNK_COL(c, B_LEN);
+#if TRANS_B
+        rb[l] = load_chunk(B, ldb, n0 + row, k0 + col, N, K, VEC_B);
+#else
+        rb[l] = load_chunk(B, ldb, k0 + row, n0 + col, K, N, VEC_B);
+#endif
+    }
+}
+
+inline void store_tiles(__local double* As, __local double* Bs, const int tid,
+                        const double2* ra, const double2* rb)
+{
+    #pragma unroll
+    for (int l = 0; l < A_LOADS; ++l) {
+        const int c = tid + l * NTHREADS;
+        *(__local double2*)(As + CHUNK_ROW(c, A_LEN) * A_STRIDE + CHUNK_COL(c, A_LEN)) = ra[l];
+    }
+    #pragma unroll
+    for (int l = 0; l < B_LOADS; ++l) {
+        const int c = tid + l * NTHREADS;
+        *(__local double2*)(Bs + CHUNK_ROW(c, B_LEN) * B_STRIDE + CHUNK_COL(c, B_LEN)) = rb[l];
+    }
+}
+
+// Local element offsets of A(m, k) and B(k, n) within one tile.
+#if TRANS_A
+#define LA(m, k) ((k) * A_STRIDE + (m))
+#else
+#define LA(m, k) ((m) * A_STRIDE + (k))
+#endif
+#if TRANS_B
+#define LB(k, n) ((n) * B_STRIDE + (k))
+#else
+#define LB(k, n) ((k) * B_STRIDE + (n))
+#endif
+
+// -- the warp-level product of one local tile ----------------------------------------------
+#if MMA_PTX
+inline void dmma(double* d, const double a, const double b)
+{
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%4, %5};"
+        : "=d"(d[0]), "=d"(d[1]) : "d"(a), "d"(b), "d"(d[0]), "d"(d[1]));
+}
+#endif
+
+#if KPAIR
+// A(m, k) and A(m, k + 1), B(k, n) and B(k + 1, n) for even k: one 16-byte read where the pair is
+// contiguous in local memory (row-major A, column-major B; rows start 16-byte aligned).
+#if TRANS_A
+#define A_PAIR(m, k) ((double2)(As[LA(m, k)], As[LA(m, (k) + 1)]))
+#else
+#define A_PAIR(m, k) (*(__local const double2*)(As + LA(m, k)))
+#endif
+#if TRANS_B
+#define B_PAIR(k, n) (*(__local const double2*)(Bs + LB(k, n)))
+#else
+#define B_PAIR(k, n) ((double2)(Bs[LB(k, n)], Bs[LB((k) + 1, n)]))
+#endif
+
+// acc[i][j][*] += A(wm0 + 8i.., kk..kk+7) * B(kk..kk+7, wn0 + 8j..): two mma, k = kk + 2t, +1.
+inline void warp_step(__local const double* As, __local const double* Bs, const int wm0,
+                      const int wn0, const int kk, const int lane, double acc[MT][NT8][2])
+{
+    const int g = lane >> 2, t = lane & 3;
+    double2 af[MT], bf[NT8];
+    #pragma unroll
+    for (int i = 0; i < MT; ++i)
+        af[i] = A_PAIR(wm0 + 8 * i + g, kk + 2 * t);
+    #pragma unroll
+    for (int j = 0; j < NT8; ++j)
+        bf[j] = B_PAIR(kk + 2 * t, wn0 + 8 * j + g);
+    #pragma unroll
+    for (int i = 0; i < MT; ++i) {
+        #pragma unroll
+        for (int j = 0; j < NT8; ++j) {
+            dmma(acc[i][j], af[i].x, bf[j].x);
+            dmma(acc[i][j], af[i].y, bf[j].y);
+        }
+    }
+}
+#else
+// acc[i][j][*] += A(wm0 + 8i.., kk..) * B(kk.., wn0 + 8j..) for one KSTEP slice.
+inline void warp_step(__local const double* As, __local const double* Bs, const int wm0,
+                      const int wn0, const int kk, const int lane, double acc[MT][NT8][2])
+{
+    const int g = lane >> 2, t = lane & 3;
+#if MMA_PTX
+    double af[MT], bf[NT8];
+    #pragma unroll
+    for (int i = 0; i < MT; ++i)
+        af[i] = As[LA(wm0 + 8 * i + g, kk + t)];
+    #pragma unroll
+    for (int j = 0; j < NT8; ++j)
+        bf[j] = Bs[LB(kk + t, wn0 + 8 * j + g)];
+    #pragma unroll
+    for (int i = 0; i < MT; ++i) {
+        #pragma unroll
+        for (int j = 0; j < NT8; ++j)
+            dmma(acc[i][j], af[i], bf[j]);
+    }
+#else
+    // Emulation: the same C fragment per lane, its dot products read straight from local memory.
+    for (int i = 0; i < MT; ++i) {
+        for (int j = 0; j < NT8; ++j) {
+            const int m = wm0 + 8 * i + g, n = wn0 + 8 * j + 2 * t;
+            for (int k = kk; k < kk + KSTEP; ++k) {
+                const double a = As[LA(m, k)];
+                acc[i][j][0] = fma(a, Bs[LB(k, n)], acc[i][j][0]);
+                acc[i][j][1] = fma(a, Bs[LB(k, n + 1)], acc[i][j][1]);
+            }
+        }
+    }
+#endif
+}
+#endif
+
+__kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
+void gemm_dmma(const int M, const int N, const int K,
+               __global const double* A, const long a_off, const int lda, const long a_batch,
+               __global const double* B, const long b_off, const int ldb, const long b_batch,
+               __global double* C, const long c_off, const int ldc, const long c_batch)
+{
+    __local double2 a_chunks[A_TILE];   // two tiles of A_TILE doubles
+    __local double2 b_chunks[B_TILE];
+    __local double* As = (__local double*)a_chunks;
+    __local double* Bs = (__local double*)b_chunks;
+
+    const int tid = get_local_id(0), lane = tid & 31;
+    const uint warp = (uint)tid >> 5;
+    const int wm0 = (int)(warp / WARPS_N) * WM, wn0 = (int)(warp % WARPS_N) * WN;
+
+    // Tile (tm, tn) of C, walked GROUP_M tile-rows at a time. Remainders are written out: LLVM
+    // turns a / and % pair into a "freeze" instruction that Oclgrind cannot run.
+    const uint tiles_m = ((uint)M + BM - 1) / BM, tiles_n = ((uint)N + BN - 1) / BN;
+    const uint pid = (uint)get_group_id(1) * tiles_n + (uint)get_group_id(0);
+    const uint width = GROUP_M * tiles_n;
+    const uint group = pid / width;
+    const uint first_m = group * GROUP_M;
+    const uint group_rows = min(tiles_m - first_m, (uint)GROUP_M);
+    const uint in_group = pid - group * width;
+    const uint tn = in_group / group_rows;
+    const int m0 = (int)(first_m + in_group - tn * group_rows) * BM;
+    const int n0 = (int)tn * BN;
+
+    const long batch = get_group_id(2);
+    A += a_off + batch * a_batch;
+    B += b_off + batch * b_batch;
+    C += c_off + batch * c_batch;
+
+    double acc[MT][NT8][2];
+    #pragma unroll
+    for (int i = 0; i < MT; ++i)
+        #pragma unroll
+        for (int j = 0; j < NT8; ++j)
+            acc[i][j][0] = acc[i][j][1] = 0.0;
+
+    double2 ra[A_LOADS], rb[B_LOADS];
+    const int steps = (int)(((uint)K + BK - 1) / BK);
+    load_a(A, lda, M, K, m0, 0, tid, ra);
+    load_b(B, ldb, N, K, n0, 0, tid, rb);
+    store_tiles(As, Bs, tid, ra, rb);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = 0; s < steps; ++s) {
+        const int cur = s & 1;
+        const bool more = s + 1 < steps;
+        if (more) {
+            load_a(A, lda, M, K, m0, (s + 1) * BK, tid, ra);
+            load_b(B, ldb, N, K, n0, (s + 1) * BK, tid, rb);
+        }
+        __local const double* Ac = As + cur * A_TILE;
+        __local const double* Bc = Bs + cur * B_TILE;
+        #pragma unroll
+        for (int kk = 0; kk < BK; kk += KSTEP * (KPAIR + 1))
+            warp_step(Ac, Bc, wm0, wn0, kk, lane, acc);
+        if (more)
+            store_tiles(As + (1 - cur) * A_TILE, Bs + (1 - cur) * B_TILE, tid, ra, rb);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    const int g = lane >> 2, t = lane & 3;
+    #pragma unroll
+    for (int i = 0; i < MT; ++i) {
+        const int row = m0 + wm0 + 8 * i + g;
+        if (row >= M)
+            continue;
+        #pragma unroll
+        for (int j = 0; j < NT8; ++j) {
+            const int n = n0 + wn0 + 8 * j + 2 * t;
+            if (n < N)
+                C[(long)row * ldc + n] = acc[i][j][0];
+            if (n + 1 < N)
+                C[(long)row * ldc + n + 1] = acc[i][j][1];
+        }
+    }
+}

@@ -1,0 +1,102 @@
+"""The host strategies of the convolution on unified-memory devices: NumPy's own loops
+(``host``) and the overlap-add FFT (``host_fft``, ``ops/convolve_host.py``): NumPy's results in
+every mode and order, the cost model's transform lengths, the mask-spectrum cache and dispatch's
+choice (the host path on)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+from clarray_gemm.ops import convolve_host
+from clarray_gemm.ops.convolve_host import block_length, smooth_length
+from conftest import assert_matches, random_array
+
+MODES = ("full", "same", "valid")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n,m", [(1, 1), (7, 3), (100, 64), (1000, 257), (4099, 4093),
+                                 (65537, 1023), (33, 31)])
+def test_host_fft_matches_numpy(n, m, dtype):
+    a, v = random_array(n, dtype, n), random_array(m, dtype, m + 1)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    for op in ("convolve", "correlate"):
+        for x, y in ((a, v), (v, a)):
+            for mode in MODES:
+                want = getattr(np, op)(x.astype(np.float64), y.astype(np.float64), mode)
+                got = getattr(cg, op)(x, y, mode, kernel="host_fft")
+                assert isinstance(got, cg.DeviceArray) and got.dtype == np.dtype(dtype)
+                assert_matches(got, want, rtol)
+
+
+def test_host_fft_takes_integer_and_mixed_inputs_with_a_float_result():
+    a = random_array(3000, np.int16, 1)
+    v = random_array(300, np.float32, 2)
+    assert_matches(cg.convolve(a, v, kernel="host_fft"), np.convolve(a, v.astype(np.float64)))
+    with pytest.raises(ValueError, match="host_fft"):
+        cg.convolve(a, a[:10], kernel="host_fft")          # an integer result must be exact
+    with pytest.raises(ValueError, match="host_fft"):
+        cg.convolve(np.ones(9, np.complex64), np.ones(3), kernel="host_fft")
+
+
+def test_host_direct_is_numpys_bit_for_bit():
+    a, v = random_array(5000, np.float32, 3), random_array(40, np.float32, 4)
+    for mode in MODES:
+        np.testing.assert_array_equal(np.asarray(cg.correlate(a, v, mode, kernel="host")),
+                                      np.correlate(a, v, mode))
+    c = random_array(50, np.complex128, 5)
+    np.testing.assert_array_equal(np.asarray(cg.correlate(c, c[:7], kernel="host")),
+                                  np.correlate(c, c[:7]))
+
+
+def test_transform_lengths_follow_the_cost_model():
+    for n in (10, 1000, 2**20):
+        for m in (1, 3, 63, 1023, 8191):
+            if m > n:
+                continue
+            P = block_length(n, m)
+            assert P == smooth_length(P) and P >= m
+            assert P >= 2 * m or P >= n + m - 1       # blocks of at least m + 1 outputs
+            whole = smooth_length(n + m - 1)
+            assert convolve_host.fft_cost(n, m, P) <= convolve_host.fft_cost(n, m, whole)
+    assert smooth_length(1) == 1 and smooth_length(7) == 8 and smooth_length(1001) == 1024
+    assert smooth_length(97) == 100
+
+
+def test_mask_spectrum_is_cached_for_a_repeated_mask(monkeypatch):
+    calls = []
+    real = convolve_host._backend
+
+    def counting():
+        rfft, irfft, kw, keeps = real()
+        return (lambda *a, **k: (calls.append(a[0].shape), rfft(*a, **k))[1], irfft, kw, keeps)
+    monkeypatch.setattr(convolve_host, "_backend", counting)
+    convolve_host._SPECTRA.clear()
+    a, v = random_array(50000, np.float32, 6), random_array(500, np.float32, 7)
+    cg.convolve(a, v, kernel="host_fft")
+    first = [s for s in calls if len(s) == 1]               # the mask's 1-D transform
+    cg.convolve(a, v, kernel="host_fft")
+    assert len(first) == 1 and len([s for s in calls if len(s) == 1]) == 1
+    v2 = v.copy()
+    v2[0] += 1
+    cg.convolve(a, v2, kernel="host_fft")                   # another mask: a new spectrum
+    assert len([s for s in calls if len(s) == 1]) == 2
+
+
+def test_dispatch_takes_the_host_fft_for_long_masks(host_path):
+    a = random_array(2**16, np.float32, 8)
+    text = cg.explain_convolve(a, random_array(1023, np.float32, 9))
+    assert "host_fft" in text and "taps" in text
+    assert "host_fft" not in cg.explain_convolve(a, random_array(3, np.float32, 9))
+    assert "host_fft" not in cg.explain_convolve(a.astype(np.int32),
+                                                  random_array(1023, np.int32, 9))
+    v = random_array(1023, np.float32, 10)
+    assert_matches(np.convolve(cg.asarray(a), v), np.convolve(a.astype(np.float64), v))
+
+
+def test_no_host_fft_without_the_host_path(device):
+    with cg.host_path(False):
+        text = cg.explain_convolve(random_array(2**16, np.float32, 8),
+                                   random_array(1023, np.float32, 9))
+    assert "host_fft" not in text

@@ -1,0 +1,191 @@
+"""The FP64 tensor-core GEMM (``dmma``, opencl/gemm_dmma.cl) and gpu_blocked's float64 presets.
+
+Without tensor cores (PoCL, Oclgrind) the kernel runs only when forced with ``EMULATE=1``: the
+same tiling, loads, double buffering, C fragments and edges, the warp-level product in plain
+OpenCL C. The inline-PTX build runs only on NVIDIA sm_80+ (skipped elsewhere) and in
+benches/gpu_gemm_shapes.py; benches/ptx_offline/check_dmma_ptx.sh assembles it without a GPU.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+from clarray_gemm.kernels import gemm_gpu
+from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
+
+ROOT = Path(__file__).resolve().parents[1]
+EMULATE = {"EMULATE": 1}
+SMALL_TILES = {"EMULATE": 1, "BM": 16, "BN": 32, "WM": 8, "WN": 16, "BK": 16}  # 4 warps
+SHAPES = [(1, 1, 1), (7, 31, 33), (33, 17, 65), (1, 8, 16), (129, 77, 200), (31, 257, 7),
+          (64, 64, 64)]
+
+
+def _inputs(M, N, K, batch=1, seed=0):
+    rng = np.random.default_rng(seed)
+    shape_a = (batch, M, K) if batch > 1 else (M, K)
+    shape_b = (batch, K, N) if batch > 1 else (K, N)
+    return rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+
+
+def _device_operands(device, a, b, trans_a, trans_b):
+    x = (cg.asarray(np.ascontiguousarray(np.swapaxes(a, -1, -2)), device=device).mT if trans_a
+         else cg.asarray(a, device=device))
+    y = (cg.asarray(np.ascontiguousarray(np.swapaxes(b, -1, -2)), device=device).mT if trans_b
+         else cg.asarray(b, device=device))
+    return x, y
+
+
+def _close(got, a, b):
+    """Within float64 accumulation error of NumPy's product (relative norm 1e-13)."""
+    expected = a @ b
+    assert got.dtype == np.float64 and got.shape == expected.shape
+    assert np.linalg.norm(got - expected) <= 1e-13 * max(np.linalg.norm(expected), 1e-300)
+
+
+@pytest.fixture
+def fp64_device(device):
+    if not device.info.fp64:
+        pytest.skip("the device has no float64")
+    return device
+
+
+@pytest.mark.parametrize("trans", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("M,N,K", SHAPES)
+def test_emulated_dmma_matches_numpy(fp64_device, M, N, K, trans):
+    a, b = _inputs(M, N, K, seed=M + N + K)
+    x, y = _device_operands(fp64_device, a, b, *trans)
+    _close(np.asarray(cg.matmul(x, y, kernel="dmma", params=EMULATE)), a, b)
+
+
+@pytest.mark.parametrize("params", [SMALL_TILES, {"EMULATE": 1, "BM": 128, "BN": 64, "BK": 8},
+                                    {"EMULATE": 1, "BK": 8, "GROUP_M": 1}])
+def test_emulated_dmma_batched_and_other_tiles(fp64_device, params):
+    a, b = _inputs(33, 40, 50, batch=3, seed=5)
+    x, y = _device_operands(fp64_device, a, b, True, False)
+    _close(np.asarray(cg.matmul(x, y, kernel="dmma", params=params)), a, b)
+
+
+def test_emulated_dmma_unaligned_views(fp64_device):
+    """Odd offsets and leading dimensions take the element loads (VEC_A/VEC_B 0)."""
+    a, b = _inputs(40, 38, 45, seed=9)
+    x = cg.asarray(a, device=fp64_device)[1:, 1:]
+    y = cg.asarray(b, device=fp64_device)[1:, 3:]
+    _close(np.asarray(cg.matmul(x, y, kernel="dmma", params=EMULATE)), a[1:, 1:], b[1:, 3:])
+
+
+def test_emulated_dmma_poisoned_output_fully_written(fp64_device):
+    a, b = _inputs(37, 29, 41, seed=2)
+    x, y = _device_operands(fp64_device, a, b, False, False)
+    out = cg.asarray(np.full((37, 29), np.nan), device=fp64_device)
+    cg.matmul(x, y, out=out, kernel="dmma", params=EMULATE)
+    _close(np.asarray(out), a, b)
+
+
+def test_emulated_dmma_specials(fp64_device):
+    a = np.array([[np.inf, 1.0], [np.nan, 1.0], [1e308, 1e308]])
+    b = np.array([[1.0, 2.0], [1.0, 2.0]])
+    got = np.asarray(cg.matmul(cg.asarray(a, device=fp64_device),
+                               cg.asarray(b, device=fp64_device), kernel="dmma", params=EMULATE))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got, a @ b)   # inf, nan, and overflow to inf
+
+
+def test_dmma_says_why_it_does_not_fit(fp64_device):
+    x = cg.asarray(np.ones((16, 16), np.float32), device=fp64_device)
+    with pytest.raises(ValueError, match="float64 only"):
+        cg.matmul(x, x, kernel="dmma", params=EMULATE)
+    d = cg.asarray(np.ones((16, 16)), device=fp64_device)
+    with pytest.raises(ValueError, match="multiples of 8"):
+        cg.matmul(d, d, kernel="dmma", params={"EMULATE": 1, "WM": 12})
+    with pytest.raises(ValueError, match="KPAIR=1 needs BK a multiple of 8"):
+        cg.matmul(d, d, kernel="dmma", params={"EMULATE": 1, "KPAIR": 1, "BK": 4, "BM": 32,
+                                                "BN": 32, "WM": 16, "WN": 16})
+    if not fp64_device.info.tensor_cores:
+        with pytest.raises(ValueError, match="needs NVIDIA tensor cores"):
+            cg.matmul(d, d, kernel="dmma")
+        assert "kernel: dmma" not in cg.explain_matmul(d, d)
+    assert "kernel: dmma" in cg.explain_matmul(d, d, kernel="dmma", params=EMULATE)
+
+
+def test_dmma_ranks_first_for_float64_on_tensor_cores(device):
+    nv = dataclasses.replace(device.info, vendor="NVIDIA Corporation", type="GPU",
+                             compute_capability=(9, 0), is_simulator=False)
+    from clarray_gemm.kernels.gemm_dmma import DMMA
+    op = GemmOperand(None, 0, 512, 0)
+    square = GemmProblem(1, 512, 512, 512, np.dtype(np.float64), op, op, op)
+    assert DMMA.rank(square, nv) > gemm_gpu.VARIANT.rank(square, nv)
+    assert DMMA.rank(dataclasses.replace(square, N=1), nv) < 60          # gemv_split keeps GEMV
+    assert DMMA.rank(dataclasses.replace(square, dtype=np.dtype(np.float32)), nv) == 0
+    assert DMMA.rank(square, dataclasses.replace(nv, compute_capability=(7, 5))) == 0
+
+
+def test_gpu_blocked_float64_picks_a_preset_that_does_not_spill(device):
+    """float64 doubles the registers of a micro-tile: the shape heuristic keeps to the 8 x 8
+    and 4 x 4 presets (16 x 8 spills: 6x slower on an H100) that fit 48 KB of local memory."""
+    gpu = dataclasses.replace(device.info, type="GPU", compute_units=132,
+                              local_mem_bytes=49152, is_simulator=False)
+    for n in (1024, 2048, 4096, 4097):
+        op = GemmOperand(None, 0, n, 0)
+        p = GemmProblem(1, n, n, n, np.dtype(np.float64), op, op, op)
+        assert gemm_gpu.resolve(p, gpu, {})["PRESET"] in (1, 4)
+        assert gemm_gpu.resolve(dataclasses.replace(p, dtype=np.dtype(np.float32)), gpu,
+                                {})["PRESET"] == 7
+
+
+@pytest.mark.skipif(not cg.default_device().info.tensor_cores,
+                    reason="needs NVIDIA tensor cores (sm_80+)")
+@pytest.mark.parametrize("trans", [(False, False), (True, True)])
+@pytest.mark.parametrize("M,N,K", [(129, 77, 200), (256, 256, 256)])
+def test_fp64_tensor_cores(device, M, N, K, trans):
+    a, b = _inputs(M, N, K)
+    x, y = _device_operands(device, a, b, *trans)
+    assert "kernel: dmma" in cg.explain_matmul(x, y)
+    _close(np.asarray(x @ y), a, b)
+
+
+# -- Oclgrind ---------------------------------------------------------------------------------
+OCLGRIND_SCRIPT = r"""
+import json, sys
+import numpy as np
+import clarray_gemm as cg
+M, N, K, batch, ta, tb, params = sys.argv[1:]
+M, N, K, batch, ta, tb = int(M), int(N), int(K), int(batch), int(ta), int(tb)
+dev = next(d for d in cg.devices() if d.info.is_simulator)
+rng = np.random.default_rng(0)
+a = rng.standard_normal((batch, M, K))
+b = rng.standard_normal((batch, K, N))
+x = (cg.asarray(np.ascontiguousarray(a.swapaxes(1, 2)), device=dev).mT if ta
+     else cg.asarray(a, device=dev))
+y = (cg.asarray(np.ascontiguousarray(b.swapaxes(1, 2)), device=dev).mT if tb
+     else cg.asarray(b, device=dev))
+got = np.asarray(cg.matmul(x, y, kernel="dmma", params=json.loads(params)))
+exact = np.matmul(a, b)
+ok = np.isfinite(got).all() and np.linalg.norm(got - exact) <= 1e-13 * np.linalg.norm(exact)
+print("ok" if ok else "MISMATCH")
+sys.exit(0 if ok else 3)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("M,N,K,batch,ta,tb", [
+    (17, 33, 20, 1, False, False), (7, 40, 13, 2, True, True), (33, 9, 17, 1, False, True),
+])
+def test_emulated_dmma_is_clean_under_oclgrind(oclgrind, M, N, K, batch, ta, tb):
+    from test_gemm_oclgrind import oclgrind_problems
+    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
+               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", OCLGRIND_SCRIPT, str(M), str(N),
+           str(K), str(batch), str(int(ta)), str(int(tb)), json.dumps(SMALL_TILES)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    problems = oclgrind_problems(proc.stderr)
+    assert not problems, "\n\n".join(problems[:5])
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.stdout, proc.stderr[-2000:])
