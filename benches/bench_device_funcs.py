@@ -9,15 +9,14 @@ arrays, NumPy's are ndarrays. ``--no-host-path`` forces the kernels (``cg.host_p
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import clarray_gemm as cg  # noqa: E402
+from clarray_gemm.bench.timing import pipelined_seconds  # noqa: E402
 
 CASES = {
     "x + y": lambda x, y: x + y,
@@ -35,16 +34,8 @@ CASES = {
 
 
 def timed(fn, sync, reps: int) -> float:
-    fn()
-    sync()
-    times = []
-    for _ in range(7):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        sync()
-        times.append((time.perf_counter() - t0) / reps)
-    return statistics.median(times)
+    """Median seconds per call: 7 rounds of ``reps`` calls, each ended by ``sync``."""
+    return pipelined_seconds(fn, sync, reps, rounds=7).seconds
 
 
 def main() -> None:

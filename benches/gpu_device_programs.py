@@ -17,15 +17,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import clarray_gemm as cg  # noqa: E402
+from clarray_gemm.bench.programs import kmeans_step, mlp_classifier_step  # noqa: E402
+from clarray_gemm.bench.timing import pipelined_seconds  # noqa: E402
 
 
 def attention(q, k, v):
@@ -33,27 +33,6 @@ def attention(q, k, v):
     w = np.exp(s - np.max(s, axis=-1, keepdims=True))
     w /= np.sum(w, axis=-1, keepdims=True)
     return w @ v
-
-
-def mlp_step(x, w1, b1, w2, target):
-    """Forward and backward pass of a 2-layer tanh MLP with a softmax cross-entropy loss."""
-    h = np.tanh(x @ w1 + b1)
-    logits = h @ w2
-    p = np.exp(logits - logits.max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
-    loss = -np.mean(np.sum(target * np.log(p + 1e-30), axis=1))
-    dlogits = (p - target) / x.shape[0]
-    dw2 = h.T @ dlogits
-    dpre = (dlogits @ w2.T) * (1 - h ** 2)
-    return loss, dw2, x.T @ dpre, dpre.sum(axis=0)
-
-
-def kmeans_step(x, centres):
-    d = np.sum((x[:, None, :] - centres[None, :, :]) ** 2, axis=-1)
-    labels = np.argmin(d, axis=1)
-    onehot = (labels[:, None] == np.arange(centres.shape[0], like=x)).astype(x.dtype)
-    counts = onehot.sum(axis=0)
-    return labels, (onehot.T @ x) / np.maximum(counts, 1)[:, None]
 
 
 def program_inputs(quick: bool) -> dict:
@@ -66,24 +45,15 @@ def program_inputs(quick: bool) -> dict:
     classes[np.arange(b), np.arange(b) % w] = 1
     return {
         f"attention {t}x{d}": (attention, (f(t, d), f(t, d), f(t, d))),
-        f"MLP fwd+bwd {b}x{w}": (mlp_step, (f(b, w), f(w, w, scale=w ** -0.5), f(w),
+        f"MLP fwd+bwd {b}x{w}": (mlp_classifier_step, (f(b, w), f(w, w, scale=w ** -0.5), f(w),
                                             f(w, w, scale=w ** -0.5), classes)),
         f"k-means step N={n} K={k} D={dim}": (kmeans_step, (f(n, dim), f(k, dim))),
     }
 
 
-def timed(fn, sync, reps: int, rounds: int = 5) -> float:
-    """Median seconds per call: rounds of ``reps`` calls, each round synchronised."""
-    fn()
-    sync()
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        sync()
-        times.append((time.perf_counter() - t0) / reps)
-    return statistics.median(times)
+def timed(fn, sync, reps: int) -> float:
+    """Median seconds per call: 5 rounds of ``reps`` calls, each ended by ``sync``."""
+    return pipelined_seconds(fn, sync, reps, rounds=5).seconds
 
 
 def rel_error(ours, theirs) -> float:

@@ -21,7 +21,8 @@ GETITEM: Callable[[Any, Any], Any] | None = None
 
 __all__ = ["NumPyDecides", "FUNCTIONS", "UFUNCS", "UFUNC_METHODS", "LIKE_FUNCTIONS", "implements",
            "implements_ufunc", "register_namespace", "array_namespace", "register_strided_copy",
-           "strided_copy", "register_copy_on_host", "copy_on_host"]
+           "strided_copy", "register_copy_on_host", "copy_on_host", "register_host_fallback",
+           "host_function", "host_ufunc", "register_dlpack", "dlpack_device", "dlpack_export"]
 
 
 
@@ -37,6 +38,46 @@ class NumPyDecides(TypeError):
 _namespace_factory: Callable[[str | None], Any] | None = None
 _strided_copy: Callable[..., Any] | None = None
 _copy_on_host: Callable[[Any, Any, int], bool] = lambda device, dtype, size: False
+_host_function: Callable[..., Any] | None = None
+_host_ufunc: Callable[..., Any] | None = None
+_dlpack: tuple[Callable[..., Any], Callable[..., Any]] | None = None
+
+
+def register_dlpack(device: Callable[[Any], Any], export: Callable[..., Any]) -> None:
+    """Install DLPack export (``interop/dlpack.py``): ``device(array)`` answers
+    ``__dlpack_device__``, ``export(array, **kwargs)`` ``__dlpack__``."""
+    global _dlpack
+    _dlpack = (device, export)
+
+
+def dlpack_device(array: Any) -> Any:
+    """``array.__dlpack_device__()`` (see :func:`register_dlpack`)."""
+    return _dlpack[0](array)
+
+
+def dlpack_export(array: Any, **kwargs: Any) -> Any:
+    """``array.__dlpack__(**kwargs)`` (see :func:`register_dlpack`)."""
+    return _dlpack[1](array, **kwargs)
+
+
+def register_host_fallback(function: Callable[..., Any], ufunc: Callable[..., Any]) -> None:
+    """Install the host fallback (``array/host_fallback.py``): ``function(func, args, kwargs)``
+    runs a NumPy function on host views, ``ufunc(ufunc, method, inputs, kwargs, device)`` a
+    ufunc method, for calls with no device implementation."""
+    global _host_function, _host_ufunc
+    _host_function, _host_ufunc = function, ufunc
+
+
+def host_function(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``func(*args, **kwargs)`` on host views (see :func:`register_host_fallback`)."""
+    return _host_function(func, args, kwargs)
+
+
+def host_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict,
+               device: Any = None) -> Any:
+    """``getattr(ufunc, method)(*inputs, **kwargs)`` on host views, array results back on
+    ``device`` (see :func:`register_host_fallback`)."""
+    return _host_ufunc(ufunc, method, inputs, kwargs, device)
 
 
 def register_copy_on_host(rule: Callable[[Any, Any, int], bool]) -> None:

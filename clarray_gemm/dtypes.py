@@ -1,8 +1,10 @@
 """Every dtype rule in one place: OpenCL C types, the ``-D`` defines of a dtype, which dtype
-kernels compute in for NumPy's result dtype, and which dtypes kernels and copies take.
+kernels compute in for NumPy's result dtype, which dtypes kernels and copies take, and which no
+device buffer can hold.
 
 Device capabilities enter only through ``info`` (a :class:`~clarray_gemm.device.DeviceInfo`,
-or anything with its ``fp64`` flag), so this module imports nothing of the package.
+or anything with its ``fp64`` flag), so this module imports nothing of the package but
+``_dispatch``'s ``NumPyDecides``.
 """
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ._dispatch import NumPyDecides
+
 __all__ = ["ctype", "dtype_defines", "KERNEL_DTYPES", "FLOATING", "WIDEN", "compute_dtype",
            "unsupported_dtype", "kernel_supports", "device_copy_supported", "bfloat16_dtype",
-           "mma_operand_dtype", "numpy_only", "NARROW_INT_PRODUCTS"]
+           "mma_operand_dtype", "check_device_dtype", "numpy_only", "NARROW_INT_PRODUCTS"]
 
 _C_TYPES = {
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
@@ -156,3 +160,12 @@ def mma_operand_dtype(a: Any, b: Any, result: Any) -> np.dtype | None:
     if bf16 is not None and a == bf16 and result == np.float32:
         return a
     return None
+
+
+def check_device_dtype(dtype: Any, context: str = "") -> None:
+    """Raise NumPy's ``TypeError`` for a dtype no device buffer can hold (Python objects): a
+    :class:`~clarray_gemm._dispatch.NumPyDecides`, so that dispatch hands the call to NumPy."""
+    if np.dtype(dtype).hasobject:
+        raise NumPyDecides(f"{context}{'' if not context else ': '}dtype {np.dtype(dtype)} holds "
+                           "Python objects, which an OpenCL device cannot store; use a numeric, "
+                           "bool, string or bytes dtype")

@@ -296,10 +296,7 @@ inline void load_frag(__local const T4* as, __local const T4* bs, const int kk, 
 }
 
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1)))
-void gemm_gpu(const int M, const int N, const int K,
-              __global const T* restrict A, const long a_off, const int lda, const long a_batch,
-              __global const T* restrict B, const long b_off, const int ldb, const long b_batch,
-              __global T* restrict C, const long c_off, const int ldc, const long c_batch)
+void gemm_gpu(GEMM_ARGS)
 {
     __local T4 As[2 * BK * LDA_L];
     __local T4 Bs[2 * BK * LDB_L];

@@ -1,6 +1,7 @@
 // Shared by the GEMM kernels (included with #include "gemm_layout.h", which the host inlines):
-// the element-type defaults and the operand layout of the calling convention documented in
-// gemm_naive.cl. A(m, k) and B(k, n) address row-major or transposed storage by TRANS_A/TRANS_B.
+// the element-type defaults, the arguments (GEMM_ARGS) and the operand layout of the calling
+// convention documented in gemm_naive.cl. A(m, k) and B(k, n) address row-major or transposed
+// storage by TRANS_A/TRANS_B.
 //
 // Parameters: T element type, ACC accumulator type (unsigned for integers so overflow wraps like
 // NumPy), TRANS_A, TRANS_B.
@@ -22,3 +23,11 @@
 #else
 #define B_AT(k, n) B[(k) * (long)ldb + (n)]
 #endif
+
+// The arguments of every GEMM kernel whose operands are all buffers, in the host's order
+// (standard_args in kernels/gemm.py): sizes, then A, B and C, each with its element offset, leading dimension
+// and batch stride.
+#define GEMM_ARGS const int M, const int N, const int K,                                      \
+    __global const T* restrict A, const long a_off, const int lda, const long a_batch,       \
+    __global const T* restrict B, const long b_off, const int ldb, const long b_batch,       \
+    __global T* restrict C, const long c_off, const int ldc, const long c_batch

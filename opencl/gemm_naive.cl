@@ -12,10 +12,7 @@
 // like NumPy), TRANS_A, TRANS_B.
 #include "gemm_layout.h"
 
-__kernel void gemm_naive(const int M, const int N, const int K,
-                         __global const T* restrict A, const long a_off, const int lda, const long a_batch,
-                         __global const T* restrict B, const long b_off, const int ldb, const long b_batch,
-                         __global T* restrict C, const long c_off, const int ldc, const long c_batch)
+__kernel void gemm_naive(GEMM_ARGS)
 {
     const int n = get_global_id(0);
     const int m = get_global_id(1);

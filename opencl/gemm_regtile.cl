@@ -28,10 +28,7 @@
 #define THREADS (RTSM * RTSN)
 
 __kernel __attribute__((reqd_work_group_size(RTSN, RTSM, 1)))
-void gemm_regtile(const int M, const int N, const int K,
-                  __global const T* restrict A, const long a_off, const int lda, const long a_batch,
-                  __global const T* restrict B, const long b_off, const int ldb, const long b_batch,
-                  __global T* restrict C, const long c_off, const int ldc, const long c_batch)
+void gemm_regtile(GEMM_ARGS)
 {
     const int tx = get_local_id(0), ty = get_local_id(1);
     const int tid = ty * RTSN + tx;
@@ -49,15 +46,7 @@ void gemm_regtile(const int M, const int N, const int K,
 
     for (int k0 = 0; k0 < K; k0 += TSK) {
         load_a_tile(A, lda, M, K, m0, k0, tid, THREADS, As);
-        for (int l = tid; l < TSK * TSN; l += THREADS) {
-#if TRANS_B
-            const int c = l / TSK, kk = l - c * TSK;
-#else
-            const int kk = l / TSN, c = l - kk * TSN;
-#endif
-            const int gn = n0 + c, gk = k0 + kk;
-            Bs[kk][c] = (gn < N && gk < K) ? B_AT(gk, gn) : (T)0;
-        }
+        load_tile(B, ldb, TRANS_B, N, K, n0, k0, TSN, tid, THREADS, &Bs[0][0]);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int kk = 0; kk < TSK; ++kk) {
             ACC bv[WPTN];

@@ -17,10 +17,7 @@
 #endif
 
 __kernel __attribute__((reqd_work_group_size(TS, TS, 1)))
-void gemm_tiled(const int M, const int N, const int K,
-                __global const T* restrict A, const long a_off, const int lda, const long a_batch,
-                __global const T* restrict B, const long b_off, const int ldb, const long b_batch,
-                __global T* restrict C, const long c_off, const int ldc, const long c_batch)
+void gemm_tiled(GEMM_ARGS)
 {
     const int tx = get_local_id(0), ty = get_local_id(1);
     const int n = get_group_id(0) * TS + tx;

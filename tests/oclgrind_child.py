@@ -61,15 +61,23 @@ def run_matmul(kernel: str, dev: cg.Device, report: dict, dtypes: list[str]) -> 
             else:
                 x, y = cg.asarray(a, device=dev), cg.asarray(b, device=dev)
             case = f"{kernel} {dtype} {name} {params or ''}"
-            try:
-                got = np.asarray(cg.matmul(x, y, kernel=kernel, params=params))
-            except ValueError as exc:
-                if "does not fit" not in str(exc):
-                    raise
-                report["refused"][case] = str(exc).split(": ", 1)[-1]
-                continue
-            report["ran"].append(case)
-            check(case, got, a, b, report)
+            got = forced(case, lambda: cg.matmul(x, y, kernel=kernel, params=params), report)
+            if got is not None:
+                check(case, got, a, b, report)
+
+
+def forced(case: str, call, report: dict) -> np.ndarray | None:
+    """``call()`` (a call forcing a kernel) read back, recorded as run; None, recorded as
+    refused, when the kernel does not fit."""
+    try:
+        got = np.asarray(call())
+    except ValueError as exc:
+        if "does not fit" not in str(exc):
+            raise
+        report["refused"][case] = str(exc).split(": ", 1)[-1]
+        return None
+    report["ran"].append(case)
+    return got
 
 
 def check(case: str, got: np.ndarray, a: np.ndarray, b: np.ndarray, report: dict) -> None:
@@ -95,14 +103,10 @@ def run_convolve(kernel: str, dev: cg.Device, report: dict, dtypes: list[str]) -
             for op in ("convolve", "correlate"):
                 for mode in ("full", "same", "valid"):
                     case = f"{kernel} {dtype} {op} {n}x{m} {mode}"
-                    try:
-                        got = np.asarray(getattr(cg, op)(x, v, mode, kernel=kernel))
-                    except ValueError as exc:
-                        if "does not fit" not in str(exc):
-                            raise
-                        report["refused"][case] = str(exc).split(": ", 1)[-1]
+                    got = forced(case, lambda: getattr(cg, op)(x, v, mode, kernel=kernel),
+                                 report)
+                    if got is None:
                         continue
-                    report["ran"].append(case)
                     want = getattr(np, op)(big[3:], v, mode)
                     if np.dtype(dtype).kind in "iu":
                         ok = np.array_equal(got, want)

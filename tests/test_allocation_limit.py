@@ -2,7 +2,7 @@
 
 A device array is one buffer, so an array, or a product whose result, is larger than the
 limit is a ``MemoryError`` naming the size and the limit, and the process stays usable. A
-product whose result fits but whose kernels compute in a wider dtype (int8 in int64, float16 in
+product whose result fits but whose kernels compute in a wider dtype (int8 in int32, float16 in
 float32) can need a larger buffer than the result: it runs in blocks of rows of C, each a
 product of its own, and gives NumPy's result. The fast tests lower the limit the library reads
 (``device.info``); the slow one uses PoCL's real limit."""
@@ -37,10 +37,10 @@ def _operands(rng, a_shape, b_shape, dtype):
 
 
 @pytest.mark.parametrize("a_shape,b_shape,dtype", [
-    ((1000, 5), (5, 700), np.int8),          # C in int64: 5.6 MB; the int8 result 700 kB
-    ((3, 200, 5), (5, 300), np.int8),        # batched A
-    ((120, 7), (4, 7, 331), np.uint8),       # batched B: blocks of rows of every matrix
-    ((200001, 3), (3,), np.int8),            # a vector B: C is (200001,)
+    ((1000, 5), (5, 700), np.int8),          # C in int32: 2.8 MB; the int8 result 700 kB
+    ((3, 400, 5), (5, 300), np.int8),        # batched A
+    ((240, 7), (4, 7, 331), np.uint8),       # batched B: blocks of rows of every matrix
+    ((300001, 3), (3,), np.int8),            # a vector B: C is (300001,)
     ((601, 7), (7, 499), np.float16),        # C in float32: 1.2 MB; the result 600 kB
 ])
 def test_product_wider_than_the_limit_runs_in_row_blocks(a_shape, b_shape, dtype, small_limit):
@@ -56,7 +56,9 @@ def test_product_wider_than_the_limit_runs_in_row_blocks(a_shape, b_shape, dtype
     else:
         np.testing.assert_array_equal(np.asarray(got), expected)
     plan = matmul_ops.plan_for(x, b, device=small_limit)
-    if expected.nbytes // expected.itemsize * 8 > LIMIT and len(a_shape) > 1 and a_shape[-2] > 8:
+    kernel_itemsize = 4  # 8/16-bit integers in 32 bits (NARROW_INT_PRODUCTS), float16 in float32
+    assert expected.size * kernel_itemsize > LIMIT >= expected.nbytes
+    if len(a_shape) > 1 and a_shape[-2] > 8:
         assert plan.kind == "row_blocks" and "blocks of" in cg.explain_matmul(x, b)
 
 
@@ -91,9 +93,9 @@ def test_the_issue_cases_are_memory_errors(device):
 
 
 @pytest.mark.slow
-def test_int8_product_whose_int64_form_exceeds_the_real_limit(device):
-    """Inputs and the int8 result fit (about 0.5 GB on PoCL), C computed in int64 does not."""
-    n = int(np.sqrt(device.info.max_alloc_bytes / 8)) + 64
+def test_int8_product_whose_int32_form_exceeds_the_real_limit(device):
+    """Inputs and the int8 result fit, C computed in int32 (NARROW_INT_PRODUCTS) does not."""
+    n = int(np.sqrt(device.info.max_alloc_bytes / 4)) + 64
     if n * n > 2 ** 31:
         pytest.skip("the device's largest allocation is too large for this machine's test")
     rng = np.random.default_rng(2)

@@ -8,20 +8,8 @@ import numpy as np
 import pytest
 
 import clarray_gemm as cg
+from clarray_gemm.bench.programs import kmeans_step, mlp_classifier_step
 from conftest import random_array
-
-
-def mlp_step(x, w1, b1, w2, onehot):
-    """Forward and backward pass of a 2-layer tanh MLP with a softmax cross-entropy loss."""
-    h = np.tanh(x @ w1 + b1)
-    logits = h @ w2
-    p = np.exp(logits - logits.max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
-    loss = -np.mean(np.sum(onehot * np.log(p), axis=1))
-    dlogits = (p - onehot) / x.shape[0]
-    dw2 = h.T @ dlogits
-    dpre = (dlogits @ w2.T) * (1 - h ** 2)
-    return loss, dw2, x.T @ dpre, dpre.sum(axis=0)
 
 
 def least_squares(a, b):
@@ -49,14 +37,6 @@ def power_iteration(a, v, steps=8):
     return v, v @ (a @ v), np.linalg.norm(a @ v - (v @ (a @ v)) * v)
 
 
-def kmeans_step(x, centres):
-    d = np.sum((x[:, None, :] - centres[None, :, :]) ** 2, axis=-1)
-    labels = np.argmin(d, axis=1)
-    onehot = (labels[:, None] == np.arange(centres.shape[0], like=x)).astype(x.dtype)
-    counts = onehot.sum(axis=0)
-    return labels, (onehot.T @ x) / np.maximum(counts, 1)[:, None]
-
-
 def inputs(name):
     r = lambda shape, seed: random_array(shape, np.float64, seed)  # noqa: E731
     if name == "mlp":
@@ -77,7 +57,7 @@ def inputs(name):
     return r((257, 4), 14), r((5, 4), 15)
 
 
-PROGRAMS = {"mlp": mlp_step, "mlp_wide": mlp_step, "lstsq": least_squares, "fir": fir,
+PROGRAMS = {"mlp": mlp_classifier_step, "mlp_wide": mlp_classifier_step, "lstsq": least_squares, "fir": fir,
             "attention": attention, "power": power_iteration, "kmeans": kmeans_step}
 ALLOWED = {"lstsq": {"solve": 1}}
 HOST_RESULTS = {"lstsq": {0}}  # the host solve's answer is NumPy's ndarray

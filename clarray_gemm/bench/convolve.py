@@ -16,7 +16,7 @@ from ..kernels import conv
 from ..kernels.samples import conv_bench_problem
 from ..ops.convolve import convolve
 from . import peers
-from .kernel_rows import KernelBench, kernel_rows
+from .kernel_rows import KernelBench, rows_of_kernels
 from .report import Row
 
 __all__ = ["available", "default_sizes", "run", "DEFAULT_MASK"]
@@ -69,12 +69,7 @@ def run(device: Device, sizes: Iterable[int], kernels: Sequence[str] | None = No
             res = peers.numpy_convolve(x, w[::-1].copy(), budget_s)
             numpy_row = Row(res.name, size, moved, "GB/s", res.device, res.e2e, "peer", n=n)
         spec = _spec(bench)
-        for name in names:
-            if progress is not None:
-                progress.note(f"{name} {size}")
-            rows.extend(kernel_rows(device, bench, spec, name, budget_s, size, n))
-            if progress is not None:
-                progress.update()
+        rows.extend(rows_of_kernels(device, bench, spec, names, budget_s, size, n, progress))
         if numpy_row is not None:
             again = peers.numpy_convolve(x, w[::-1].copy(), budget_s).e2e
             numpy_row.e2e = min(numpy_row.e2e, again, key=lambda t: t.seconds)

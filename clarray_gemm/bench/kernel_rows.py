@@ -4,7 +4,7 @@ when a tuning is stored for it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..device import Device
 from ..kernels.samples import BenchProblem, WrongResult
@@ -12,7 +12,7 @@ from ..kernels.variant import Catalogue, Choice
 from .report import Row, skip_note
 from .timing import device_seconds, host_seconds
 
-__all__ = ["KernelBench", "kernel_rows"]
+__all__ = ["KernelBench", "kernel_rows", "rows_of_kernels"]
 
 
 @dataclass(frozen=True)
@@ -56,3 +56,18 @@ def kernel_rows(device: Device, bench: BenchProblem, spec: KernelBench, name: st
                 _row(device, bench, spec, name, dict(variant.defaults), f"{name} (defaults)",
                      budget_s, size, n)]
     return [_row(device, bench, spec, name, None, name, budget_s, size, n)]
+
+
+def rows_of_kernels(device: Device, bench: BenchProblem, spec: KernelBench,
+                    names: Iterable[str], budget_s: float, size: str, n: int,
+                    progress: Any = None) -> list[Row]:
+    """:func:`kernel_rows` of each kernel of ``names`` in turn, each noted on ``progress``
+    (a ``bench.progress`` bar) when given."""
+    rows: list[Row] = []
+    for name in names:
+        if progress is not None:
+            progress.note(f"{name} {size}")
+        rows.extend(kernel_rows(device, bench, spec, name, budget_s, size, n))
+        if progress is not None:
+            progress.update()
+    return rows

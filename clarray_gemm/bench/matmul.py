@@ -13,7 +13,7 @@ from ..kernels import gemm
 from ..kernels.samples import bench_problem
 from ..ops.matmul import matmul
 from . import peers
-from .kernel_rows import KernelBench, kernel_rows
+from .kernel_rows import KernelBench, rows_of_kernels
 from .report import Row
 
 __all__ = ["default_sizes", "run"]
@@ -57,13 +57,7 @@ def run(device: Device, sizes: Iterable[int], kernels: Sequence[str] | None = No
                            lambda name, params: np.asarray(matmul(a, b, kernel=name,
                                                                   params=params)),
                            p.flops, "GFLOP/s")
-        ours: list[Row] = []
-        for name in names:
-            if progress is not None:
-                progress.note(f"{name} {size}")
-            ours.extend(kernel_rows(device, bench, spec, name, budget_s, size, n))
-            if progress is not None:
-                progress.update()
+        ours = rows_of_kernels(device, bench, spec, names, budget_s, size, n, progress)
         numpy_row = next((r for r in peer_rows if r.name == "numpy"), None)
         if numpy_row is not None:  # again after our kernels: the faster median counts
             again = peers.numpy_matmul(bench.a, bench.b, budget_s).e2e

@@ -20,9 +20,10 @@ from ..device import Device
 from .report import error_text, markdown_table, noise_note, timing_json
 from .timing import Timing, wall_seconds
 
-__all__ = ["Program", "PROGRAMS", "ProgramRow", "mlp_step", "least_squares", "fir_filter_bank",
-           "softmax_attention", "power_iteration", "kmeans_step", "to_device", "to_host",
-           "max_error", "run", "format_table", "as_json", "TOLERANCE"]
+__all__ = ["Program", "PROGRAMS", "ProgramRow", "mlp_step", "mlp_classifier_step",
+           "least_squares", "fir_filter_bank", "softmax_attention", "power_iteration",
+           "kmeans_step", "to_device", "to_host", "max_error", "run", "format_table", "as_json",
+           "TOLERANCE"]
 
 TOLERANCE = 1e-5  # float32 results: relative norm error against float64
 
@@ -36,6 +37,20 @@ def mlp_step(x: Any, y: Any, w1: Any, b1: Any, w2: Any, b2: Any) -> tuple:
     d_out = err * (2.0 / err.size)
     d_h = (d_out @ w2.T) * (1.0 - h ** 2)
     return loss, x.T @ d_h, np.sum(d_h, axis=0), h.T @ d_out, np.sum(d_out, axis=0)
+
+
+def mlp_classifier_step(x: Any, w1: Any, b1: Any, w2: Any, onehot: Any) -> tuple:
+    """A two-layer tanh MLP classifier, forward and backward: the softmax cross-entropy loss
+    against one-hot targets and the gradients of ``w2``, ``w1`` and ``b1``."""
+    h = np.tanh(x @ w1 + b1)
+    logits = h @ w2
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    loss = -np.mean(np.sum(onehot * np.log(p + 1e-30), axis=1))
+    dlogits = (p - onehot) / x.shape[0]
+    dw2 = h.T @ dlogits
+    dpre = (dlogits @ w2.T) * (1 - h ** 2)
+    return loss, dw2, x.T @ dpre, dpre.sum(axis=0)
 
 
 def least_squares(x: Any, y: Any) -> Any:
@@ -66,10 +81,11 @@ def power_iteration(a: Any, v: Any, steps: int = 40) -> tuple:
 
 
 def kmeans_step(points: Any, centroids: Any) -> tuple:
-    """One Lloyd step: each point's nearest centroid, then each centroid moved to its mean."""
+    """One Lloyd step: each point's nearest centroid, then each centroid moved to its mean
+    (``like=`` keeps the label range on the points' device: CuPy arrays run it too)."""
     diff = points[:, None, :] - centroids[None, :, :]
     labels = np.argmin(np.sum(diff ** 2, axis=-1), axis=1)
-    onehot = (labels[:, None] == np.arange(centroids.shape[0])).astype(points.dtype)
+    onehot = (labels[:, None] == np.arange(centroids.shape[0], like=points)).astype(points.dtype)
     counts = np.maximum(np.sum(onehot, axis=0), 1)
     return labels, (onehot.T @ points) / counts[:, None]
 

@@ -13,6 +13,9 @@ Three kinds of time, never mixed:
 * **per-call wall time** (:func:`wall_seconds`): the latency benches' clock: as many calls as
   fill a time budget (at least a minimum count), each timed alone, with an untimed ``setup``
   before each call when the call needs a fresh input.
+* **pipelined wall time** (:func:`pipelined_seconds`): rounds of calls queued back to back, each
+  round ended by one synchronisation, divided by the calls: what a program that never waits
+  between calls pays per call.
 
 CUDA peers are timed with CUDA events (:func:`cuda_event_seconds`), their device time.
 
@@ -34,7 +37,7 @@ from ..device import Device, register_fork_reset
 from ..memory import TransferStats, transfer_stats
 
 __all__ = ["Timing", "device_seconds", "host_seconds", "synced_seconds", "cuda_event_seconds",
-           "wall_seconds", "repetitions"]
+           "wall_seconds", "pipelined_seconds", "repetitions"]
 
 # If an operation blocks on the queue while it is held (a blocking map or copy), the watchdog
 # releases the queue after this long and the measurement is repeated without holding it.
@@ -48,7 +51,7 @@ class Timing:
     seconds: float
     best: float
     reps: int
-    kind: str  # "device" or "end-to-end"
+    kind: str  # "device", "end-to-end", "wall" or "pipelined"
     copied: TransferStats | None = None
 
     @property
@@ -170,6 +173,23 @@ def synced_seconds(op: Callable[[], Any], sync: Callable[[], Any], reps: int | N
     """Wall-clock time of ``op`` followed by ``sync`` (e.g. ``device.queue.finish``): work
     launched on a device and waited for, without reading its result back."""
     return host_seconds(lambda: (op(), sync()), reps=reps, budget_s=budget_s, warmup=warmup)
+
+
+def pipelined_seconds(op: Callable[[], Any], sync: Callable[[], Any], reps: int,
+                      rounds: int = 5) -> Timing:
+    """Wall-clock seconds per call of ``op``: after one warm-up call, ``rounds`` rounds of
+    ``reps`` calls, each round ended by ``sync`` (e.g. ``queue.finish``); the median and the
+    fastest round, divided by ``reps``."""
+    op()
+    sync()
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            op()
+        sync()
+        times.append((time.perf_counter() - t0) / reps)
+    return Timing(statistics.median(times), min(times), rounds, "pipelined")
 
 
 def cuda_event_seconds(new_event: Callable[[], Any], op: Callable[[], Any],

@@ -1,7 +1,8 @@
 """Integration with the libraries users pair with NumPy, registered lazily.
 
 ``import clarray_gemm`` imports none of them. It registers pickling of device arrays (their
-elements travel as NumPy's out-of-band buffers, see :mod:`.pickling`) and installs post-import
+elements travel as NumPy's out-of-band buffers, see :mod:`.pickling`) and their DLPack export
+(:mod:`.dlpack`, which the array reaches through ``_dispatch``), and installs post-import
 hooks: when dask (``dask.sizeof``, ``dask.tokenize``, ``dask.array``) or dask.distributed
 (``distributed.protocol``) finishes importing, :mod:`clarray_gemm.interop.dask` registers device
 arrays with it; a library that is already imported is registered at once.
@@ -17,6 +18,7 @@ import warnings
 from typing import Callable
 
 from . import pickling  # noqa: F401  (registers the pickle reducer)
+from . import dlpack  # noqa: F401  (registers DLPack export with the array)
 
 __all__ = ["when_imported"]
 

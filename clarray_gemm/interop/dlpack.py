@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _dispatch
 from .. import array as _array
 from ..array import DeviceArray
 from ..device import get_device
@@ -91,3 +92,6 @@ def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Devi
         raise BufferError("from_dlpack: a CPU producer's memory cannot become an OpenCL buffer "
                           "without a copy (use copy=None or copy=True)")
     return _array.asarray(np.from_dlpack(x), device=device)
+
+
+_dispatch.register_dlpack(dlpack_device, export)

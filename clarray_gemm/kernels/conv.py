@@ -18,7 +18,7 @@ from .conv_fft import VARIANTS as FFT_VARIANTS
 from .conv_problem import CATALOGUE, ConvProblem, dtype_supported, launch_counts
 from .variant import Choice, Variant
 
-__all__ = ["ConvProblem", "CATALOGUE", "VARIANTS", "choose", "run", "launch_counts",
+__all__ = ["ConvProblem", "CATALOGUE", "VARIANTS", "choose", "launch", "run", "launch_counts",
            "dtype_supported", "fft_length", "GPU_FFT_MAC_RATIO", "GPU_CHUNKS", "fft_preferred",
            "FFT_MAC_RATIO", "FFT_MIN_MASK", "VEC_MIN_OUTPUTS"]
 
@@ -36,5 +36,9 @@ def run(device: Device, problem: ConvProblem, kernel: str | None = None,
         params: Mapping[str, int] | None = None) -> tuple[cl.Event, Choice[ConvProblem]]:
     """Choose a variant and enqueue it; returns the last event and the choice."""
     choice = choose(device, problem, kernel, params)
-    event = choice.variant.launch(device, problem, choice.params)
-    return event, choice
+    return launch(device, problem, choice), choice
+
+
+def launch(device: Device, problem: ConvProblem, choice: Choice[ConvProblem]) -> cl.Event:
+    """Enqueue the chosen variant with its parameters; returns the last event."""
+    return choice.variant.launch(device, problem, choice.params)

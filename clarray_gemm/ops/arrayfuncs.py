@@ -17,7 +17,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, _host_function, asarray, zeros
+from ..array import DeviceArray, asarray, host_function, zeros
 from ..device import Device, get_device
 from ._common import device_of, operand, take_operands
 from .elementwise import kernel_dtype
@@ -147,14 +147,14 @@ def _tri_mask(m: DeviceArray, k: int, lower: bool) -> DeviceArray:
 @implements(np.tril)
 def tril(m: DeviceArray, k: int = 0) -> Any:
     if m.ndim < 2:
-        return _host_function(np.tril, (m,), {"k": k})
+        return host_function(np.tril, (m,), {"k": k})
     return np.where(_tri_mask(m, k, True), m, zeros((), m.dtype, device=m.device))
 
 
 @implements(np.triu)
 def triu(m: DeviceArray, k: int = 0) -> Any:
     if m.ndim < 2:
-        return _host_function(np.triu, (m,), {"k": k})
+        return host_function(np.triu, (m,), {"k": k})
     return np.where(_tri_mask(m, k - 1, True), zeros((), m.dtype, device=m.device), m)
 
 
@@ -164,7 +164,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     if (type(x) is not DeviceArray or ord not in (None, 2, "fro") or x.dtype.kind not in "biuf"
             or (ord == 2 and (axis is None and x.ndim != 1 or isinstance(axis, tuple)))
             or (ord == "fro" and axis is None and x.ndim != 2)):
-        return _host_function(np.linalg.norm, (x,), dict(ord=ord, axis=axis, keepdims=keepdims))
+        return host_function(np.linalg.norm, (x,), dict(ord=ord, axis=axis, keepdims=keepdims))
     if x.dtype.kind != "f":
         x = x.astype(np.float64)
     return np.sqrt(np.sum(np.multiply(x, x), axis=axis, keepdims=keepdims))
@@ -244,6 +244,6 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
               device=None):
     if (np.ndim(start) or np.ndim(stop) or axis != 0 or type(start) is DeviceArray
             or type(stop) is DeviceArray):
-        return _host_function(np.linspace, (start, stop, num),
+        return host_function(np.linspace, (start, stop, num),
                               dict(endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis))
     return linspace(start, stop, num, endpoint, retstep, dtype, axis)

@@ -22,9 +22,10 @@ from ..array import DeviceArray, asarray, empty
 from ..device import Device
 from ..kernels import conv
 from ..kernels.conv import ConvProblem
-from ..memory import Storage
 from ..kernels.crossover import FFT_LONG_SIGNAL, crossover, has_host_path, prefer_host
 from ..kernels.plans import PlanCache
+from ..kernels.variant import Choice
+from ..memory import Storage
 from ._common import compute_dtype, device_of, numpy_answers, take_operands
 from .convolve_host import block_length, fft_convolve_full
 
@@ -202,8 +203,8 @@ def _wrap_host(host: np.ndarray, device: Device) -> DeviceArray | np.ndarray:
     """A host result as a device array: copied into a host-resident buffer on unified memory."""
     if not device.info.host_unified_memory or host.dtype.hasobject:
         return host if host.dtype.hasobject else asarray(host, device=device)
-    out = DeviceArray._wrap(Storage(device, host.nbytes, True), host.shape, host.dtype,
-                            (host.itemsize,) if host.ndim else ())
+    out = DeviceArray.from_storage(Storage(device, host.nbytes, True), host.shape, host.dtype,
+                                   (host.itemsize,) if host.ndim else ())
     out.host_view(write=True)[...] = host
     return out
 
@@ -225,27 +226,49 @@ def _mask_on_device(x: DeviceArray | np.ndarray, compute: np.dtype, flip: bool,
     return asarray(np.ascontiguousarray(x[::-1] if flip else x), dtype=compute, device=device)
 
 
-def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> DeviceArray:
-    device = plan.device
+def _choose(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None,
+            explain: bool = False) -> Choice[ConvProblem] | tuple[str, str]:
+    """What the call runs: the kernel's :class:`Choice`, or ``(host strategy, why)`` for the
+    host (``"host"``: NumPy's own function; ``"host_fft"``: the overlap-add FFT; the why built
+    only when ``explain``). The call and :func:`explain_convolve` both ask this function."""
     if kernel is not None and kernel not in HOST_STRATEGIES:
         conv.CATALOGUE[kernel]  # ValueError for an unknown name
-    host = _host_choice(plan, kernel)
+    host = _host_choice(plan, kernel, explain)
     if host is not None:
-        return _run_on_host(plan, host[0])
+        return host
     if plan.compute is None:
         if kernel is not None:
             raise ValueError(f"convolve kernel {kernel!r} does not fit this call: no "
-                             f"{plan.result_dtype} kernel on {device.name}")
+                             f"{plan.result_dtype} kernel on {plan.device.name}")
+        return "host", (f"NumPy's {plan.op} through mapped views (no {plan.result_dtype} "
+                        f"kernel on {plan.device.name})")
+    return conv.choose(plan.device, _problem(plan), kernel, params)
+
+
+def _problem(plan: _Plan, x: DeviceArray | None = None, w: DeviceArray | None = None,
+             out: DeviceArray | None = None) -> ConvProblem:
+    """The call as a :class:`ConvProblem`; without buffers, what selection looks at (lengths,
+    padding, dtype)."""
+    return ConvProblem(plan.n, plan.m, plan.pad, plan.length, plan.compute,
+                       None if x is None else x.storage.kernel_buffer(),
+                       0 if x is None else x.element_offset,
+                       None if w is None else w.storage.kernel_buffer(),
+                       None if out is None else out.storage.kernel_buffer(write=True))
+
+
+def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> DeviceArray:
+    device = plan.device
+    choice = _choose(plan, kernel, params)
+    if isinstance(choice, tuple):
+        if plan.compute is not None or kernel in HOST_STRATEGIES:
+            return _run_on_host(plan, choice[0])
         func = np.convolve if plan.op == "convolve" else np.correlate
         host = func(_host_operand(plan.a), _host_operand(plan.v), plan.mode)
         return host if host.dtype.hasobject else asarray(host, device=device)
     x = _signal_on_device(plan.signal, plan.compute, device)
     w = _mask_on_device(plan.mask, plan.compute, plan.flip_mask, device)
     out = empty(plan.length, plan.compute, device=device)
-    problem = ConvProblem(plan.n, plan.m, plan.pad, plan.length, plan.compute,
-                          x.storage.kernel_buffer(), x.element_offset, w.storage.kernel_buffer(),
-                          out.storage.kernel_buffer(write=True))
-    conv.run(device, problem, kernel, params)
+    conv.launch(device, _problem(plan, x, w, out), choice)
     if plan.flip_out:
         out = out[::-1]
     if out.dtype != plan.result_dtype:
@@ -299,19 +322,14 @@ def correlate(a: Any, v: Any, mode: Any = "valid", *, kernel: str | None = None,
 
 
 def explain_convolve(a: Any, v: Any, mode: Any = "full", kernel: str | None = None,
-                     op: str = "convolve") -> str:
+                     op: str = "convolve", params: Mapping[str, int] | None = None) -> str:
     """Which kernel ``np.convolve(a, v, mode)`` (or ``np.correlate`` with ``op="correlate"``)
-    runs, with which parameters, and why."""
+    runs, with which parameters, and why: the choice the call itself makes (same arguments,
+    ``kernel=`` and ``params=`` included; ``host``/``host_fft`` for the host strategies)."""
     if op not in ("convolve", "correlate"):
         raise ValueError(f"op must be 'convolve' or 'correlate', not {op!r}")
     plan = _Plan(op, a, v, mode)
-    host = _host_choice(plan, kernel, explain=True)
-    if host is not None:
-        return plan.describe() + f"\n{host[0]}: {host[1]}"
-    if plan.compute is None:
-        return (plan.describe() + f"\nhost: NumPy's {op} through mapped views (no "
-                f"{plan.result_dtype} kernel on {plan.device.name})")
-    dummy = empty(1, plan.compute, device=plan.device).storage.buffer
-    problem = ConvProblem(plan.n, plan.m, plan.pad, plan.length, plan.compute,
-                          dummy, 0, dummy, dummy)
-    return plan.describe() + "\n" + conv.choose(plan.device, problem, kernel).describe()
+    choice = _choose(plan, kernel, params, explain=True)
+    if isinstance(choice, tuple):
+        return plan.describe() + f"\n{choice[0]}: {choice[1]}"
+    return plan.describe() + "\n" + choice.describe()

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._dispatch import implements
-from ..array import DeviceArray, _host_function, asarray, to_host
+from ..array import DeviceArray, asarray, host_function, to_host
 from ..fallbacks import record_host_call
 from . import matmul as _mm
 from ._common import device_of, operand, take_operands
@@ -104,7 +104,7 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, dtype: Any = None,
     if isinstance(subscripts, str):  # (the interleaved form runs on the host: NumPy's answer)
         take_operands(*(operand(o) for o in operands))
     if out is not None:
-        return _host_function(np.einsum, (subscripts, *operands), dict(kwargs, out=out))
+        return host_function(np.einsum, (subscripts, *operands), dict(kwargs, out=out))
     if not isinstance(subscripts, str):  # the interleaved (operand, sublist, ...) form
         return _plain_einsum(subscripts, list(operands), kwargs)
     templates = [np.broadcast_to(np.zeros((), np.result_type(o)), np.shape(o)) for o in operands]

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..array import DeviceArray, asarray
+from ..array.geometry import c_strides
 from ..device import Device, register_fork_reset
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.crossover import prefer_host
@@ -122,7 +123,7 @@ class ElementwisePlan:
         self.loop, self.compute, self.result, self.shape = loop, compute, res[0], shape
         self.int_scalars = tuple(k for k, x in enumerate(inputs)
                                  if type(x) is int and loop[k].kind in "iu")
-        self.out_strides = _c_strides_bytes(shape, res[0].itemsize)
+        self.out_strides = c_strides(shape, res[0].itemsize)
         self.size = math.prod(shape)
         self.out_nbytes = self.size * res[0].itemsize
         self.host_reason = prefer_host(device, "elementwise", res[0], self.size)
@@ -139,12 +140,12 @@ class ElementwisePlan:
             if type(x) is DeviceArray:
                 strides.append(_broadcast_elem_strides(x.shape, x.strides, dt.itemsize, shape))
             else:  # uploaded contiguous in the loop dtype (a scalar: one element, stride 0)
-                strides.append(_broadcast_elem_strides(np.shape(x), _c_strides_bytes(
+                strides.append(_broadcast_elem_strides(np.shape(x), c_strides(
                     np.shape(x), dt.itemsize), dt.itemsize, shape))
         out_dtypes = [o.dtype for o in outs] if outs is not None else [self.result] * spec.nout
         out_strides = ([_broadcast_elem_strides(o.shape, o.strides, o.itemsize, shape) for o in outs]
-                       if outs is not None else [_c_elem_strides(shape)] * spec.nout)
-        mask_strides = (_broadcast_elem_strides(np.shape(mask), _c_strides_bytes(np.shape(mask), 1),
+                       if outs is not None else [c_strides(shape)] * spec.nout)
+        mask_strides = (_broadcast_elem_strides(np.shape(mask), c_strides(np.shape(mask), 1),
                                                 1, shape) if mask is not None else strides[0])
         if type(mask) is DeviceArray:
             mask_strides = _broadcast_elem_strides(mask.shape, mask.strides, 1, shape)
@@ -203,8 +204,8 @@ class ElementwisePlan:
             targets = list(outs)
         else:
             host_resident, nbytes = self.host_reason is not None, self.out_nbytes
-            targets = [DeviceArray._wrap(Storage(device, nbytes, host_resident), self.shape,
-                                         self.result, self.out_strides)
+            targets = [DeviceArray.from_storage(Storage(device, nbytes, host_resident),
+                                                self.shape, self.result, self.out_strides)
                        for _ in range(spec.nout)]
         if self.size == 0:
             pass
@@ -241,8 +242,8 @@ class ElementwisePlan:
     def run_binary(self, a: DeviceArray, b: DeviceArray) -> DeviceArray:
         """``run((a, b), None, None)`` for a one-output flat kernel plan (``fresh_flat``): the
         operators' path, with nothing decided per call but the buffers and offsets."""
-        out = DeviceArray._wrap(Storage(self.device, self.out_nbytes), self.shape, self.result,
-                                self.out_strides)
+        out = DeviceArray.from_storage(Storage(self.device, self.out_nbytes), self.shape,
+                                       self.result, self.out_strides)
         self.launcher(self.device.queue, *self.geometry, self.n_arg,
                       a.storage.kernel_buffer(), _offset_arg(a),
                       b.storage.kernel_buffer(), _offset_arg(b),
@@ -275,16 +276,7 @@ def _fp_options(device: Device) -> tuple[str, ...]:
     return ("-cl-fp32-correctly-rounded-divide-sqrt",) if device.info.fp32_divide_option else ()
 
 
-def _c_elem_strides(shape: tuple) -> tuple:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
 
-
-def _c_strides_bytes(shape: tuple, itemsize: int) -> tuple:
-    return tuple(s * itemsize for s in _c_elem_strides(shape))
 
 
 def _broadcast_elem_strides(shape: tuple, strides: tuple, itemsize: int, target: tuple) -> tuple:

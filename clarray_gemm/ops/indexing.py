@@ -15,7 +15,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, _host_function, asarray, empty
+from ..array import DeviceArray, asarray, empty, host_function
 from ..device import Device
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.crossover import prefer_host
@@ -175,7 +175,7 @@ def device_take(a, indices, axis=None, out=None, mode="raise"):
             result = result.reshape(result.shape[:0]) if axis is None else \
                 result.squeeze(normalize_axis_index(axis, a.ndim))
     if result is NotImplemented:
-        return _host_function(np.take, (a, indices), {"axis": axis, "out": out, "mode": mode})
+        return host_function(np.take, (a, indices), {"axis": axis, "out": out, "mode": mode})
     if out is not None:
         out[...] = result
         return out

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._dispatch import implements
-from ..array import DeviceArray, _host_function, asarray, empty
+from ..array import DeviceArray, asarray, empty, host_function
 from ._common import device_of
 
 __all__ = ["concatenate", "stack"]
@@ -25,7 +25,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, *,
                 dtype: Any = None, casting: str = "same_kind") -> Any:
     """The pieces joined along ``axis`` in a new device array (``axis=None`` flattens first)."""
     if out is not None:
-        return _host_function(np.concatenate, (arrays,),
+        return host_function(np.concatenate, (arrays,),
                               {"axis": axis, "out": out, "dtype": dtype, "casting": casting})
     arrays = list(arrays)
     device = device_of(*arrays)
@@ -51,7 +51,7 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, *, dtype: Any =
           casting: str = "same_kind") -> Any:
     """The pieces stacked along a new ``axis`` in a new device array."""
     if out is not None:
-        return _host_function(np.stack, (arrays,),
+        return host_function(np.stack, (arrays,),
                               {"axis": axis, "out": out, "dtype": dtype, "casting": casting})
     arrays = list(arrays)
     if not arrays:

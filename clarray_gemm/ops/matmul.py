@@ -23,8 +23,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._dispatch import implements, implements_ufunc
+from .._dispatch import NumPyDecides, implements, implements_ufunc
 from ..array import DeviceArray, asarray, empty, zeros
+from ..array.geometry import c_strides
 from ..device import Device
 from ..kernels import gemm, gemm_mma
 from ..kernels.copy import merge_dims
@@ -32,9 +33,8 @@ from ..kernels.crossover import prefer_host
 from ..kernels.gemm import GemmOperand, GemmProblem
 from ..kernels.plans import PlanCache
 from ..kernels.variant import Choice
-from .._dispatch import NumPyDecides
-from ..memory import Storage, format_bytes
 from ..dtypes import NARROW_INT_PRODUCTS, mma_operand_dtype
+from ..memory import Storage, format_bytes
 from ._common import compute_dtype, device_of, numpy_answers, operand, take_operands
 from .precision import TF32_BOUND, resolve_precision
 
@@ -77,12 +77,7 @@ def _shapes(a_shape, b_shape):
     return a2, b2, M, N, K, tuple(batch_shape), tuple(out_shape)
 
 
-def _c_strides(shape: tuple, itemsize: int) -> tuple:
-    strides, step = [], itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
+
 
 
 def _layout(shape2: tuple, strides2: tuple, batch_shape: tuple, rows: int, cols: int
@@ -147,7 +142,7 @@ class MatmulPlan:
         _, _, M, N, K, batch_shape, out_shape = _shapes(a.shape, b.shape)
         self.M, self.N, self.K, self.batch_shape, self.out_shape = M, N, K, batch_shape, out_shape
         self.batch = math.prod(batch_shape)
-        self.out_strides = _c_strides(out_shape, self.result_dtype.itemsize)
+        self.out_strides = c_strides(out_shape, self.result_dtype.itemsize)
         self.out_nbytes = math.prod(out_shape) * self.result_dtype.itemsize
         self.choice: Choice | None = None
         self.a_layout = self.b_layout = None
@@ -198,7 +193,7 @@ class MatmulPlan:
             # as a device operand, the upload one copy into a mapped buffer.
             self.b_from_host = False
             shape2 = _shape2(b.shape, False)
-            self.b_layout = _layout(shape2, _c_strides(shape2, 1), batch_shape, K, N)
+            self.b_layout = _layout(shape2, c_strides(shape2, 1), batch_shape, K, N)
             problem = GemmProblem(self.batch, M, N, K, compute, op_a,
                                   self._operand(b, self.b_layout, K, N, isz, None),
                                   GemmOperand(None, 0, N, M * N, False), self.precision)
@@ -225,8 +220,8 @@ class MatmulPlan:
             return (empty if math.prod(self.out_shape) == 0 else zeros)(
                 self.out_shape, self.result_dtype, device=device)
         if device.info.host_unified_memory:
-            out = DeviceArray._wrap(Storage(device, self.out_nbytes, host_resident=True),
-                                    self.out_shape, self.result_dtype, self.out_strides)
+            out = DeviceArray.from_storage(Storage(device, self.out_nbytes, host_resident=True),
+                                           self.out_shape, self.result_dtype, self.out_strides)
             ah = a.host_view() if type(a) is DeviceArray else a
             bh = b.host_view() if type(b) is DeviceArray else b
             np.matmul(ah, bh, out=out.host_view(write=True), dtype=self.dtype_arg)
@@ -268,8 +263,9 @@ class MatmulPlan:
     def _new_c(self) -> DeviceArray:
         """A fresh (batch..., M, N) device array in the dtype the kernel writes."""
         csz = self.c_dtype.itemsize
-        return DeviceArray._wrap(Storage(self.device, self.batch * self.M * self.N * csz),
-                                 self.out_shape, self.c_dtype, _c_strides(self.out_shape, csz))
+        return DeviceArray.from_storage(Storage(self.device, self.batch * self.M * self.N * csz),
+                                        self.out_shape, self.c_dtype,
+                                        c_strides(self.out_shape, csz))
 
     def _run_in_row_blocks(self, a, b) -> DeviceArray:
         out = empty(self.out_shape, self.result_dtype, device=self.device)
@@ -429,15 +425,17 @@ matmul = numpy_answers(np.matmul, "kernel", "params", "precision")(_matmul)
 
 def explain_matmul(a: Any, b: Any, kernel: str | None = None,
                    precision: str | None = None,
-                   params: Mapping[str, int] | None = None) -> str:
-    """Which GEMM kernel ``a @ b`` runs (or the host path), with which parameters, and why:
-    the description of the very plan the call runs (with the TF32 error bound when the
-    float32 product runs in TF32)."""
+                   params: Mapping[str, int] | None = None, *, dtype: Any = None) -> str:
+    """Which GEMM kernel ``matmul(a, b, dtype=dtype, kernel=kernel, params=params,
+    precision=precision)`` runs (or the host path), with which parameters, and why: the
+    description of the very plan (the cached object) the call runs (with the TF32 error bound
+    when the float32 product runs in TF32); for operands only NumPy takes, NumPy's own
+    ``np.matmul`` (its exception where it has one)."""
     a, b = operand(a), operand(b)
     try:
-        return plan_for(a, b, None, device_of(a, b), kernel, params, precision).describe()
+        return plan_for(a, b, dtype, device_of(a, b), kernel, params, precision).describe()
     except NumPyDecides as why:
-        np.matmul(a, b)  # NumPy's exception where it has one
+        np.matmul(a, b, dtype=dtype)  # NumPy's exception where it has one
         return f"matmul {a.shape} @ {b.shape}: NumPy's own np.matmul on host views ({why})"
 
 

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..array import DeviceArray
+from ..array.geometry import c_strides
 from ..device import Device
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.plans import PlanCache
@@ -66,12 +67,7 @@ def _elem_strides(x: DeviceArray) -> list[int]:
     return [s // x.itemsize for s in x.strides]
 
 
-def _c_elem_strides(shape) -> list[int]:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return list(reversed(strides))
+
 
 
 class ReducePlan:
@@ -87,7 +83,7 @@ class ReducePlan:
         red_shape = [x.shape[a] for a in axes]
         self.n_out, self.n_red = math.prod(self.kept_shape), math.prod(red_shape)
         odims, (ostride, out_stride) = merge_dims(self.kept_shape, [strides[a] for a in kept],
-                                                  _c_elem_strides(self.kept_shape))
+                                                  c_strides(self.kept_shape))
         rdims, (rstride,) = merge_dims(red_shape, [strides[a] for a in axes])
         self.supported = len(odims) <= MAX_DIMS and len(rdims) <= MAX_DIMS
         self.stages: list[tuple] = []
@@ -150,10 +146,9 @@ class ReducePlan:
     def run(self, x: DeviceArray) -> DeviceArray:
         """The reduction of ``x`` (kept shape, C order)."""
         device = self.device
-        result = DeviceArray._wrap(Storage(device, self.n_out * self.out_dtype.itemsize),
-                                   self.kept_shape, self.out_dtype,
-                                   tuple(s * self.out_dtype.itemsize
-                                         for s in _c_elem_strides(self.kept_shape)))
+        result = DeviceArray.from_storage(Storage(device, self.n_out * self.out_dtype.itemsize),
+                                          self.kept_shape, self.out_dtype,
+                                          c_strides(self.kept_shape, self.out_dtype.itemsize))
         if self.n_out == 0:
             return result
         queue, src = device.queue, x.storage.kernel_buffer()
@@ -199,7 +194,7 @@ class ScanPlan:
     def __init__(self, rop: str, x: DeviceArray, axis: int, acc: np.dtype, out_dtype: np.dtype,
                  device: Device):
         self.device, self.out_dtype, self.shape = device, out_dtype, x.shape
-        strides, out_strides = _elem_strides(x), _c_elem_strides(x.shape)
+        strides, out_strides = _elem_strides(x), c_strides(x.shape)
         kept = [a for a in range(x.ndim) if a != axis]
         kept_shape = [x.shape[a] for a in kept]
         odims, (ostride, out_stride) = merge_dims(kept_shape, [strides[a] for a in kept],
@@ -219,9 +214,9 @@ class ScanPlan:
 
     def run(self, x: DeviceArray) -> DeviceArray:
         n = math.prod(self.shape)
-        result = DeviceArray._wrap(Storage(self.device, n * self.out_dtype.itemsize), self.shape,
-                                   self.out_dtype, tuple(s * self.out_dtype.itemsize
-                                                         for s in _c_elem_strides(self.shape)))
+        result = DeviceArray.from_storage(Storage(self.device, n * self.out_dtype.itemsize),
+                                          self.shape, self.out_dtype,
+                                          c_strides(self.shape, self.out_dtype.itemsize))
         if n:
             n_red, odims, ostride, rstride = self.fixed
             self.launcher(self.device.queue, *self.geometry, n_red, odims, ostride, rstride,

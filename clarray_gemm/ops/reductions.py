@@ -21,7 +21,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, _host_function, asarray, empty, to_host
+from ..array import DeviceArray, asarray, empty, host_function, to_host
 from ..fallbacks import record_host_call
 from ..kernels.crossover import prefer_host
 from .elementwise import kernel_dtype
@@ -286,7 +286,7 @@ HOST_REDUCTIONS = (np.ptp, np.average, np.median, np.count_nonzero, np.nansum, n
 def _fallback(func: Any, args: tuple, kwargs: dict) -> Any:
     """NumPy's ``func`` on host views (a counted host fallback), the result on the device."""
     if kwargs.get("out") is not None:  # NumPy's answer written into out=
-        return _host_function(func, args, kwargs)
+        return host_function(func, args, kwargs)
     record_host_call(func.__name__)
     device = device_of(*args, *kwargs.values())
     result = func(*to_host(args), **to_host(kwargs))

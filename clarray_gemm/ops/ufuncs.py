@@ -16,7 +16,7 @@ import numpy as np
 from numpy._core import umath
 
 from .._dispatch import implements, implements_ufunc
-from ..array import DeviceArray, _host_function
+from ..array import DeviceArray, host_function
 from .elementwise import PYTHON_SCALARS, OpSpec, binary_plan, run_op
 
 __all__ = ["SPECS", "WHERE", "CLIP", "device_ufunc"]
@@ -150,13 +150,13 @@ def where(condition: Any, *x_y: Any) -> Any:
     """``np.where(condition, x, y)`` on the device (one kernel); ``np.where(condition)`` (the
     indices of nonzero elements) on the host. (``x``/``y`` may be None: NumPy's object values.)"""
     if not x_y:
-        return _host_function(np.where, (condition,), {})
+        return host_function(np.where, (condition,), {})
     if len(x_y) != 2:
         raise ValueError("either both or neither of x and y should be given")
     inputs = (condition, *x_y)
     result = run_op(WHERE, inputs) if _keyable(inputs) else NotImplemented
     if result is NotImplemented:
-        return _host_function(np.where, inputs, {})
+        return host_function(np.where, inputs, {})
     return result
 
 
@@ -169,7 +169,7 @@ def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = 
     lo = None if lo is np._NoValue else lo
     hi = None if hi is np._NoValue else hi
     if lo is None and hi is None or set(kwargs) - {"casting", "dtype"}:
-        return _host_function(np.clip, (a, a_min, a_max, out), dict(kwargs, min=min, max=max))
+        return host_function(np.clip, (a, a_min, a_max, out), dict(kwargs, min=min, max=max))
     if hi is None:
         return np.maximum(a, lo, out=out, **kwargs)
     if lo is None:

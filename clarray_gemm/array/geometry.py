@@ -1,0 +1,123 @@
+"""Shape and stride arithmetic of n-d arrays, NumPy's rules computed without an array.
+
+Byte strides throughout (element strides are ``c_strides(shape)`` with the default item size
+of 1). Nothing here knows about buffers or devices.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["c_strides", "f_strides", "is_basic_index", "basic_view_geometry", "anchor",
+           "normalize_shape", "check_byte_size"]
+
+_MAX_INTP = np.iinfo(np.intp).max
+
+
+def c_strides(shape: Sequence[int], itemsize: int = 1) -> tuple[int, ...]:
+    """Strides of a C-contiguous array of ``shape`` (NumPy's: empty axes count as 1)."""
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def f_strides(shape: Sequence[int], itemsize: int = 1) -> tuple[int, ...]:
+    """Strides of a Fortran-contiguous array of ``shape``."""
+    strides, step = [], itemsize
+    for n in shape:
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(strides)
+
+
+def is_basic_index(key: Any) -> bool:
+    """Whether ``key`` is a basic index (ints, slices, None, Ellipsis): a view, not a gather."""
+    items = key if isinstance(key, tuple) else (key,)
+    for k in items:
+        if isinstance(k, (bool, np.bool_)):
+            return False
+        if not (k is None or k is Ellipsis or isinstance(k, (slice, numbers.Integral))):
+            return False
+    return True
+
+
+def basic_view_geometry(shape: tuple, strides: tuple, key: Any):
+    """(shape, strides, byte offset delta) of ``a[key]`` for a basic index that NumPy would
+    accept and that leaves at least one axis, computed directly; None where NumPy's own
+    template indexing should answer (errors), ``(None, None, None)`` where every axis is
+    indexed by an integer (a scalar)."""
+    items = key if type(key) is tuple else (key,)
+    n_index = sum(1 for k in items if k is not None and k is not Ellipsis)
+    ellipses = sum(1 for k in items if k is Ellipsis)
+    if ellipses > 1 or n_index > len(shape):
+        return None
+    out_shape, out_strides, delta, axis = [], [], 0, 0
+    for k in items:
+        if k is Ellipsis:
+            for _ in range(len(shape) - n_index):
+                out_shape.append(shape[axis])
+                out_strides.append(strides[axis])
+                axis += 1
+        elif k is None:
+            out_shape.append(1)
+            out_strides.append(0)
+        elif type(k) is slice:
+            start, stop, step = k.indices(shape[axis])
+            length = len(range(start, stop, step))
+            out_shape.append(length)
+            out_strides.append(strides[axis] * step)
+            if length:
+                delta += start * strides[axis]
+            axis += 1
+        else:
+            i = int(k)
+            if not -shape[axis] <= i < shape[axis]:
+                return None
+            delta += (i % shape[axis]) * strides[axis]
+            axis += 1
+    out_shape.extend(shape[axis:])
+    out_strides.extend(strides[axis:])
+    if not out_shape and n_index:
+        return (None, None, None)
+    return tuple(out_shape), tuple(out_strides), delta
+
+
+_anchors: dict[np.dtype, np.ndarray] = {}
+
+
+def anchor(dtype: np.dtype) -> np.ndarray:
+    """A one-element array of ``dtype`` that geometry templates point at (never read)."""
+    found = _anchors.get(dtype)
+    if found is None:
+        found = _anchors[dtype] = np.zeros(1, dtype=dtype if dtype.itemsize else np.uint8)
+    return found
+
+
+def normalize_shape(shape: Any) -> tuple[int, ...]:
+    """``shape`` (an int or a sequence of ints) as a tuple of ints, with NumPy's errors."""
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    shape = tuple(shape)
+    for n in shape:
+        if not isinstance(n, numbers.Integral):
+            raise TypeError(f"'{type(n).__name__}' object cannot be interpreted as an integer")
+        if n > _MAX_INTP:
+            raise ValueError("Maximum allowed dimension exceeded")
+        if n < 0:
+            raise ValueError("negative dimensions are not allowed")
+    return tuple(int(n) for n in shape)
+
+
+def check_byte_size(shape: tuple[int, ...], itemsize: int) -> None:
+    """NumPy's overflow rule: the nonzero extents times the item size must fit an intp
+    (even when another extent is 0), else ``ValueError: array is too big``."""
+    nbytes = max(itemsize, 1)
+    for n in shape:
+        nbytes *= n or 1
+    if nbytes > _MAX_INTP:
+        raise ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than the "
+                         "maximum possible size.")

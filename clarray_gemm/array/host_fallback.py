@@ -1,0 +1,131 @@
+"""The host fallback: a NumPy function or ufunc with no device implementation runs as NumPy on
+read-only host views of the device arrays (a mapping, not a copy, on unified-memory devices).
+
+Functions return NumPy's own answer; ``out=`` device arrays and in-place targets are written
+back to the device. Ufuncs give device arrays (on unified memory NumPy writes them straight into
+host-resident device buffers), so operators always return device arrays. Every call is counted
+(``clarray_gemm.on_host_calls``). ``DeviceArray`` reaches this module through ``_dispatch``
+(registered below), so the array's module does not import it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _dispatch
+from ..device import Device, get_device
+from ..fallbacks import record_host_call
+from .creation import asarray
+from .device_array import DeviceArray, new_array
+
+__all__ = ["to_host", "host_function", "host_ufunc"]
+
+# Functions whose first argument NumPy writes in place: the fallback maps it for writing.
+_INPLACE_FIRST_ARG = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal,
+                      np.put_along_axis}
+
+
+def to_host(obj: Any, writable: bool = False) -> Any:
+    """``obj`` with every device array in it (lists, tuples, dicts) replaced by its read-only
+    host view, or by a writable host copy when ``writable``."""
+    if isinstance(obj, DeviceArray):
+        return obj.get() if writable else obj.__array__()
+    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):  # not namedtuples
+        converted = [to_host(o, writable) for o in obj]
+        return type(obj)(converted) if isinstance(obj, list) else tuple(converted)
+    if isinstance(obj, dict):
+        return {k: to_host(v, writable) for k, v in obj.items()}
+    return obj
+
+
+def host_function(func, args: tuple, kwargs: dict) -> Any:
+    """Run the NumPy function ``func`` on host views; ``out=`` device arrays and in-place
+    targets are written back to the device."""
+    record_host_call(func.__name__)
+    out = kwargs.get("out")
+    if func in _INPLACE_FIRST_ARG and args and isinstance(args[0], DeviceArray):
+        with args[0].host_write() as target:
+            return func(target, *to_host(args[1:]), **to_host(kwargs))
+    if isinstance(out, DeviceArray):
+        host_out = np.empty(out.shape, out.dtype)
+        kwargs = dict(kwargs, out=host_out)
+        func(*to_host(args), **to_host(kwargs))
+        out[...] = host_out
+        return out
+    return func(*to_host(args), **to_host(kwargs))
+
+
+def host_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict,
+               device: Device | None = None) -> Any:
+    """Run ``getattr(ufunc, method)`` on host views; array results come back as device arrays
+    on ``device`` (default: that of the first device array among the inputs and outputs),
+    written into device ``out=`` arrays when given."""
+    if device is None:
+        device = _device_of_inputs(inputs, kwargs)
+    record_host_call(ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}")
+    outs = kwargs.get("out")
+    outs = outs if isinstance(outs, tuple) else ((outs,) if outs is not None else None)
+    if (method == "__call__" and outs is None and not kwargs
+            and device.info.host_unified_memory):
+        direct = _ufunc_into_mapping(device, ufunc, inputs)
+        if direct is not None:
+            return direct
+    host_kwargs = {k: to_host(v) for k, v in kwargs.items() if k != "out"}
+    host_outs = None
+    if outs is not None:
+        host_outs = tuple(np.empty(o.shape, o.dtype) if isinstance(o, DeviceArray) else o
+                          for o in outs)
+        if method == "at":
+            raise TypeError("ufunc.at on device arrays is not supported; use np.asarray first")
+        host_kwargs["out"] = host_outs
+    if method == "at" and isinstance(inputs[0], DeviceArray):
+        with inputs[0].host_write() as target:
+            return getattr(ufunc, method)(target, *to_host(inputs[1:]), **host_kwargs)
+    result = getattr(ufunc, method)(*to_host(inputs), **host_kwargs)
+    if outs is not None:
+        for o, h in zip(outs, host_outs):
+            if isinstance(o, DeviceArray):
+                o[...] = h
+        return outs[0] if len(outs) == 1 else outs
+
+    def wrap(r):  # object results stay NumPy's: a device buffer cannot hold Python objects
+        return (asarray(r, device=device) if isinstance(r, np.ndarray) and not r.dtype.hasobject
+                else r)
+    return tuple(wrap(r) for r in result) if isinstance(result, tuple) else wrap(result)
+
+
+def _device_of_inputs(inputs: tuple, kwargs: dict) -> Device:
+    for x in inputs + tuple(kwargs.get("out") or ()):
+        if isinstance(x, DeviceArray):
+            return x.device
+    return get_device(None)
+
+
+def _ufunc_into_mapping(device: Device, ufunc: np.ufunc, inputs: tuple):
+    """Unified memory: ``ufunc(*inputs)`` written by NumPy straight into host-resident device
+    buffers (no copy of the result), or None when NumPy's dtype or shape resolution must be left
+    to the general path (its errors included)."""
+    described = []
+    for x in inputs:
+        if isinstance(x, (DeviceArray, np.ndarray, np.generic)):
+            described.append(x.dtype)
+        elif type(x) in (int, float, complex, bool):
+            described.append(type(x))
+        else:
+            return None
+    try:
+        loop = ufunc.resolve_dtypes(tuple(described) + (None,) * ufunc.nout)
+        shape = np.broadcast_shapes(*(np.shape(x) for x in inputs))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    out_dtypes = [np.dtype(d) for d in loop[ufunc.nin:]]
+    if any(d.hasobject for d in out_dtypes):
+        return None
+    outs = tuple(new_array(shape, d, device, host_resident=True) for d in out_dtypes)
+    hosts = [x.host_view() if isinstance(x, DeviceArray) else x for x in inputs]
+    ufunc(*hosts, out=tuple(o.host_view(write=True) for o in outs))
+    return outs[0] if len(outs) == 1 else outs
+
+
+_dispatch.register_host_fallback(host_function, host_ufunc)
