@@ -16,6 +16,7 @@ from .conv_direct import VARIANTS as DIRECT_VARIANTS
 from .conv_fft import FFT_MAC_RATIO, FFT_MIN_MASK, fft_length, fft_preferred
 from .conv_fft import VARIANTS as FFT_VARIANTS
 from .conv_problem import CATALOGUE, ConvProblem, dtype_supported, launch_counts
+from .plans import PlanCache
 from .variant import Choice, Variant
 
 __all__ = ["ConvProblem", "CATALOGUE", "VARIANTS", "choose", "launch", "run", "launch_counts",
@@ -26,10 +27,18 @@ VARIANTS: tuple[Variant[ConvProblem], ...] = DIRECT_VARIANTS + FFT_VARIANTS
 """Every convolution kernel, in catalogue order."""
 
 
+# Selection looks at the lengths, padding and dtype only (never at buffers or offsets): a repeated
+# call is one dict hit instead of a ranking and a tuning-store lookup.
+_CHOICES: PlanCache[Choice[ConvProblem]] = PlanCache("convolve-choice")
+
+
 def choose(device: Device, problem: ConvProblem, kernel: str | None = None,
            params: Mapping[str, int] | None = None) -> Choice[ConvProblem]:
     """The variant that runs ``problem`` on ``device`` (see :meth:`Catalogue.choose`)."""
-    return CATALOGUE.choose(problem, device, kernel, params)
+    p = problem
+    key = (device, p.n, p.m, p.pad, p.length, p.dtype, kernel,
+           None if params is None else tuple(sorted(params.items())))
+    return _CHOICES.get(key, lambda: CATALOGUE.choose(problem, device, kernel, params))
 
 
 def run(device: Device, problem: ConvProblem, kernel: str | None = None,
