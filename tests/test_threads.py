@@ -125,3 +125,17 @@ def test_eight_threads_of_a_thousand_mixed_ops_three_runs(device):
                 failures += [f"host path {host}, run {run}: {f}"
                              for f in run_threads(device, 1000, seed=10 + run)]
     assert not failures, failures[:20]
+
+
+def test_split_k_scratch_is_per_thread(device):
+    """A split product's partial sums live in a buffer of the calling thread: another thread's
+    product enqueued between the slices and their sum must not overwrite them."""
+    import threading
+    from clarray_gemm.kernels.gemm import split_workspace
+    mine = split_workspace(device, 1024)
+    assert split_workspace(device, 512) is mine  # grown on demand, reused otherwise
+    theirs = []
+    worker = threading.Thread(target=lambda: theirs.append(split_workspace(device, 1024)))
+    worker.start()
+    worker.join()
+    assert theirs[0].int_ptr != mine.int_ptr

@@ -7,6 +7,7 @@ as a :class:`GemmProblem`; this module picks the variant and launches it.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
 from typing import Mapping
 
@@ -66,6 +67,23 @@ class GemmProblem:
 
 
 CATALOGUE: Catalogue[GemmProblem] = Catalogue("matmul")
+
+
+# Split-K partial sums: one scratch buffer per (device, thread), grown on demand. A product's
+# slice kernel and its reduction are enqueued back to back, but another thread's product may be
+# enqueued between them on the same in-order queue: sharing one buffer between threads would let
+# it overwrite the partial sums before they are reduced.
+_split_workspaces: dict[tuple, cl.Buffer] = {}
+register_fork_reset(_split_workspaces)
+
+
+def split_workspace(device: Device, nbytes: int) -> cl.Buffer:
+    """This thread's scratch buffer on ``device``, at least ``nbytes`` long."""
+    key = (device, threading.get_ident())
+    buf = _split_workspaces.get(key)
+    if buf is None or buf.size < nbytes:
+        buf = _split_workspaces[key] = new_buffer(device, nbytes)
+    return buf
 
 
 def _round_up(x: int, m: int) -> int:

@@ -17,8 +17,8 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo, register_fork_reset
 from ..dtypes import FLOATING, unsupported_dtype
-from ..memory import new_buffer
-from .gemm import GemmOperand, GemmProblem, base_defines, prepared_standard, standard_args
+from .gemm import (GemmOperand, GemmProblem, base_defines, prepared_standard, split_workspace,
+                   standard_args)
 from .programs import get_kernel
 from .variant import Variant
 
@@ -81,18 +81,6 @@ def _preset_model(problem: GemmProblem) -> tuple[tuple[int, ...], dict[int, floa
 
 DEFAULTS = {"PRESET": 0, "BK": 0, "KSPLIT": 0, "GROUP_M": 16, "WARP_X": 8, "PAD_A": 4, "PAD_B": 0,
             "EDGE_ONLY_CLAMP": -1}
-
-# Split-K partial sums: one scratch buffer per device, grown on demand (the queue is in order,
-# so consecutive launches can share it).
-_workspace: dict[Device, cl.Buffer] = {}
-register_fork_reset(_workspace)
-
-
-def _scratch(device: Device, nbytes: int) -> cl.Buffer:
-    buf = _workspace.get(device)
-    if buf is None or buf.size < nbytes:
-        buf = _workspace[device] = new_buffer(device, nbytes)
-    return buf
 
 
 def _vec_ok(op: GemmOperand, contiguous_extent: int) -> bool:
@@ -223,7 +211,7 @@ def _launch(device: Device, problem: GemmProblem, params: Mapping[str, int]) -> 
     kernel = get_kernel(device, SOURCE, "gemm_gpu", defines)
     if ks == 1:
         return kernel(device.queue, gsize, (nt, 1, 1), *standard_args(p))
-    work = _scratch(device, p.batch * ks * p.M * p.N * p.itemsize)
+    work = split_workspace(device, p.batch * ks * p.M * p.N * p.itemsize)
     args = list(standard_args(p))
     args[11:15] = [work, np.int64(0), np.int32(p.N), np.int64(p.M * p.N)]
     kernel(device.queue, gsize, (nt, 1, 1), *args)

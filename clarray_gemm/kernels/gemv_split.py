@@ -15,10 +15,9 @@ from typing import Mapping
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device, DeviceInfo, register_fork_reset
+from ..device import Device, DeviceInfo
 from ..dtypes import dtype_defines
-from ..memory import new_buffer
-from .gemm import GemmProblem, dtype_supported
+from .gemm import GemmProblem, dtype_supported, split_workspace
 from .gemm_variants import TINY_VOLUME, _gemv_geometry
 from .programs import get_kernel
 from .variant import Variant
@@ -39,16 +38,6 @@ _GROUPS_PER_UNIT = 4
 # The fewest vector loads one work-item makes per slice before K is split further.
 _MIN_STEPS = 8
 i32, i64 = np.int32, np.int64
-
-_workspace: dict[Device, cl.Buffer] = {}
-register_fork_reset(_workspace)
-
-
-def _scratch(device: Device, nbytes: int) -> cl.Buffer:
-    buf = _workspace.get(device)
-    if buf is None or buf.size < nbytes:
-        buf = _workspace[device] = new_buffer(device, nbytes)
-    return buf
 
 
 def _pow2_at_least(n: int) -> int:
@@ -139,8 +128,7 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
         defines[name] = d[name]
     wg, ks = d["WG"], d["KSPLIT"]
     kernel = get_kernel(device, SOURCE, "gemv_rows" if d["ROWS"] else "gemv_cols", defines)
-    work = _scratch(device, max(ks * p.batch * rows_r, 1) * p.itemsize if ks > 1
-                    else p.itemsize)
+    work_bytes = max(ks * p.batch * rows_r, 1) * p.itemsize if ks > 1 else p.itemsize
     queue, gs, ls = device.queue, (wg * d["GROUPS"], ks, p.batch), (wg, 1, 1)
     rows, k = i32(rows_r), i32(p.K)
     x_strides, v_strides = (i64(x[2]), i64(x[3]), i64(x[4])), (i64(v[2]), i64(v[3]))
@@ -152,6 +140,7 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
         (xb, xo), (vb, vo) = ((a_buf, a_off), (b_buf, b_off)) if matrix_is_a else \
             ((b_buf, b_off), (a_buf, a_off))
+        work = split_workspace(device, work_bytes)  # this thread's: see split_workspace
         event = kernel(queue, gs, ls, rows, k, xb, xo, *x_strides, vb, vo, *v_strides,
                        c_buf, y_off, *y_strides, work)
         if reduce is None:
