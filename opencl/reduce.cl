@@ -75,6 +75,9 @@
 #define ROWS 1
 #endif
 #define LANES (WG / ROWS)
+#if (LANES & (LANES - 1)) != 0 || LANES * ROWS != WG
+#error "WG / ROWS must be a power of two (the lane tree halves it)"
+#endif
 #define IS_ARG (ROP == ROP_ARGMAX || ROP == ROP_ARGMIN)
 
 #if ROP == ROP_ANY || ROP == ROP_ALL
@@ -194,8 +197,10 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
     const long osh[8] = UNPACK8(oshape), ost[8] = UNPACK8(ostride), ust[8] = UNPACK8(out_stride);
     const long rsh[8] = UNPACK8(rshape), rst[8] = UNPACK8(rstride);
     const int lid = get_local_id(0);
-    const int lane = lid % LANES;
-    const long slot = get_group_id(0) * ROWS + lid / LANES;  // one (output, chunk) per row
+    // LANES is a power of two: a mask and a shift, not a division and its remainder (LLVM
+    // turns that pair into a `freeze`, which Oclgrind cannot run)
+    const int lane = lid & (LANES - 1);
+    const long slot = get_group_id(0) * ROWS + (long)((uint)lid / (uint)LANES);
     const bool live = slot < n_slots;  // the last work-group's spare rows read nothing
     const long o = slot / groups;
     const long g = slot - o * groups;
