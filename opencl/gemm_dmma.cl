@@ -275,6 +275,8 @@ inline void warp_step(__local const double* As, __local const double* Bs, const 
 }
 #endif
 
+#include "tile_order.h"
+
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
 void gemm_dmma(const int M, const int N, const int K,
                __global const double* A, const long a_off, const int lda, const long a_batch,
@@ -290,18 +292,8 @@ void gemm_dmma(const int M, const int N, const int K,
     const uint warp = (uint)tid >> 5;
     const int wm0 = (int)(warp / WARPS_N) * WM, wn0 = (int)(warp % WARPS_N) * WN;
 
-    // Tile (tm, tn) of C, walked GROUP_M tile-rows at a time. Remainders are written out: LLVM
-    // turns a / and % pair into a "freeze" instruction that Oclgrind cannot run.
-    const uint tiles_m = ((uint)M + BM - 1) / BM, tiles_n = ((uint)N + BN - 1) / BN;
-    const uint pid = (uint)get_group_id(1) * tiles_n + (uint)get_group_id(0);
-    const uint width = GROUP_M * tiles_n;
-    const uint group = pid / width;
-    const uint first_m = group * GROUP_M;
-    const uint group_rows = min(tiles_m - first_m, (uint)GROUP_M);
-    const uint in_group = pid - group * width;
-    const uint tn = in_group / group_rows;
-    const int m0 = (int)(first_m + in_group - tn * group_rows) * BM;
-    const int n0 = (int)tn * BN;
+    const int2 origin = grouped_tile_origin(M, N, BM, BN, GROUP_M);
+    const int m0 = origin.x, n0 = origin.y;
 
     const long batch = get_group_id(2);
     A += a_off + batch * a_batch;

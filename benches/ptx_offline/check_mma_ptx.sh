@@ -19,7 +19,7 @@ for elem in 1 2 3; do
   for t in "0 0" "0 1" "1 0" "1 1"; do
     set -- $t
     name="mma_e${elem}_t$1$2"
-    nperm=0; [ "$elem" = 3 ] && [ "$2" = 0 ] && nperm=1   # as the host sets it (WN % 32 == 0)
+    nperm=0   # the host default (NPERM=1 is forcible: pass -DNPERM=1 as an extra option)
     "$zig_python" -m ziglang clang -cc1 -triple nvptx64-nvidia-nvcl -cl-std=CL1.2 -fgnu-keywords \
       -include "$inc/opencl-c.h" -include "$here/nvptx_shim.h" -O3 -S -target-cpu sm_90 \
       -target-feature +ptx80 -DELEM=$elem -DMMA_PTX=1 -DTRANS_A=$1 -DTRANS_B=$2 -DBK=$bk -DNPERM=$nperm \

@@ -86,6 +86,19 @@ def split_workspace(device: Device, nbytes: int) -> cl.Buffer:
     return buf
 
 
+def warp_tiled_threads(d: Mapping[str, object]) -> int:
+    """Work-items of a warp-tiled kernel (``gemm_mma``, ``gemm_dmma``): one 32-wide warp per
+    WM x WN tile of the BM x BN block."""
+    return (d["BM"] // d["WM"]) * (d["BN"] // d["WN"]) * 32  # type: ignore[operator]
+
+
+def warp_tiled_sizes(p: "GemmProblem", d: Mapping[str, object]) -> tuple[tuple, tuple]:
+    """Global and local sizes of a warp-tiled kernel: one work-group per BM x BN tile of C."""
+    threads = warp_tiled_threads(d)
+    tiles_n, tiles_m = -(-p.N // d["BN"]), -(-p.M // d["BM"])  # type: ignore[operator]
+    return (threads * tiles_n, tiles_m, p.batch), (threads, 1, 1)
+
+
 def _round_up(x: int, m: int) -> int:
     return (x + m - 1) // m * m
 

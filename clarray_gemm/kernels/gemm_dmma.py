@@ -16,7 +16,8 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo
 from ..dtypes import unsupported_dtype
-from .gemm import GemmProblem, prepared_standard, standard_args
+from .gemm import (GemmProblem, prepared_standard, standard_args, warp_tiled_sizes,
+                   warp_tiled_threads)
 from .programs import get_kernel
 from .variant import Variant
 
@@ -24,10 +25,6 @@ __all__ = ["DMMA", "VARIANTS"]
 
 SOURCE = "gemm_dmma.cl"
 _PAD_K, _PAD_X = 4, 8     # as in the kernel: local row padding along K and along M/N (doubles)
-
-
-def _threads(p: Mapping[str, int]) -> int:
-    return (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) * 32
 
 
 def _local_bytes(problem: GemmProblem, p: Mapping[str, int]) -> int:
@@ -54,7 +51,7 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
         return "needs BM % WM == BN % WN == 0, WM and WN multiples of 8, BK a multiple of 4"
     if params["KPAIR"] and g["BK"] % 8:
         return "KPAIR=1 needs BK a multiple of 8"
-    threads = _threads(g)
+    threads = warp_tiled_threads(g)
     if (g["BM"] * g["BK"]) % (2 * threads) or (g["BN"] * g["BK"]) % (2 * threads):
         return f"BM*BK and BN*BK must be multiples of {2 * threads} (16-byte chunks per thread)"
     if threads > info.max_work_group_size:
@@ -83,21 +80,15 @@ def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> di
     return d
 
 
-def _sizes(p: GemmProblem, d: Mapping[str, object]) -> tuple[tuple, tuple]:
-    threads = _threads(d)  # type: ignore[arg-type]
-    tiles_n, tiles_m = -(-p.N // d["BN"]), -(-p.M // d["BM"])  # type: ignore[operator]
-    return (threads * tiles_n, tiles_m, p.batch), (threads, 1, 1)
-
-
 def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
     d = defines_for(device, p, params)
-    gs, ls = _sizes(p, d)
+    gs, ls = warp_tiled_sizes(p, d)
     return get_kernel(device, SOURCE, "gemm_dmma", d)(device.queue, gs, ls, *standard_args(p))
 
 
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     d = defines_for(device, p, params)
-    gs, ls = _sizes(p, d)
+    gs, ls = warp_tiled_sizes(p, d)
     return prepared_standard(device, p, get_kernel(device, SOURCE, "gemm_dmma", d), gs, ls)
 
 

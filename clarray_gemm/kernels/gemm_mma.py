@@ -18,7 +18,8 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo
 from ..dtypes import bfloat16_dtype
-from .gemm import GemmProblem, prepared_standard, standard_args
+from .gemm import (GemmProblem, prepared_standard, standard_args, warp_tiled_sizes,
+                   warp_tiled_threads)
 from .programs import get_kernel
 from .variant import Variant
 
@@ -67,10 +68,6 @@ def _local_limit(info: DeviceInfo, dynamic: bool) -> int:
     return max(info.local_mem_bytes, (227 if cc >= (9, 0) else 163) * 1024)
 
 
-def _threads(g: Mapping[str, int]) -> int:
-    return (g["BM"] // g["WM"]) * (g["BN"] // g["WN"]) * 32
-
-
 def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
     elem = mma_elem(p)
     if elem is None:
@@ -92,7 +89,7 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
         chunks = g[name] // epc   # 16-byte chunks along a local tile row (swizzle unit)
         if g[name] % epc or not (chunks in (1, 2, 4) or chunks % 8 == 0):
             return f"needs {name} / {epc} in (1, 2, 4) or a multiple of 8 (swizzled tile rows)"
-    threads = _threads(g)
+    threads = warp_tiled_threads(g)
     if (g["BM"] * g["BK"]) % (epc * threads) or (g["BN"] * g["BK"]) % (epc * threads):
         return f"BM*BK and BN*BK must be multiples of {epc * threads} (16-byte chunks per thread)"
     if threads > info.max_work_group_size:
@@ -124,23 +121,17 @@ def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> di
     return d
 
 
-def _sizes(p: GemmProblem, d: Mapping[str, object]) -> tuple[tuple, tuple]:
-    threads = _threads(d)  # type: ignore[arg-type]
-    tiles_n, tiles_m = -(-p.N // d["BN"]), -(-p.M // d["BM"])  # type: ignore[operator]
-    return (threads * tiles_n, tiles_m, p.batch), (threads, 1, 1)
-
-
 def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
     d = defines_for(device, p, params)
     kernel = get_kernel(device, SOURCE, "gemm_mma", d)
-    gs, ls = _sizes(p, d)
+    gs, ls = warp_tiled_sizes(p, d)
     extra = (cl.LocalMemory(_tile_bytes(p, d)),) if d["DYN_LOCAL"] else ()  # type: ignore[arg-type]
     return kernel(device.queue, gs, ls, *standard_args(p), *extra)
 
 
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     d = defines_for(device, p, params)
-    gs, ls = _sizes(p, d)
+    gs, ls = warp_tiled_sizes(p, d)
     kernel = get_kernel(device, SOURCE, "gemm_mma", d)
     if not d["DYN_LOCAL"]:
         return prepared_standard(device, p, kernel, gs, ls)
