@@ -43,3 +43,14 @@ def _lint_imports(*contracts: str) -> subprocess.CompletedProcess:
 def test_import_contracts_hold():
     result = _lint_imports("call-path", "layers", "layers-with-array", "array-internals")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_wheel_lists_every_package():
+    """Every folder of the package with an ``__init__.py`` is in pyproject's package list (an
+    unlisted one is missing from installed wheels while imports from a checkout still work)."""
+    import tomllib
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts)
+             for p in (ROOT / "clarray_gemm").rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)
