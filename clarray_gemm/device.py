@@ -95,6 +95,15 @@ class DeviceInfo:
         return 0 if self.host_unified_memory else 128 << 10
 
     @property
+    def host_writes_whole_buffer(self) -> bool:
+        """True on Oclgrind: its uninitialized-value checker resizes a buffer's shadow memory to
+        the region of each host write (a ``WRITE`` map or a host-to-device copy), so a
+        pooled buffer written by the host for a smaller array would hide later kernel writes
+        beyond that region and report them as uninitialized. Host writes there map the whole
+        buffer."""
+        return self.is_simulator
+
+    @property
     def tensor_cores(self) -> bool:
         """True on NVIDIA sm_80+ (``mma.sync`` for float16, bfloat16 and TF32 via inline PTX)."""
         return self.is_nvidia and self.is_gpu and (self.compute_capability or (0, 0)) >= (8, 0)

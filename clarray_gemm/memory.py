@@ -441,12 +441,17 @@ class Storage:
                 self._write_mapped = False
             return
         flags = cl.map_flags.WRITE_INVALIDATE_REGION if discard else _MAP_RW
-        mapped, _ = cl.enqueue_map_buffer(self.device.queue, self.buffer, flags, offset,
-                                          (nbytes,), np.uint8, is_blocking=True)
+        start, size = offset, nbytes
+        if self.device.info.host_writes_whole_buffer:
+            start, size = 0, self.buffer.size
+            if offset or nbytes != self.nbytes:
+                flags = _MAP_RW  # the rest of the buffer keeps its contents
+        mapped, _ = cl.enqueue_map_buffer(self.device.queue, self.buffer, flags, start,
+                                          (size,), np.uint8, is_blocking=True)
         self._write_mapped = True
         count_transfer(maps=1, device_to_host=0 if discard else nbytes)
         try:
-            yield mapped
+            yield mapped[offset - start: offset - start + nbytes]
         finally:
             mapped.base.release(queue=self.device.queue)
             self._write_mapped = False
@@ -467,8 +472,9 @@ class Storage:
         if self.has_host_views():
             self._detach(copy_contents=False)
         queue = self.device.queue
+        size = self.buffer.size if self.device.info.host_writes_whole_buffer else host.nbytes
         mapped, _ = cl.enqueue_map_buffer(queue, self.buffer, cl.map_flags.WRITE_INVALIDATE_REGION,
-                                          0, (host.nbytes,), np.uint8, is_blocking=True)
+                                          0, (size,), np.uint8, is_blocking=True)
         np.copyto(np.ndarray(host.shape, host.dtype, buffer=mapped), host, casting="no")
         mapped.base.release(queue=queue)
         count_transfer(maps=1, host_to_device=host.nbytes)

@@ -9,10 +9,11 @@ reads Oclgrind draws from unrelated memory: NO_UNINITIALIZED_CHECK in test_gemm_
 
 Each run is a child process (tests/oclgrind_child.py), because Oclgrind reads its settings
 when it is loaded, with one simulator thread, and one dtype per process (one per core at a
-time): Oclgrind 19.10's uninitialized-value checker misreports small buffers that reuse
-memory of earlier ones (see the FFT note in tests/test_convolve_oclgrind.py), which several
-dtypes in one process provoke (e.g. an int8 then a uint8 1 x 1 convolution; each alone is
-clean).
+time, for speed). Oclgrind 19.10's uninitialized-value checker sizes a buffer's shadow memory by
+the region of the last host write, so a pooled buffer written for a smaller array hid later
+kernel writes beyond it (an int8 1 x 1 operand's 4 bytes, then an int64 result in the same
+buffer); ``DeviceInfo.host_writes_whole_buffer`` makes host writes on Oclgrind cover the whole
+buffer.
 """
 from __future__ import annotations
 
