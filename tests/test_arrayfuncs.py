@@ -140,3 +140,24 @@ def test_einsum_on_the_host_is_counted():
     np.testing.assert_allclose(np.asarray(got), np.einsum("ij,j->i", h, v))
     assert cg.on_host_calls() == {"einsum": 1}
     cg.reset_host_calls()
+
+
+@pytest.mark.parametrize("host_path", [True, False])
+def test_small_norm_and_arange_take_the_host_path(host_path, monkeypatch):
+    """Small work on unified memory: NumPy's norm on the mapping and NumPy's arange, no
+    kernel; otherwise sqrt(sum(x*x)) and the iota kernel. Either way NumPy's values."""
+    import pyopencl as cl
+    a = random_array((1000,), np.float32, 4)
+    launches = []
+    real = cl.enqueue_nd_range_kernel
+    monkeypatch.setattr(cl, "enqueue_nd_range_kernel",
+                        lambda *args, **kw: launches.append(args[1]) or real(*args, **kw))
+    with cg.host_path(host_path):
+        x = cg.asarray(a)
+        same(np.linalg.norm(x), np.linalg.norm(a), 1e-6)
+        same(np.linalg.norm(x.reshape(10, 100), axis=1), np.linalg.norm(a.reshape(10, 100), axis=1),
+             1e-6)
+        same(np.arange(8, like=x), np.arange(8), 0)
+        same(np.arange(0.5, 9, 0.25, like=x), np.arange(0.5, 9, 0.25), 0)
+    on_host = host_path and x.device.info.host_unified_memory
+    assert (not launches) == on_host, launches

@@ -17,8 +17,7 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo, register_fork_reset
 from ..dtypes import FLOATING, unsupported_dtype
-from .gemm import (GemmOperand, GemmProblem, base_defines, prepared_standard, split_workspace,
-                   standard_args)
+from .gemm import GemmOperand, GemmProblem, base_defines, prepared_standard, split_workspace
 from .programs import get_kernel
 from .variant import Variant
 
@@ -207,27 +206,34 @@ def _resolve_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -
 
 def _launch(device: Device, problem: GemmProblem, params: Mapping[str, int]) -> cl.Event:
     p = problem
-    defines, nt, ks, gsize = _resolve_launch(device, p, params)
-    kernel = get_kernel(device, SOURCE, "gemm_gpu", defines)
-    if ks == 1:
-        return kernel(device.queue, gsize, (nt, 1, 1), *standard_args(p))
-    work = split_workspace(device, p.batch * ks * p.M * p.N * p.itemsize)
-    args = list(standard_args(p))
-    args[11:15] = [work, np.int64(0), np.int32(p.N), np.int64(p.M * p.N)]
-    kernel(device.queue, gsize, (nt, 1, 1), *args)
-    reduce = get_kernel(device, SOURCE, "gemm_gpu_splitk_reduce", defines)
-    local = (64, 1, 1)
-    rsize = (math.ceil(p.N / 64) * 64, p.M, p.batch)
-    return reduce(device.queue, rsize, local, np.int32(p.M), np.int32(p.N), work,
-                  p.c.buffer, np.int64(p.c.offset), np.int32(p.c.ld), np.int64(p.c.batch_stride))
+    return _prepare(device, p, params)(p.a.buffer, np.int64(p.a.offset), p.b.buffer,
+                                       np.int64(p.b.offset), p.c.buffer)
 
 
 def _prepare(device: Device, problem: GemmProblem, params: Mapping[str, int]):
+    """``run(a_buf, a_off, b_buf, b_off, c_buf)`` with every other argument fixed; with split-K,
+    the partial products go to this thread's workspace and a second kernel sums them into C."""
     defines, nt, ks, gsize = _resolve_launch(device, problem, params)
-    if ks != 1:
-        return None  # split-K's partial sums and reduction: the general launcher
     kernel = get_kernel(device, SOURCE, "gemm_gpu", defines)
-    return prepared_standard(device, problem, kernel, gsize, (nt, 1, 1))
+    if ks == 1:
+        return prepared_standard(device, problem, kernel, gsize, (nt, 1, 1))
+    p = problem
+    i32, i64 = np.int32, np.int64
+    work_bytes = p.batch * ks * p.M * p.N * p.itemsize
+    m, n, k = i32(p.M), i32(p.N), i32(p.K)
+    lda, sa, ldb, sb = i32(p.a.ld), i64(p.a.batch_stride), i32(p.b.ld), i64(p.b.batch_stride)
+    zero, ldw, sw = i64(0), i32(p.N), i64(p.M * p.N)
+    c_off, ldc, sc = i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride)
+    reduce = get_kernel(device, SOURCE, "gemm_gpu_splitk_reduce", defines)
+    rsize = (math.ceil(p.N / 64) * 64, p.M, p.batch)
+    queue = device.queue
+
+    def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
+        work = split_workspace(device, work_bytes)
+        kernel(queue, gsize, (nt, 1, 1), m, n, k, a_buf, a_off, lda, sa, b_buf, b_off, ldb, sb,
+               work, zero, ldw, sw)
+        return reduce(queue, rsize, (64, 1, 1), m, n, work, c_buf, c_off, ldc, sc)
+    return run
 
 
 VARIANT = Variant(
