@@ -67,6 +67,28 @@ def test_elementwise_on_the_host_path_is_numpys(device, host_path, op, dtype):
         assert np.asarray(got).dtype == want.dtype
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.uint8])
+def test_operator_fast_paths_on_the_host_path_are_numpys_bit_for_bit(device, host_path, dtype):
+    """Two device arrays (broadcast, a 0-d one, a view) and a device array with a Python float
+    or bool, in either order: NumPy's values, dtypes and special values (NaN, +-0.0, inf)."""
+    a, b = random_array((5, 33), dtype, 9), random_array((33,), dtype, 10)
+    if np.dtype(dtype).kind == "f":
+        a[0, :4] = [np.nan, -0.0, np.inf, 0.0]
+        b[:4] = [0.0, -0.0, -np.inf, np.nan]
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    s = cg.asarray(b[5], device=device)  # 0-d
+    cases = [(x + y, a + b), (y * x, b * a), (x - s, a - b[5]), (x.T[::2] * 2.5, a.T[::2] * 2.5),
+             (0.5 - x, 0.5 - a), (x * True, a * True), (np.maximum(x, y), np.maximum(a, b)),
+             (x == y, a == b), (x < 1.5, a < 1.5)]
+    with np.errstate(all="ignore"):
+        cases.append((x / y, a / b))
+    for got, want in cases:
+        assert isinstance(got, cg.DeviceArray)
+        host = np.asarray(got)
+        assert host.dtype == want.dtype and host.shape == want.shape
+        assert host.tobytes() == np.ascontiguousarray(want).tobytes()
+
+
 def test_in_place_operators_on_the_host_path(device, host_path):
     a = random_array((5, 6), np.float32, 9)
     x = cg.asarray(a, device=device)

@@ -96,6 +96,7 @@ class ElementwisePlan:
         self.spec, self.device, self.casting = spec, device, casting
         self.supported = False
         self.fresh_flat = False  # run_binary() may run it
+        self.fresh_host = False  # run_binary_host() may run it
         described = tuple(np.dtype(np.bool_) if type(x) is bool else type(x)
                           if type(x) in PYTHON_SCALARS else x.dtype for x in inputs)
         out_dtypes = (None,) * spec.nout if outs is None else tuple(o.dtype for o in outs)
@@ -127,6 +128,8 @@ class ElementwisePlan:
         self.size = math.prod(shape)
         self.out_nbytes = self.size * res[0].itemsize
         self.host_reason = prefer_host(device, "elementwise", res[0], self.size)
+        self.fresh_host = (self.host_reason is not None and spec.nout == 1 and self.size > 0
+                           and not spec.cond_first)
         self.launcher = None
         if self.host_reason is None and self.size:
             self._plan_kernel(inputs, outs, mask)
@@ -250,6 +253,17 @@ class ElementwisePlan:
                       out.storage.buffer, _ZERO)  # a fresh, device-resident buffer
         return out
 
+    def run_binary_host(self, a: Any, b: Any) -> DeviceArray:
+        """``run((a, b), None, None)`` for a one-output host-path plan (``fresh_host``; device
+        arrays, or a device array and a Python scalar that needs no range check): NumPy's loop
+        from the operands' mappings straight into a fresh host-resident buffer."""
+        out = DeviceArray.from_storage(Storage(self.device, self.out_nbytes, True), self.shape,
+                                       self.result, self.out_strides)
+        self.spec.ufunc(a.host_view() if type(a) is DeviceArray else a,
+                        b.host_view() if type(b) is DeviceArray else b,
+                        out=out.host_view(write=True), casting=self.casting)
+        return out
+
     def _launch_flat(self, inputs: tuple, targets: list, mask: Any) -> None:
         """The flat layout class: the length, then each operand's buffer and offset."""
         device = self.device
@@ -339,6 +353,14 @@ def binary_plan(spec: OpSpec, a: DeviceArray, b: DeviceArray, device: Device) ->
     one dict hit on a short key."""
     return _PLANS.get((spec, device, a.layout_key, b.layout_key),
                       lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))
+
+
+def scalar_plan(spec: OpSpec, a: Any, b: Any, device: Device) -> ElementwisePlan | None:
+    """The plan of ``spec(a, b)`` for a device array and a Python scalar (either order) and no
+    keywords: one dict hit on a short key (the plan depends on the scalar's type only)."""
+    key = (spec, device, a.layout_key if type(a) is DeviceArray else type(a),
+           b.layout_key if type(b) is DeviceArray else type(b))
+    return _PLANS.get(key, lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))
 
 
 def run_op(spec: OpSpec, inputs: tuple, outs: tuple | None = None, mask: Any = None,

@@ -17,7 +17,7 @@ from numpy._core import umath
 
 from .._dispatch import implements, implements_ufunc
 from ..array import DeviceArray, host_function
-from .elementwise import PYTHON_SCALARS, OpSpec, binary_plan, run_op
+from .elementwise import PYTHON_SCALARS, OpSpec, binary_plan, run_op, scalar_plan
 
 __all__ = ["SPECS", "WHERE", "CLIP", "device_ufunc"]
 
@@ -93,9 +93,19 @@ def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
                 plan = binary_plan(SPECS[ufunc], a, b, a.device)
                 if plan.fresh_flat:
                     return plan.run_binary(a, b)
+                if plan.fresh_host:
+                    return plan.run_binary_host(a, b)
                 if plan.supported:
                     result = plan.run(inputs, None, None)
                     return result[0] if len(result) == 1 else result
+            elif ((type(a) is DeviceArray and type(b) in PYTHON_SCALARS)
+                  or (type(b) is DeviceArray and type(a) in PYTHON_SCALARS)):
+                # a Python scalar: the plan depends on its type only, unless an int needs
+                # NumPy's range check (run_op does it)
+                device = a.device if type(a) is DeviceArray else b.device
+                plan = scalar_plan(SPECS[ufunc], a, b, device)
+                if plan is not None and plan.fresh_host and not plan.int_scalars:
+                    return plan.run_binary_host(a, b)
         device = None
         for x in inputs:
             if type(x) is DeviceArray:
