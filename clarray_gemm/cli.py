@@ -344,9 +344,6 @@ def _tune_crossovers(args: argparse.Namespace, device: Device) -> None:
         print("\nconvolve_fft (2^20-sample signal) and convolve_fft_short (2^16): 'NumPy' is the "
               "direct kernel dispatch would run, 'kernel' the host overlap-add FFT; sizes are "
               "mask lengths")
-    if any(r.family == "convolve_short_mask" for r in results):
-        print("convolve_short_mask (2^20-sample signal): masks shorter than the crossover run "
-              "NumPy's direct loop whatever N*m is")
 
 
 # -- parser ------------------------------------------------------------------------------------

@@ -120,30 +120,6 @@ def test_convolve_on_the_host_path_is_numpys(device, host_path):
     assert "host NumPy" in cg.explain_convolve(x, v)
 
 
-def test_short_masks_take_numpys_direct_loop_at_any_length(device, host_path, monkeypatch):
-    """N*m above the convolve crossover: a mask shorter than the ``convolve_short_mask``
-    crossover still runs NumPy's direct loop (no launch); a longer one runs a kernel."""
-    import pyopencl as cl
-    from clarray_gemm.kernels.crossover import crossover
-    short, _ = crossover(device, "convolve_short_mask", np.dtype(np.float32))
-    limit, _ = crossover(device, "convolve", np.dtype(np.float32))
-    if not 3 < short <= 31 or limit > 2**20 * 3:
-        pytest.skip(f"this device's crossovers ({short}, {limit}) leave nothing to check")
-    launches = []
-    real = cl.enqueue_nd_range_kernel
-    monkeypatch.setattr(cl, "enqueue_nd_range_kernel",
-                        lambda *args, **kw: launches.append(args[1]) or real(*args, **kw))
-    s = random_array(2**20, np.float32, 13)
-    x = cg.asarray(s, device=device)
-    for m, on_host in ((3, True), (31, False)):
-        v = random_array(m, np.float32, m)
-        launches.clear()
-        got = np.convolve(x, v, "same")
-        assert (not launches) == on_host, (m, launches)
-        assert ("direct loop" in cg.explain_convolve(x, v, "same")) == on_host
-        assert_matches(got, np.convolve(s.astype(np.float64), v.astype(np.float64), "same"))
-
-
 def test_host_path_result_feeds_a_kernel_and_back(device, host_path):
     """A host-resident result used by a kernel right after (and a kernel's result used by the
     host path right after) is coherent: each side sees the other's writes."""

@@ -7,9 +7,7 @@ with no copy. Sizes are in the family's work unit: flops (2·M·N·K per product
 output elements for ``elementwise`` (gathers and joins too), input elements for ``reduce``
 (reductions and scans), multiply-adds (N·m) for ``convolve``; ``convolve_fft`` and
 ``convolve_fft_short`` are mask lengths (from them the host's overlap-add FFT replaces the
-direct kernel, for signals of at least / under ``FFT_LONG_SIGNAL`` samples), and so is
-``convolve_short_mask``: masks shorter than it run NumPy's direct loop whatever N·m is (NumPy
-has an unrolled loop for short masks that streams the signal faster than a kernel can).
+direct kernel, for signals of at least / under ``FFT_LONG_SIGNAL`` samples).
 
 ``python -m clarray_gemm tune`` measures the crossovers of a device and stores them with the
 tuning data; until then the defaults below hold. They come from measurements on PoCL (2-core
@@ -67,17 +65,12 @@ FFT_LONG_SIGNAL = 1 << 18
 # N = 2**16: m = 31 vec 2.7 ms, oaconvolve 0.6, host FFT 0.6-0.8 (earlier run); m = 63 vec 2.1,
 # host FFT 0.6-0.9. N = 2**20: m = 31 vec 7.8-13 ms, host FFT 30; m = 63 vec 28, host FFT 36;
 # m = 255 vec 108, host FFT 27-60.
-# NumPy's np.convolve has an unrolled loop for masks up to 11 taps: 2**20 samples, float32, this
-# machine: 0.2-0.4 ns per multiply-add for m <= 11 (m = 11: 3.6 ms), 0.8-1.0 ns from m = 12
-# (m = 12: 12 ms); the vec kernel with its upload: 5.7-8 ms at m = 3..31.
-SHORT_MASK_CPU = 12.0
 _DEFAULTS_CPU = {"matmul": NEVER, "elementwise": NEVER, "convolve": float(1 << 20),
-                 "reduce": NEVER, "convolve_fft": 96.0, "convolve_fft_short": 16.0,
-                 "convolve_short_mask": SHORT_MASK_CPU}
+                 "reduce": NEVER, "convolve_fft": 96.0, "convolve_fft_short": 16.0}
 # Integrated GPUs: a launch costs tens of microseconds, the GPU wins once work amortises it.
 _DEFAULTS_IGPU = {"matmul": 2.0 * 128 ** 3, "elementwise": float(1 << 18),
                   "convolve": float(1 << 18), "reduce": float(1 << 18), "convolve_fft": NEVER,
-                  "convolve_fft_short": NEVER, "convolve_short_mask": 0.0}
+                  "convolve_fft_short": NEVER}
 
 # (device, family, dtype) -> measured size or None; installed by the tuning store.
 _tuned_lookup: Callable[[Device, str, np.dtype], float | None] = lambda d, f, t: None

@@ -154,11 +154,6 @@ def _host_choice(plan: "_Plan", kernel: str | None, explain: bool = False
     if work < limit:
         return "host", (prefer_host(plan.device, "convolve", plan.compute, work) or ""
                         if explain else "")
-    m_short, measured = crossover(plan.device, "convolve_short_mask", plan.compute)
-    if plan.m < m_short:
-        source = "measured on this device" if measured else "default estimate"
-        return "host", (f"NumPy's direct loop on the mapped buffers: a mask of {plan.m} < "
-                        f"{m_short:.0f} taps ({source})" if explain else "")
     if _fft_dtype_ok(plan) and has_host_path(plan.device):
         family = "convolve_fft" if plan.n >= FFT_LONG_SIGNAL else "convolve_fft_short"
         m_fft, measured = crossover(plan.device, family, plan.compute)

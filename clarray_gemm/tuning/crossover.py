@@ -13,9 +13,7 @@ crossover is the smallest size from which the kernel wins at every larger measur
 * ``convolve``: ``np.convolve`` of ``n`` samples with a 31-tap mask, size ``n * m``;
 * ``convolve_fft`` / ``convolve_fft_short``: the host's overlap-add FFT against the direct
   kernel for a 2**20- / 2**16-sample signal, size the mask length ``m`` (from it dispatch takes
-  the FFT where a kernel would run, for signals from / under 2**18 samples);
-* ``convolve_short_mask``: NumPy's ``np.convolve`` against the kernel for a 2**20-sample
-  signal, size the mask length ``m`` (below it dispatch runs NumPy's direct loop at any N*m).
+  the FFT where a kernel would run, for signals from / under 2**18 samples).
 """
 from __future__ import annotations
 
@@ -47,15 +45,13 @@ SIZES: dict[str, tuple[int, ...]] = {
     "convolve": tuple(4**k for k in range(5, 11)),      # signal lengths 1 Ki .. 1 Mi
     "convolve_fft": (15, 31, 63, 127, 255, 511, 1023),  # mask lengths, signal 2**20
     "convolve_fft_short": (3, 7, 15, 31, 63, 127, 255),  # mask lengths, signal 2**16
-    "convolve_short_mask": (2, 3, 5, 8, 12, 16, 24, 31),  # mask lengths, signal 2**20
 }
 QUICK_SIZES: dict[str, tuple[int, ...]] = {
     "matmul": (16, 64, 256), "elementwise": (4**5, 4**7, 4**9), "convolve": (4**5, 4**7),
-    "convolve_fft": (31, 255), "convolve_fft_short": (7, 63),
-    "convolve_short_mask": (3, 8, 16)}
+    "convolve_fft": (31, 255), "convolve_fft_short": (7, 63)}
 SIMULATOR_SIZES: dict[str, tuple[int, ...]] = {
     "matmul": (8, 16), "elementwise": (256, 1024), "convolve": (256,), "convolve_fft": (8,),
-    "convolve_fft_short": (8,), "convolve_short_mask": (3,)}
+    "convolve_fft_short": (8,)}
 """On a simulator (Oclgrind) every kernel is slow: a token measurement only."""
 
 
@@ -132,18 +128,6 @@ def _convolve_case(device: Device, n: int, dt: np.dtype) -> Case:
             lambda: (cg.convolve(x, v, kernel=name), device.queue.finish()), name)
 
 
-def _convolve_short_mask_case(device: Device, m: int, dt: np.dtype) -> Case:
-    """NumPy's direct ``np.convolve`` of a 2**20-sample signal (2**12 on a simulator) with an
-    m-tap mask against the kernel dispatch runs (size: m)."""
-    import clarray_gemm as cg
-    n = 2**12 if device.info.is_simulator else 2**20
-    name = conv.choose(device, conv_bench_problem(device, n, m, dt).problem).variant.name
-    a, w = _data((n,), dt, 0), _data((m,), dt, 1)
-    x, v = cg.asarray(a, device=device), cg.asarray(w, device=device)
-    return (float(m), lambda: np.convolve(a, w),
-            lambda: (cg.convolve(x, v, kernel=name), device.queue.finish()), name)
-
-
 CONV_FFT_SIGNALS = {"convolve_fft": 2**20, "convolve_fft_short": 2**16}
 
 
@@ -167,8 +151,7 @@ def _convolve_fft(device: Device, n: int, m: int, dt: np.dtype) -> Case:
 CASES: dict[str, Callable[[Device, int, np.dtype], Case]] = {
     "matmul": _matmul_case, "elementwise": _elementwise_case, "convolve": _convolve_case,
     "convolve_fft": _convolve_fft_case("convolve_fft"),
-    "convolve_fft_short": _convolve_fft_case("convolve_fft_short"),
-    "convolve_short_mask": _convolve_short_mask_case}
+    "convolve_fft_short": _convolve_fft_case("convolve_fft_short")}
 
 Timer = Callable[[Callable[[], Any], float], float]
 """Median seconds of a call within a budget (tests replace it)."""
