@@ -463,7 +463,12 @@ class Storage:
             return
         if self._unified and not self._write_mapped:  # straight into the persistent mapping
             target = self.host_bytes_for_write()
-            np.copyto(np.ndarray(host.shape, host.dtype, buffer=target), host, casting="no")
+            # a byte copy through memoryviews (~1 us less per call) where NumPy exports the
+            # dtype to the buffer protocol (not datetimes, not ml_dtypes' bfloat16)
+            if host.flags.c_contiguous and host.dtype.kind in "biufc":
+                target.data[:host.nbytes] = host.data.cast("B")
+            else:
+                np.copyto(np.ndarray(host.shape, host.dtype, buffer=target), host, casting="no")
             count_transfer(host_to_device=host.nbytes)
             return
         if self._write_mapped:
