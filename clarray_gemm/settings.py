@@ -12,6 +12,8 @@ variable                            meaning
                                     (the starting value of ``set_precision``); default
                                     ``highest`` (float32 arithmetic)
 ``CLARRAY_GEMM_REGISTER_DRIVERS``   ``0``: leave ``OCL_ICD_VENDORS`` and the program caches alone
+``CLARRAY_GEMM_HOST_THREADS``       threads the host path's own parallel work may use (the
+                                    overlap-add FFT); default the cores the process may run on
 ``CLARRAY_GEMM_PROBE_TIMEOUT``      seconds a driver probe may take (default 180)
 ``CLARRAY_GEMM_PROBE_FAULT``        test hook, ``abort:<text>[,<text>...]`` or ``hang:...``: the
                                     probe child of every driver whose platform or device name
@@ -34,7 +36,7 @@ import platformdirs
 
 __all__ = ["CACHE_ENV", "NV_VERBOSE_ENV", "PROBE_CHILD_ENV", "Settings", "current", "reload",
            "cache_dir", "nv_verbose", "host_path", "matmul_precision", "PRECISIONS",
-           "register_drivers", "probe_timeout_s",
+           "register_drivers", "probe_timeout_s", "host_threads",
            "probe_fault", "in_probe_child"]
 
 CACHE_ENV = "CLARRAY_GEMM_CACHE_DIR"
@@ -54,6 +56,7 @@ class Settings:
     host_path: bool
     matmul_precision: str
     register_drivers: bool
+    host_threads: int | None
     probe_timeout_s: float
     probe_fault: tuple[str, tuple[str, ...]] | None
     in_probe_child: bool
@@ -82,6 +85,13 @@ def _precision(text: str) -> str:
     return text if text in PRECISIONS else "highest"
 
 
+def _threads(text: str) -> int | None:
+    try:
+        return max(1, int(text))
+    except ValueError:
+        return None
+
+
 def _read() -> Settings:
     env = os.environ
     folder = env.get(CACHE_ENV)
@@ -92,6 +102,7 @@ def _read() -> Settings:
         matmul_precision=_precision(env.get("CLARRAY_GEMM_MATMUL_PRECISION", "")),
         register_drivers=env.get("CLARRAY_GEMM_REGISTER_DRIVERS", "1").strip().lower()
         not in _OFF,
+        host_threads=_threads(env.get("CLARRAY_GEMM_HOST_THREADS", "")),
         probe_timeout_s=_timeout(env.get("CLARRAY_GEMM_PROBE_TIMEOUT", "180")),
         probe_fault=_fault(env.get("CLARRAY_GEMM_PROBE_FAULT", "")),
         in_probe_child=env.get(PROBE_CHILD_ENV) == "1")
@@ -135,6 +146,11 @@ def matmul_precision() -> str:
 def register_drivers() -> bool:
     """False when ``CLARRAY_GEMM_REGISTER_DRIVERS=0``: no vendor folder, no cache steering."""
     return _current.register_drivers
+
+
+def host_threads() -> int | None:
+    """Threads the host path's own parallel work may use, or None: the process's cores."""
+    return _current.host_threads
 
 
 def probe_timeout_s() -> float:

@@ -100,3 +100,15 @@ def test_no_host_fft_without_the_host_path(device):
         text = cg.explain_convolve(random_array(2**16, np.float32, 8),
                                    random_array(1023, np.float32, 9))
     assert "host_fft" not in text
+
+
+def test_host_threads_setting_limits_the_transform_threads(monkeypatch):
+    from clarray_gemm import settings
+    monkeypatch.setenv("CLARRAY_GEMM_HOST_THREADS", "1")
+    settings.reload()
+    try:
+        assert convolve_host._cores() == 1
+    finally:
+        monkeypatch.delenv("CLARRAY_GEMM_HOST_THREADS")
+        settings.reload()
+    assert convolve_host._cores() >= 1 and settings.host_threads() is None

@@ -117,6 +117,9 @@ def test_two_workers_compute_device_arrays_created_on_them():
         assert len(where) == 2 and all(str(dev) in w for w in where.values())
         if dev.info.is_cpu and "Portable" in dev.info.platform:  # PoCL takes the core count
             assert all("[1 compute units]" in w for w in where.values())
+        if dev.info.is_cpu:  # the host FFT's threads too
+            from clarray_gemm.ops.convolve_host import _cores
+            assert set(client.run(_cores).values()) == {1}
         with dask.config.set({"array.backend": "clarray_gemm"}):
             x = da.random.RandomState(3).random_sample((64, 48), chunks=(32, 48))
         product = (x @ x.T).persist()

@@ -29,7 +29,7 @@ from ..device import Device, devices as _all_devices, get_device
 __all__ = ["device_cluster", "worker_specs", "worker_device", "pyopencl_ctx"]
 
 _THREAD_VARIABLES = ("POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_NUM", "OMP_NUM_THREADS",
-                     "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+                     "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "CLARRAY_GEMM_HOST_THREADS")
 
 
 def pyopencl_ctx(device: Device) -> str:

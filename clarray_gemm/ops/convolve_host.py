@@ -25,6 +25,8 @@ from typing import Callable
 
 import numpy as np
 
+from .. import settings
+
 __all__ = ["block_length", "fft_convolve_full", "fft_cost", "smooth_length"]
 
 _SPECTRA: dict[tuple, np.ndarray] = {}
@@ -94,6 +96,11 @@ def _backend() -> tuple[Callable, Callable, dict, bool]:
 
 
 def _cores() -> int:
+    """Threads for the transforms: ``CLARRAY_GEMM_HOST_THREADS``, else the cores this process
+    may run on (a dask worker given one core of a shared CPU device is given one thread)."""
+    limit = settings.host_threads()
+    if limit is not None:
+        return limit
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return os.cpu_count() or 1
