@@ -255,13 +255,14 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         return self.geometry_view(lambda t: t.squeeze(axis))
 
     def __getitem__(self, key) -> "DeviceArray | Any":
-        if _dispatch.GETITEM is not None and not is_basic_index(key):
+        basic = is_basic_index(key)  # a device array or ndarray key is never basic
+        if _dispatch.GETITEM is not None and not basic:
             result = _dispatch.GETITEM(self, key)  # masks and index arrays: gather kernels
             if result is not NotImplemented:
                 return result
         if isinstance(key, DeviceArray):
             key = key.__array__()
-        if is_basic_index(key):
+        if basic:
             fast = basic_view_geometry(self._shape, self._strides, key)
             if fast is not None and fast[0] is not None:
                 shape, strides, delta = fast
