@@ -28,7 +28,7 @@ from .. import _dispatch, settings
 from ..device import Device
 from . import plans
 
-__all__ = ["FFT_LONG_SIGNAL", "crossover", "has_host_path", "prefer_host", "set_tuned_lookup",
+__all__ = ["FFT_LONG_SIGNAL", "crossover", "has_host_path", "host_wins", "prefer_host", "set_tuned_lookup",
            "host_path", "host_path_enabled"]
 
 _enabled = settings.host_path()
@@ -105,6 +105,12 @@ def _resolve(device: Device, family: str, dtype: np.dtype) -> tuple[float, bool]
     if measured is not None:
         return float(measured), True
     return (_DEFAULTS_CPU if device.info.is_cpu else _DEFAULTS_IGPU)[family], False
+
+
+def host_wins(device: Device, family: str, dtype: np.dtype, work: float) -> bool:
+    """Whether the host path runs a problem of ``work`` units (:func:`prefer_host` without its
+    reason: the per-call check of operations that need no text)."""
+    return work < crossover(device, family, dtype)[0]
 
 
 def prefer_host(device: Device, family: str, dtype: np.dtype, work: float) -> str | None:

@@ -19,7 +19,7 @@ from .. import _dispatch
 from .._dispatch import implements
 from ..array import DeviceArray, asarray, host_function, zeros
 from ..device import Device, get_device
-from ..kernels.crossover import prefer_host
+from ..kernels.crossover import host_wins
 from ._common import device_of, operand, take_operands
 from .elementwise import kernel_dtype
 from .indexing import iota
@@ -166,7 +166,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
             or (ord == 2 and (axis is None and x.ndim != 1 or isinstance(axis, tuple)))
             or (ord == "fro" and axis is None and x.ndim != 2)):
         return host_function(np.linalg.norm, (x,), dict(ord=ord, axis=axis, keepdims=keepdims))
-    if prefer_host(x.device, "reduce", x.dtype, x.size) is not None:
+    if host_wins(x.device, "reduce", x.dtype, x.size):
         # unified memory, small work: NumPy's norm (one BLAS dot) on the mapping, not 3 ops
         return asarray(np.linalg.norm(x.host_view(), ord=ord, axis=axis, keepdims=keepdims),
                        device=x.device)
@@ -192,7 +192,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
         n = max(math.ceil((stop - start) / step), 0)
     device = get_device(device)
     if (not kernel_dtype(dt, device) or n <= 2
-            or prefer_host(device, "elementwise", dt, n) is not None):  # a launch costs more
+            or host_wins(device, "elementwise", dt, n)):  # a launch costs more
         return asarray(np.arange(start, stop, step, dtype=dtype), device=device)
     first, second = probe[0], probe[1]
     return iota(n, first, second - first, second, dt, device)

@@ -18,7 +18,7 @@ from .._dispatch import implements
 from ..array import DeviceArray, asarray, empty, host_function
 from ..device import Device
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
-from ..kernels.crossover import prefer_host
+from ..kernels.crossover import host_wins
 from ..kernels.programs import ctype, get_kernel
 from .elementwise import kernel_dtype
 
@@ -145,7 +145,7 @@ def device_getitem(x: DeviceArray, key: Any) -> Any:
             return NotImplemented
     if not isinstance(key, (DeviceArray, np.ndarray)) or key.ndim == 0 or x.ndim == 0:
         return NotImplemented
-    if prefer_host(x.device, "elementwise", x.dtype, x.size) is not None:
+    if host_wins(x.device, "elementwise", x.dtype, x.size):
         host_key = key.host_view() if type(key) is DeviceArray else key
         return asarray(x.host_view()[host_key], device=x.device)  # the host path
     if key.dtype == np.bool_:
@@ -166,7 +166,7 @@ def device_take(a, indices, axis=None, out=None, mode="raise"):
     """``np.take`` on the device (mode 'raise'); other modes on host views."""
     result = NotImplemented
     if (type(a) is DeviceArray and out is None and type(indices) is not DeviceArray
-            and prefer_host(a.device, "elementwise", a.dtype, a.size) is not None):
+            and host_wins(a.device, "elementwise", a.dtype, a.size)):
         return asarray(np.take(a.host_view(), indices, axis, mode=mode), device=a.device)
     if type(a) is DeviceArray and mode == "raise" and (out is None or type(out) is DeviceArray):
         scalar = np.ndim(indices) == 0 and type(indices) is not DeviceArray

@@ -21,9 +21,9 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, asarray, empty, host_function, to_host
+from ..array import DeviceArray, asarray, empty, from_host, host_function, to_host
 from ..fallbacks import record_host_call
-from ..kernels.crossover import prefer_host
+from ..kernels.crossover import host_wins
 from .elementwise import kernel_dtype
 from ._common import device_of
 from .reduce_plan import reduce_plan, scan_plan
@@ -49,7 +49,7 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
               keepdims: Any = _NO, where: Any = _NO, initial: Any = _NO) -> Any:
     """``np.<name>(a, ...)`` on the device, or NumPy's on host views where the device cannot."""
     if (type(a) is DeviceArray and out is None and where is _NO and initial is _NO
-            and prefer_host(a.device, "reduce", a.dtype, a.size) is not None):
+            and host_wins(a.device, "reduce", a.dtype, a.size)):
         kwargs = {"axis": axis} if keepdims is _NO else {"axis": axis, "keepdims": keepdims}
         if dtype is not None:
             kwargs["dtype"] = dtype
@@ -85,7 +85,7 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
             raise ValueError(f"attempt to get {name} of an empty sequence")
         raise ValueError(f"zero-size array to reduction operation {_EMPTY_ERRORS[name]} which "
                          "has no identity")
-    if prefer_host(a.device, "reduce", a.dtype, a.size) is not None:
+    if host_wins(a.device, "reduce", a.dtype, a.size):
         return _on_host_path(_NUMPY[name], a, kwargs)
     rop = "sum" if name == "mean" else name
     plan = reduce_plan(rop, a, axes, acc, result_dtype, mean=name == "mean")
@@ -109,7 +109,7 @@ def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None
     kwargs = {"axis": axis, "dtype": dtype, "out": out}
     if type(a) is not DeviceArray or (out is not None and type(out) is not DeviceArray):
         return _fallback(func, (a,), kwargs)
-    if prefer_host(a.device, "reduce", a.dtype, a.size) is not None:
+    if host_wins(a.device, "reduce", a.dtype, a.size):
         return _on_host_path(func, a, kwargs)
     if axis is None:
         a, axis = a.reshape(-1), 0
@@ -130,12 +130,13 @@ def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None
 def _on_host_path(func: Any, a: DeviceArray, kwargs: dict) -> Any:
     """The host path (unified memory, small work): NumPy on the mapping, a device result."""
     out = kwargs.get("out")
-    host_kwargs = dict(kwargs, out=None if out is None else out.host_view(write=True))
-    result = func(a.host_view(), **host_kwargs)
-    if out is not None:
+    if out is None:
+        result = func(a.host_view(), **kwargs)
+    else:
+        func(a.host_view(), **dict(kwargs, out=out.host_view(write=True)))
         return out
-    if type(result) is not np.ndarray or result.size < 64:
-        return asarray(result, device=a.device)
+    if type(result) is not np.ndarray or result.size < 64:  # a NumPy scalar or a small array
+        return from_host(np.asarray(result), a.device)
     device_result = empty(np.shape(result), np.asarray(result).dtype, device=a.device,
                           host_resident=True)
     device_result.host_view(write=True)[...] = result
