@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# One call on a lent GPU machine that re-measures what only the GPU can: the suite's non-slow
+# tests with the GPU as the default device (issue 13: the suite passes on every device), the
+# latency bench beside CuPy and torch (issue 11) and fp32 GEMM wall time against cuBLAS at
+# 1024^3 / 4096^3 / 8192^3 (issues 11 and 14). Each part writes its own file under $OUT and has
+# its own time limit, so one slow part does not cost the others.
+#
+#   run(command="bash benches/gpu_session_check.sh", carry=[".whl"])   # from the project root
+#
+# .whl/ must hold pytest-xdist and execnet beside the wheels of ../shared/device/fetch-wheels.sh
+# (the suite runs one worker per core); without them the suite part runs in one process.
+# Written in session 3, which had no device time: not yet run on a GPU.
+set -u
+source .whl/prelude.sh || exit 1
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv > "$OUT/gpu.txt" 2>&1
+
+if python3 -c "import xdist" 2>/dev/null; then workers=(-n 8); else workers=(-o addopts=""); fi
+timeout 330 python3 -m pytest -q -m "not slow" -p no:cacheprovider "${workers[@]}" \
+    > "$OUT/suite.txt" 2>&1
+echo "exit $?" >> "$OUT/suite.txt"
+
+timeout 150 python3 -m clarray_gemm bench latency --device NVIDIA --quiet > "$OUT/latency.md" 2>&1
+echo "exit $?" >> "$OUT/latency.md"
+
+timeout 90 python3 benches/gpu_gemm_wall.py --sizes 1024 4096 8192 > "$OUT/gemm_wall.md" 2>&1
+echo "exit $?" >> "$OUT/gemm_wall.md"
+tail -n 3 "$OUT"/*.txt "$OUT"/*.md
