@@ -52,6 +52,24 @@ def test_joins(arrays):
         np.concatenate([x, x[0]])
 
 
+def test_concatenate_gives_numpys_errors_and_negative_axes(arrays):
+    """NumPy's rules come from empty stand-ins of the pieces: the same exceptions and messages,
+    the result shape from the pieces' own lengths."""
+    (a, b, c), (x, y, z) = arrays
+    same(np.concatenate([z, z[:, :2]], axis=-2), np.concatenate([c, c[:, :2]], axis=-2))
+    same(np.concatenate([x, [[1.5] * 33]], axis=0), np.concatenate([a, [[1.5] * 33]], axis=0))
+    same(np.concatenate([x, x], dtype=np.float64), np.concatenate([a, a], dtype=np.float64))
+    for bad, kwargs in (([x, y], {}), ([x, x], {"axis": 2}), ([x, x], {"axis": -3}),
+                        ([x[0, 0], x[0, 1]], {}), ([x, x], {"dtype": np.int8}),
+                        ([x, x[:, :3]], {"axis": 0})):
+        host = [np.asarray(p) for p in bad]
+        with pytest.raises(Exception) as want:
+            np.concatenate(host, **kwargs)
+        with pytest.raises(type(want.value)) as got:
+            np.concatenate(bad, **kwargs)
+        assert str(got.value) == str(want.value)
+
+
 def test_views(arrays):
     (a, b, c), (x, y, z) = arrays
     for got, want in ((np.transpose(z, (2, 0, 1)), np.transpose(c, (2, 0, 1))),

@@ -13,11 +13,15 @@ from ._common import device_of
 __all__ = ["concatenate", "stack"]
 
 
-def _template(x: Any) -> np.ndarray:
-    """A zero-stride stand-in with ``x``'s shape and dtype (never read), for NumPy's rules."""
-    if isinstance(x, DeviceArray):
-        return np.broadcast_to(np.zeros((), x.dtype), x.shape)
-    return np.asarray(x)
+def _template(x: Any, axis: int) -> np.ndarray:
+    """An empty stand-in for NumPy's rules: ``x``'s dtype and shape, but no elements along
+    ``axis`` (where ``x`` has that axis), so that NumPy checks the pieces and gives the result's
+    dtype without building a full-size result on the host."""
+    dtype = x.dtype if isinstance(x, DeviceArray) else np.asarray(x).dtype
+    shape = np.shape(x)
+    if -len(shape) <= axis < len(shape):
+        shape = shape[:axis % len(shape)] + (0,) + shape[axis % len(shape) + 1:]
+    return np.empty(shape, dtype)
 
 
 @implements(np.concatenate)
@@ -32,10 +36,13 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, *,
     if axis is None:
         arrays = [a.reshape(-1) if isinstance(a, DeviceArray) else np.ravel(a) for a in arrays]
         axis = 0
-    # NumPy's checks and result geometry (dtype, shape, same_kind casting, axis bounds).
-    rule = np.concatenate([_template(a) for a in arrays], axis=axis, dtype=dtype, casting=casting)
-    result = empty(rule.shape, rule.dtype, device=device)
+    # NumPy's checks and result dtype (shapes, same_kind casting, axis bounds), on empty pieces.
+    rule = np.concatenate([_template(a, axis) for a in arrays], axis=axis, dtype=dtype,
+                          casting=casting)
     axis = axis % rule.ndim
+    shape = list(rule.shape)
+    shape[axis] = sum(np.shape(a)[axis] for a in arrays)
+    result = empty(tuple(shape), rule.dtype, device=device)
     start = 0
     for piece in arrays:
         n = np.shape(piece)[axis]
