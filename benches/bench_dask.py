@@ -112,6 +112,9 @@ def measure(client: Client, n: int, conv_n: int, taps: int, chunks: int, repeats
                                  for x in (a, b, signal)])
         wait(inputs)
         client.replicate(inputs[1])  # b on every worker (worker to worker, before the clock)
+        # the signal's chunks evenly over the workers (creation may leave 3 on one and 1 on the
+        # other, and the timed part would then start by moving 16 MiB)
+        client.rebalance(inputs[2])
         start = time.perf_counter()
         result = client.persist(build(*inputs))
         wait(result)
