@@ -28,8 +28,8 @@ from .. import _dispatch, settings
 from ..device import Device
 from . import plans
 
-__all__ = ["FFT_LONG_SIGNAL", "crossover", "has_host_path", "host_wins", "prefer_host", "set_tuned_lookup",
-           "host_path", "host_path_enabled"]
+__all__ = ["FFT_LONG_SIGNAL", "crossover", "has_host_path", "host_wins", "prefer_host",
+           "set_tuned_lookup", "host_path", "host_path_enabled"]
 
 _enabled = settings.host_path()
 

@@ -2,6 +2,7 @@
 copies of each piece (NumPy's shape, dtype and error rules, from NumPy itself on templates)."""
 from __future__ import annotations
 
+import numbers
 from typing import Any, Sequence
 
 import numpy as np
@@ -19,8 +20,9 @@ def _template(x: Any, axis: int) -> np.ndarray:
     dtype without building a full-size result on the host."""
     dtype = x.dtype if isinstance(x, DeviceArray) else np.asarray(x).dtype
     shape = np.shape(x)
-    if -len(shape) <= axis < len(shape):
-        shape = shape[:axis % len(shape)] + (0,) + shape[axis % len(shape) + 1:]
+    if isinstance(axis, numbers.Integral) and -len(shape) <= axis < len(shape):
+        k = int(axis) % len(shape)
+        shape = shape[:k] + (0,) + shape[k + 1:]
     return np.empty(shape, dtype)
 
 
