@@ -26,29 +26,23 @@ inline uint4 ld_shared_v4(__local const LT* p)
     return (uint4)(x, y, z, w);
 }
 
+// The instruction for ELEM (1 float16, 2 bfloat16, else TF32); its operands are the same.
+#if ELEM == 1
+#define MMA_SYNC_OP "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+#elif ELEM == 2
+#define MMA_SYNC_OP "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+#else
+#define MMA_SYNC_OP "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+#endif
+
 // Not volatile: a pure function of registers, which the compiler may schedule between the
 // (volatile, memory-reading) ldmatrix loads.
 inline void mma_sync(float* d, const uint* a, const uint* b)
 {
-#if ELEM == 1
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
-                   "f"(d[0]), "f"(d[1]), "f"(d[2]), "f"(d[3]));
-#elif ELEM == 2
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
-                   "f"(d[0]), "f"(d[1]), "f"(d[2]), "f"(d[3]));
-#else
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
-                   "f"(d[0]), "f"(d[1]), "f"(d[2]), "f"(d[3]));
-#endif
+    asm(MMA_SYNC_OP "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+          "f"(d[0]), "f"(d[1]), "f"(d[2]), "f"(d[3]));
 }
 
 #endif
