@@ -6,24 +6,41 @@
 # its own time limit, so one slow part does not cost the others.
 #
 #   run(command="bash benches/gpu_session_check.sh", carry=[".whl"])   # from the project root
+#   PARTS="suite threads" bash benches/gpu_session_check.sh              # some parts only
 #
 # .whl/ must hold pytest-xdist and execnet beside the wheels of ../shared/device/fetch-wheels.sh
 # (the suite runs one worker per core); without them the suite part runs in one process.
-# Written in session 3, which had no device time: not yet run on a GPU.
+# threads: the 8-thread crash probe (benches/probes/thread_crash.py, baseline only) and the
+# slow 8 x 1,000-op threaded test.
 set -u
 source .whl/prelude.sh || exit 1
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv > "$OUT/gpu.txt" 2>&1
 
-if python3 -c "import xdist" 2>/dev/null; then workers=(-n 8); else workers=(-o addopts=""); fi
-timeout 330 python3 -m pytest -q -m "not slow" -p no:cacheprovider "${workers[@]}" \
-    > "$OUT/suite.txt" 2>&1
-echo "exit $?" >> "$OUT/suite.txt"
+parts=" ${PARTS:-suite latency gemm} "
 
-timeout 150 python3 -m clarray_gemm bench latency --device NVIDIA --quiet > "$OUT/latency.md" 2>&1
-echo "exit $?" >> "$OUT/latency.md"
+if [[ $parts == *" suite "* ]]; then
+  if python3 -c "import xdist" 2>/dev/null; then workers=(-n 8); else workers=(-o addopts=""); fi
+  timeout 390 python3 -X faulthandler -m pytest -q -rfE -m "not slow" -p no:cacheprovider \
+      "${workers[@]}" > "$OUT/suite.txt" 2>&1
+  echo "exit $?" >> "$OUT/suite.txt"
+fi
 
-timeout 90 python3 benches/gpu_gemm_wall.py --sizes 1024 4096 8192 > "$OUT/gemm_wall.md" 2>&1
-echo "exit $?" >> "$OUT/gemm_wall.md"
-tail -n 3 "$OUT"/*.txt "$OUT"/*.md
+if [[ $parts == *" threads "* ]]; then
+  { timeout 60 python3 benches/probes/thread_crash.py --repeats 3 --variants baseline
+    timeout 120 python3 -X faulthandler -m pytest -q -p no:cacheprovider -o addopts="" -m slow \
+        tests/test_threads.py
+    echo "exit $?"; } > "$OUT/threads.txt" 2>&1
+fi
+
+if [[ $parts == *" latency "* ]]; then
+  timeout 150 python3 -m clarray_gemm bench latency --device NVIDIA --quiet > "$OUT/latency.md" 2>&1
+  echo "exit $?" >> "$OUT/latency.md"
+fi
+
+if [[ $parts == *" gemm "* ]]; then
+  timeout 90 python3 benches/gpu_gemm_wall.py --sizes 1024 4096 8192 > "$OUT/gemm_wall.md" 2>&1
+  echo "exit $?" >> "$OUT/gemm_wall.md"
+fi
+tail -n 5 "$OUT"/*.txt "$OUT"/*.md 2>/dev/null

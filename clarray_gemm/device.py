@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 
 import pyopencl as cl
 
-from .drivers import vetting
+from .drivers import calls, vetting
 
 __all__ = ["NoDeviceError", "Device", "DeviceInfo", "devices", "default_device", "current_device",
            "use_device", "get_device", "register_fork_reset"]
@@ -102,6 +102,14 @@ class DeviceInfo:
         beyond that region and report them as uninitialized. Host writes there map the whole
         buffer."""
         return self.is_simulator
+
+    @property
+    def serializes_driver_calls(self) -> bool:
+        """True on NVIDIA: its OpenCL driver crashed (SIGSEGV in a driver thread) or hung
+        whenever Python threads were inside it at once (a blocking map or copy in one thread, a
+        launch or a build in another); with one thread at a time it ran clean. See
+        :mod:`clarray_gemm.drivers.calls`."""
+        return self.is_nvidia
 
     @property
     def tensor_cores(self) -> bool:
@@ -187,6 +195,8 @@ class Device:
     @cached_property
     def context(self) -> cl.Context:
         _check_not_forked()
+        if self.info.serializes_driver_calls:
+            calls.serialize()
         return cl.Context([self.cl_device])
 
     @cached_property

@@ -52,6 +52,7 @@ import pyopencl as cl
 import pyopencl.tools as cl_tools
 
 from .device import Device, register_fork_reset
+from .drivers import calls
 
 __all__ = ["Storage", "TransferStats", "transfer_stats", "reset_transfer_stats", "new_buffer",
            "free_cached_memory", "format_bytes"]
@@ -146,12 +147,12 @@ def new_buffer(device: Device, nbytes: int) -> cl.MemoryObject:
             f"largest allocation is {format_bytes(limit)} (CL_DEVICE_MAX_MEM_ALLOC_SIZE)")
     pool = _pool(device)
     try:
-        return pool.allocate(nbytes)
+        return calls.allocate(pool, nbytes)
     except (cl.MemoryError, cl.LogicError, cl.RuntimeError):
         _release_parked(device)
-        pool.free_held()
+        calls.free_held(pool)
         try:
-            return pool.allocate(nbytes)
+            return calls.allocate(pool, nbytes)
         except (cl.MemoryError, cl.LogicError, cl.RuntimeError) as exc:
             raise MemoryError(
                 f"cannot allocate {format_bytes(nbytes)} ({nbytes} bytes) on {device} "
@@ -202,14 +203,14 @@ def _release_parked(device: Device | None = None) -> None:
 
 def _unmap(device: Device, mapping: np.ndarray) -> None:
     """Enqueue the unmap of a whole-buffer mapping (no wait: the in-order queue orders it)."""
-    mapping.base.release(queue=device.queue)
+    calls.unmap(device.queue, mapping)
 
 
 def free_cached_memory() -> None:
     """Release the buffers the pools hold for reuse (live arrays are not affected)."""
     _release_parked()
     for pool in list(_pools.values()):
-        pool.free_held()
+        calls.free_held(pool)
 
 
 def _drain_at_exit() -> None:
@@ -221,7 +222,7 @@ def _drain_at_exit() -> None:
         devices = list(_pools)
         free_cached_memory()
         for device in devices:
-            device.queue.finish()
+            calls.finish(device.queue)
     except Exception:  # nothing to save at exit
         pass
 
@@ -308,8 +309,7 @@ class Storage:
 
     def _to_host(self) -> np.ndarray:
         """Map the whole buffer read-write and keep it mapped (unified memory only)."""
-        mapped, _ = cl.enqueue_map_buffer(self.device.queue, self.buffer, _MAP_RW, 0,
-                                          (max(self.nbytes, 1),), np.uint8, is_blocking=True)
+        mapped = calls.map_buffer(self.device.queue, self.buffer, _MAP_RW, 0, max(self.nbytes, 1))
         count_transfer(maps=1)
         self._mapping = _Mapping(self.device, self.nbytes, self.buffer, mapped)
         self._host = mapped
@@ -347,7 +347,7 @@ class Storage:
             return
         fresh_buffer = new_buffer(self.device, self.nbytes)
         if copy_contents and self.nbytes:
-            cl.enqueue_copy(self.device.queue, fresh_buffer, old_buffer, byte_count=self.nbytes)
+            calls.copy(self.device.queue, fresh_buffer, old_buffer, byte_count=self.nbytes)
             count_transfer(device_to_device=self.nbytes)
         self.buffer = fresh_buffer
         self._read_map, self._read_is_copy = None, False
@@ -403,19 +403,20 @@ class Storage:
         snapshot that later writes need not detach from."""
         if self.nbytes <= self.device.info.read_copy_max_bytes:
             host = np.empty(self.nbytes, np.uint8)
-            cl.enqueue_copy(self.device.queue, host, self.buffer, is_blocking=True)
+            calls.copy(self.device.queue, host, self.buffer, is_blocking=True)
             host.flags.writeable = False
             parent = host.view(_HostExport).view(_HostExport)
             self._read_map, self._read_is_copy = weakref.ref(parent), True
             count_transfer(device_to_host=self.nbytes)
             return parent
-        mapped, _ = cl.enqueue_map_buffer(
-            self.device.queue, self.buffer, cl.map_flags.READ, 0, (self.nbytes,), np.uint8,
-            is_blocking=True)
+        mapped = calls.map_buffer(self.device.queue, self.buffer, cl.map_flags.READ, 0,
+                                  self.nbytes)
         mapped.flags.writeable = False
         parent = mapped.view(_HostExport).view(_HostExport)
-        # The pool must not hand this buffer out again while the mapping's views live.
+        # The pool must not hand this buffer out again while the mapping's views live; when the
+        # last view dies the unmap goes through the driver-call layer, not the garbage collector.
         parent.mapping = self.buffer
+        weakref.finalize(parent, calls.unmap, self.device.queue, mapped).atexit = False
         self._read_map = weakref.ref(parent)
         count_transfer(maps=1, device_to_host=self.nbytes)
         return parent
@@ -446,14 +447,13 @@ class Storage:
             start, size = 0, self.buffer.size
             if offset or nbytes != self.nbytes:
                 flags = _MAP_RW  # the rest of the buffer keeps its contents
-        mapped, _ = cl.enqueue_map_buffer(self.device.queue, self.buffer, flags, start,
-                                          (size,), np.uint8, is_blocking=True)
+        mapped = calls.map_buffer(self.device.queue, self.buffer, flags, start, size)
         self._write_mapped = True
         count_transfer(maps=1, device_to_host=0 if discard else nbytes)
         try:
             yield mapped[offset - start: offset - start + nbytes]
         finally:
-            mapped.base.release(queue=self.device.queue)
+            calls.unmap(self.device.queue, mapped)
             self._write_mapped = False
             count_transfer(host_to_device=nbytes)
 
@@ -478,10 +478,9 @@ class Storage:
             self._detach(copy_contents=False)
         queue = self.device.queue
         size = self.buffer.size if self.device.info.host_writes_whole_buffer else host.nbytes
-        mapped, _ = cl.enqueue_map_buffer(queue, self.buffer, cl.map_flags.WRITE_INVALIDATE_REGION,
-                                          0, (size,), np.uint8, is_blocking=True)
+        mapped = calls.map_buffer(queue, self.buffer, cl.map_flags.WRITE_INVALIDATE_REGION, 0, size)
         np.copyto(np.ndarray(host.shape, host.dtype, buffer=mapped), host, casting="no")
-        mapped.base.release(queue=queue)
+        calls.unmap(queue, mapped)
         count_transfer(maps=1, host_to_device=host.nbytes)
 
     # -- device side -----------------------------------------------------------------------------
@@ -512,6 +511,5 @@ class Storage:
         self._exports = self._mapping = self._host = None  # the views keep the old mapping
         self.buffer = new_buffer(self.device, self.nbytes)
         if self.nbytes:
-            cl.enqueue_copy(self.device.queue, self.buffer, old_host[: self.nbytes],
-                            is_blocking=True)
+            calls.copy(self.device.queue, self.buffer, old_host[: self.nbytes], is_blocking=True)
             count_transfer(device_to_device=self.nbytes)

@@ -56,9 +56,15 @@ def test_product_wider_than_the_limit_runs_in_row_blocks(a_shape, b_shape, dtype
     else:
         np.testing.assert_array_equal(np.asarray(got), expected)
     plan = matmul_ops.plan_for(x, b, device=small_limit)
-    kernel_itemsize = 4  # 8/16-bit integers in 32 bits (NARROW_INT_PRODUCTS), float16 in float32
-    assert expected.size * kernel_itemsize > LIMIT >= expected.nbytes
-    if len(a_shape) > 1 and a_shape[-2] > 8:
+    # 8/16-bit integers compute in 32 bits (NARROW_INT_PRODUCTS), float16 in float32, except on
+    # tensor cores, whose float16 products write float16 and fit in one launch
+    kernel_itemsize = max(plan.compute.itemsize, plan.c_dtype.itemsize)
+    wide = expected.size * kernel_itemsize > LIMIT
+    assert LIMIT >= expected.nbytes
+    assert wide or (dtype == np.float16 and small_limit.info.tensor_cores)
+    if not wide:
+        assert plan.kind == "kernel"
+    elif len(a_shape) > 1 and a_shape[-2] > 8:
         assert plan.kind == "row_blocks" and "blocks of" in cg.explain_matmul(x, b)
 
 

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import pyopencl as cl
 
-from . import caches
+from . import calls, caches
 
 __all__ = ["KernelBuildError", "build"]
 
@@ -46,7 +46,9 @@ def build(context: cl.Context, text: str, options: Sequence[str], kernel: str,
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", cl.CompilerWarning)
-                return cl.Program(context, text).build(options=list(options), cache_dir=cache_dir)
+                with calls.guard():
+                    return cl.Program(context, text).build(options=list(options),
+                                                           cache_dir=cache_dir)
         except cl.Error as exc:
             cached_failure = exc  # maybe a bad cache entry: the uncached build below tells
         except Exception as exc:  # unreadable cache entry (pickle, OSError, ...)
@@ -57,7 +59,8 @@ def build(context: cl.Context, text: str, options: Sequence[str], kernel: str,
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", cl.CompilerWarning)
-            program = cl.Program(context, text).build(options=list(options), cache_dir=False)
+            with calls.guard():
+                program = cl.Program(context, text).build(options=list(options), cache_dir=False)
     except cl.Error as exc:
         raise KernelBuildError(kernel, driver, _reason(exc)) from exc
     if cached_failure is not None:

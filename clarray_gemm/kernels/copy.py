@@ -10,6 +10,7 @@ import pyopencl.cltypes as cltypes
 
 from .. import _dispatch
 from ..device import Device
+from ..drivers import calls
 from ..dtypes import ctype
 from .programs import get_kernel
 
@@ -56,9 +57,9 @@ def strided_copy(device: Device, shape: Sequence[int],
     src_dtype, dst_dtype = np.dtype(src_dtype), np.dtype(dst_dtype)
     if (src_dtype == dst_dtype and len(dims) <= 1 and (not dims or (ss[0] == 1 and ds[0] == 1))):
         isz = src_dtype.itemsize
-        return cl.enqueue_copy(device.queue, dst, src, byte_count=n * isz,
-                               src_offset=src_offset * isz, dst_offset=dst_offset * isz,
-                               wait_for=wait_for)
+        return calls.copy(device.queue, dst, src, byte_count=n * isz,
+                          src_offset=src_offset * isz, dst_offset=dst_offset * isz,
+                          wait_for=wait_for)
     defines = {"SRC_T": ctype(src_dtype), "DST_T": ctype(dst_dtype),
                "TO_BOOL": int(dst_dtype == np.bool_ and src_dtype != np.bool_)}
     if np.float64 in (src_dtype, dst_dtype):

@@ -27,6 +27,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..device import Device, DeviceInfo, register_fork_reset
+from ..drivers import calls
 from ..dtypes import dtype_defines, unsupported_dtype
 from ..memory import count_transfer, new_buffer
 from .gemm import (GemmOperand, GemmProblem, _round_up, base_defines,
@@ -195,9 +196,9 @@ def _b_image_from_host(device: Device, p: GemmProblem) -> cl.Image:
     image = cl.create_image(device.context, cl.mem_flags.READ_WRITE, fmt,
                             shape=(width, p.batch * k4))
     height = p.batch * k4
-    mapped, _, row_pitch, _ = cl.enqueue_map_image(
+    mapped, row_pitch = calls.map_image(
         device.queue, image, cl.map_flags.WRITE_INVALIDATE_REGION, (0, 0), (width, height),
-        (height, width * 4), np.float32, is_blocking=True)
+        (height, width * 4), np.float32)
     # The driver may pad rows: address the mapping with its own pitch, not width * 16 bytes.
     texels = np.lib.stride_tricks.as_strided(mapped, (height, width * 4), (row_pitch, 4))
     texels[...] = 0
@@ -205,7 +206,7 @@ def _b_image_from_host(device: Device, p: GemmProblem) -> cl.Image:
     for b in range(p.batch):
         texels[b * k4: b * k4 + p.K, :p.N] = host[b if host.shape[0] > 1 else 0]
     del texels
-    mapped.base.release(queue=device.queue)
+    calls.unmap(device.queue, mapped)
     count_transfer(host_to_device=0 if device.info.host_unified_memory else height * row_pitch)
     return image
 

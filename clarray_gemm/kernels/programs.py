@@ -16,6 +16,7 @@ from ..device import Device, register_fork_reset
 from ..sources import source_names, source_text  # noqa: F401  (re-exported)
 # The dtype rules live in clarray_gemm.dtypes; importable from here too for older callers.
 from ..dtypes import ctype, dtype_defines, unsupported_dtype  # noqa: F401
+from ..drivers import calls
 from ..drivers.build import build as drivers_build
 
 __all__ = ["source_text", "build_program", "get_kernel", "ctype", "dtype_defines",
@@ -92,6 +93,13 @@ class Launcher:
 
     def __call__(self, queue: cl.CommandQueue, global_size, local_size, *args,
                  wait_for=None) -> cl.Event:
+        if calls.serialized():
+            with calls.guard():  # the arguments and the enqueue, in one turn in the driver
+                return self._set_args_and_enqueue(queue, global_size, local_size, args, wait_for)
+        return self._set_args_and_enqueue(queue, global_size, local_size, args, wait_for)
+
+    def _set_args_and_enqueue(self, queue: cl.CommandQueue, global_size, local_size,
+                              args: tuple, wait_for) -> cl.Event:
         kernel, last = self._kernel_and_args()
         if len(last) != len(args):
             last[:] = [_UNSET] * len(args)

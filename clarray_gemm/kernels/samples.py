@@ -13,6 +13,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..device import Device
+from ..drivers import calls
 from ..memory import new_buffer
 from .gemm import GemmOperand, GemmProblem
 
@@ -31,7 +32,7 @@ def _random(shape: tuple[int, ...], dt: np.dtype, rng: np.random.Generator) -> n
 
 def _to_device(device: Device, host: np.ndarray) -> cl.Buffer:
     buf = new_buffer(device, host.nbytes)
-    cl.enqueue_copy(device.queue, buf, host, is_blocking=True)
+    calls.copy(device.queue, buf, host, is_blocking=True)
     return buf
 
 
@@ -68,11 +69,11 @@ class BenchProblem:
 
     def poison(self) -> None:
         nbytes = int(np.prod(self.out_shape)) * self.problem.itemsize
-        cl.enqueue_fill_buffer(self.device.queue, self.out, np.uint8(0xFF), 0, nbytes)
+        calls.fill(self.device.queue, self.out, np.uint8(0xFF), 0, nbytes)
 
     def result(self) -> np.ndarray:
         out = np.empty(self.out_shape, self.problem.dtype)
-        cl.enqueue_copy(self.device.queue, out, self.out, is_blocking=True)
+        calls.copy(self.device.queue, out, self.out, is_blocking=True)
         return out
 
     def check(self) -> None:
