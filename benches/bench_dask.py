@@ -7,9 +7,10 @@ one OpenCL device (or a group of CPU cores) each, in one run.
     python benches/bench_dask.py --devices 0 1            # two GPUs of one host
 
 Inputs are created on the workers (``array.backend = "clarray_gemm"``, ``da.random``) and
-persisted before the clock starts, the right-hand matrix replicated to every worker (worker to
-worker); the timed part is ``persist`` + ``wait`` of the product (row blocks (n/2, n) @ (n, n):
-two independent GEMMs, no transfer) and of the convolution
+persisted before the clock starts, block i of A and of the signal on worker i mod W and B
+replicated to every worker (worker to worker); the timed part is ``persist`` + ``wait`` + every worker's queue drained
+(``clarray_gemm.synchronize``), of the product (row blocks (n/2, n) @ (n, n): two independent
+GEMMs, no transfer) and of the convolution
 (``map_overlap`` with a halo of (taps - 1) / 2 on each side, ``np.convolve(..., "same")`` per
 block). The same task graph runs on the one-worker cluster (the first device of ``--devices``)
 and on the full one. A block of each result is checked against NumPy. "machine ceiling" is the
@@ -65,6 +66,18 @@ def _same(block, tag):
     return block
 
 
+def _spread(client: Client, x):
+    """``x`` persisted with block i of its first axis on worker i mod W. A task on device arrays
+    ends as soon as its kernels are queued, so dask sees it as free and stacks ready tasks on
+    one worker unless their inputs live apart; and creation puts neighbouring chunks on one
+    worker (seen on 2 workers of one H100 and of two H200s: both GEMM blocks on one worker,
+    1.00x)."""
+    workers = sorted(client.scheduler_info()["workers"])
+    blocks = [client.persist(x.blocks[i], workers=[workers[i % len(workers)]])
+              for i in range(x.numblocks[0])]
+    return da.concatenate(blocks, axis=0)
+
+
 def _bare_numpy_gemm(_tag) -> float:
     """Seconds of one plain NumPy float32 GEMM (2048 x 4096 x 2048) in this worker."""
     a = np.ones((2048, 4096), np.float32)
@@ -108,16 +121,15 @@ def measure(client: Client, n: int, conv_n: int, taps: int, chunks: int, repeats
         """``build`` on inputs renamed for this run (the same device arrays under new keys, so
         no result of an earlier run is reused), persisted; only this part is timed."""
         tag = next(repetition)
-        inputs = client.persist([x.map_blocks(_same, tag=tag, dtype=x.dtype, meta=x._meta)
-                                 for x in (a, b, signal)])
+        a_run, b_run, signal_run = (x.map_blocks(_same, tag=tag, dtype=x.dtype, meta=x._meta)
+                                    for x in (a, b, signal))
+        inputs = [_spread(client, a_run), client.persist(b_run), _spread(client, signal_run)]
         wait(inputs)
         client.replicate(inputs[1])  # b on every worker (worker to worker, before the clock)
-        # the signal's chunks evenly over the workers (creation may leave 3 on one and 1 on the
-        # other, and the timed part would then start by moving 16 MiB)
-        client.rebalance(inputs[2])
         start = time.perf_counter()
         result = client.persist(build(*inputs))
         wait(result)
+        client.run(cg.synchronize)  # a task ends when its kernels are queued: wait for them too
         return result, time.perf_counter() - start
 
     results = {"gemm_s": min(run(gemm)[1] for _ in range(repeats)),

@@ -14,7 +14,8 @@ _prepare_drivers()  # before the first OpenCL call: register pip drivers, steer 
 from . import ops  # noqa: F401,E402  (fills the dispatch table)
 from .array import (DeviceArray, asarray, empty, empty_like, full, full_like, is_device_array,
                     ones, ones_like, zeros, zeros_like)
-from .device import Device, DeviceInfo, current_device, default_device, devices, get_device, use_device
+from .device import (Device, DeviceInfo, current_device, default_device, devices, get_device,
+                     synchronize, use_device)
 from .memory import TransferStats, free_cached_memory, reset_transfer_stats, transfer_stats
 from .ops.matmul import dot, explain_matmul, matmul
 from .ops.precision import get_precision, precision, set_precision
@@ -39,7 +40,7 @@ def kernels(family: str = "matmul") -> list[str]:
 
 __all__ = ["DeviceArray", "asarray", "empty", "empty_like", "full", "full_like", "ones",
            "ones_like", "zeros", "zeros_like", "is_device_array", "Device", "DeviceInfo",
-           "devices", "default_device", "current_device", "get_device", "use_device",
+           "devices", "default_device", "current_device", "get_device", "use_device", "synchronize",
            "TransferStats", "transfer_stats", "reset_transfer_stats", "free_cached_memory", "matmul", "dot",
            "explain_matmul", "kernels", "__version__",
            "convolve", "correlate", "explain_convolve", "host_path", "host_path_enabled",

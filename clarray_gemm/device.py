@@ -209,6 +209,13 @@ class Device:
     def name(self) -> str:
         return self.info.name
 
+    def synchronize(self) -> None:
+        """Wait until the work queued on this device has finished (launches never wait; reading
+        a result on the host does). Like ``torch.cuda.synchronize()``: for timing, and before
+        measuring a pipeline's end."""
+        if "queue" in self.__dict__:  # no context is made for a device that never ran anything
+            calls.finish(self.queue)
+
     @property
     def verdict(self) -> "vetting.Verdict":
         """The driver quarantine's verdict on this device (probed once per machine)."""
@@ -328,8 +335,8 @@ def _warn_failed(failed: list[Device]) -> None:
 
 
 def get_device(spec: "Device | int | str | cl.Device | None" = None) -> Device:
-    """Resolve a device argument: None (current), a Device, an index, a name substring,
-    ``"opencl:N"``, or a ``pyopencl.Device``."""
+    """Resolve a device argument: None (current), a Device, an index (an int, or a string of
+    digits), ``"opencl:N"``, ``"cpu"``, a name substring, or a ``pyopencl.Device``."""
     if spec is None:
         return current_device()
     if isinstance(spec, Device):
@@ -348,6 +355,8 @@ def get_device(spec: "Device | int | str | cl.Device | None" = None) -> Device:
         text = spec.strip()
         if text.lower() == "cpu":
             return next((d for d in all_devs if d.info.is_cpu and d.usable), default_device())
+        if text.isdigit():  # "1", as an index is given on a command line
+            return get_device(int(text))
         if text.lower().startswith("opencl:") and text[7:].isdigit():
             return get_device(int(text[7:]))
         for d in all_devs:
@@ -431,3 +440,13 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def synchronize(device: "Device | int | str | None" = None) -> None:
+    """Wait until the work queued on ``device`` (default: every device this process used) has
+    finished; see :meth:`Device.synchronize`."""
+    if device is not None:
+        get_device(device).synchronize()
+        return
+    for dev in _devices or ():
+        dev.synchronize()

@@ -204,6 +204,22 @@ def test_devices_listing_and_choice(device):
         assert cg.zeros(3).device == device
     with pytest.raises(ValueError):
         cg.get_device("no such device anywhere")
+    # a string of digits is an index (a command line's "--devices 0 1"), never a name substring
+    assert cg.get_device(str(device.index)) == device == cg.get_device(f"opencl:{device.index}")
+    with pytest.raises(ValueError, match="out of range"):
+        cg.get_device(str(len(cg.devices())))
+
+
+def test_synchronize_waits_for_queued_work(device):
+    import pyopencl as cl
+    x = cg.asarray(np.ones((300, 300), np.float32), device=device)
+    y = x @ x                              # queued, not waited for
+    marker = cl.enqueue_marker(device.queue)
+    cg.synchronize(device)
+    assert marker.command_execution_status == cl.command_execution_status.COMPLETE
+    cg.synchronize()                       # every device this process used
+    device.synchronize()
+    np.testing.assert_array_equal(np.asarray(y), np.full((300, 300), 300.0, np.float32))
 
 
 def test_pyopencl_ctx_is_honoured(device):

@@ -115,6 +115,9 @@ def test_two_workers_compute_device_arrays_created_on_them():
             Client(cluster) as client:
         where = client.run(worker_device)
         assert len(where) == 2 and all(str(dev) in w for w in where.values())
+        from distributed.system import MEMORY_LIMIT  # half the host each, not a thread's share
+        limits = [w["memory_limit"] for w in client.scheduler_info()["workers"].values()]
+        assert limits == [MEMORY_LIMIT // 2] * 2
         if dev.info.is_cpu and "Portable" in dev.info.platform:  # PoCL takes the core count
             assert all("[1 compute units]" in w for w in where.values())
         if dev.info.is_cpu:  # the host FFT's threads too

@@ -54,8 +54,12 @@ def worker_specs(devices: Sequence[Any] | None = None, *, threads_per_worker: in
     (device specs as ``clarray_gemm.get_device`` takes; a device may be named twice, e.g. two
     workers sharing a CPU driver). Default: every usable GPU, else every usable non-simulator
     device. ``cpu_threads``: cores each worker on a CPU device may use (default: the device's
-    compute units divided among the workers that share it)."""
+    compute units divided among the workers that share it). Each worker may hold an equal share
+    of the host's memory (as dask-cuda's workers do), not dask's default share per thread: a
+    GPU worker with one thread on a 32-core host would otherwise be paused, spilled to disk or
+    restarted at 1/32 of the memory."""
     from distributed import Nanny
+    from distributed.system import MEMORY_LIMIT
 
     chosen = [get_device(d) for d in devices] if devices is not None else _default_devices()
     if not chosen:
@@ -70,6 +74,7 @@ def worker_specs(devices: Sequence[Any] | None = None, *, threads_per_worker: in
         specs[f"opencl{dev.index}-{i}"] = {
             "cls": Nanny,
             "options": {"nthreads": threads_per_worker, "env": env,
+                        "memory_limit": MEMORY_LIMIT // len(chosen),
                         "resources": {"opencl": 1}},
         }
     return specs
