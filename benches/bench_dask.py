@@ -3,12 +3,12 @@
 one OpenCL device (or a group of CPU cores) each, in one run.
 
     python benches/bench_dask.py                          # 8192^2 GEMM, 2^24 x 1023 convolution
-    python benches/bench_dask.py --devices cpu cpu --cpu-threads 1     # 2 PoCL workers, 1 core each
+    python benches/bench_dask.py --devices Portable Portable --cpu-threads 1   # 2 PoCL workers, 1 core each
     python benches/bench_dask.py --devices 0 1            # two GPUs of one host
 
 Inputs are created on the workers (``array.backend = "clarray_gemm"``, ``da.random``) and
-persisted before the clock starts, block i of A and of the signal on worker i mod W and B
-replicated to every worker (worker to worker); the timed part is ``persist`` + ``wait`` + every worker's queue drained
+persisted before the clock starts, A's and the signal's blocks in contiguous runs, one run
+per worker, and B replicated to every worker (worker to worker); the timed part is ``persist`` + ``wait`` + every worker's queue drained
 (``clarray_gemm.synchronize``), of the product (row blocks (n/2, n) @ (n, n): two independent
 GEMMs, no transfer) and of the convolution
 (``map_overlap`` with a halo of (taps - 1) / 2 on each side, ``np.convolve(..., "same")`` per
@@ -67,14 +67,16 @@ def _same(block, tag):
 
 
 def _spread(client: Client, x):
-    """``x`` persisted with block i of its first axis on worker i mod W. A task on device arrays
-    ends as soon as its kernels are queued, so dask sees it as free and stacks ready tasks on
-    one worker unless their inputs live apart; and creation puts neighbouring chunks on one
-    worker (seen on 2 workers of one H100 and of two H200s: both GEMM blocks on one worker,
-    1.00x)."""
+    """``x`` persisted with its blocks (first axis) in W contiguous runs, run j on worker j. A
+    task on device arrays ends as soon as its kernels are queued, so dask sees it as free and
+    stacks ready tasks on one worker unless their inputs live apart; and creation puts
+    neighbouring chunks on one worker (seen on 2 workers of one H100 and of two H200s: both GEMM
+    blocks on one worker, 1.00x). Contiguous runs keep map_overlap's halo exchanges between
+    workers to W - 1 chunk boundaries."""
     workers = sorted(client.scheduler_info()["workers"])
-    blocks = [client.persist(x.blocks[i], workers=[workers[i % len(workers)]])
-              for i in range(x.numblocks[0])]
+    count = x.numblocks[0]
+    blocks = [client.persist(x.blocks[i], workers=[workers[i * len(workers) // count]])
+              for i in range(count)]
     return da.concatenate(blocks, axis=0)
 
 

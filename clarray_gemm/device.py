@@ -336,7 +336,8 @@ def _warn_failed(failed: list[Device]) -> None:
 
 def get_device(spec: "Device | int | str | cl.Device | None" = None) -> Device:
     """Resolve a device argument: None (current), a Device, an index (an int, or a string of
-    digits), ``"opencl:N"``, ``"cpu"``, a name substring, or a ``pyopencl.Device``."""
+    digits), ``"opencl:N"``, ``"cpu"`` (the default device if it is a CPU, else the first usable
+    CPU device), a name substring, or a ``pyopencl.Device``."""
     if spec is None:
         return current_device()
     if isinstance(spec, Device):
@@ -353,8 +354,11 @@ def get_device(spec: "Device | int | str | cl.Device | None" = None) -> Device:
         return _vetted(all_devs[spec])
     if isinstance(spec, str):
         text = spec.strip()
-        if text.lower() == "cpu":
-            return next((d for d in all_devs if d.info.is_cpu and d.usable), default_device())
+        if text.lower() == "cpu":  # the default device where it is a CPU, else the first CPU
+            default = default_device()
+            if default.info.is_cpu:
+                return default
+            return next((d for d in all_devs if d.info.is_cpu and d.usable), default)
         if text.isdigit():  # "1", as an index is given on a command line
             return get_device(int(text))
         if text.lower().startswith("opencl:") and text[7:].isdigit():

@@ -208,6 +208,8 @@ def test_devices_listing_and_choice(device):
     assert cg.get_device(str(device.index)) == device == cg.get_device(f"opencl:{device.index}")
     with pytest.raises(ValueError, match="out of range"):
         cg.get_device(str(len(cg.devices())))
+    if cg.default_device().info.is_cpu:  # "cpu" is the CPU device the library uses by default
+        assert cg.get_device("cpu") == cg.default_device()
 
 
 def test_synchronize_waits_for_queued_work(device):

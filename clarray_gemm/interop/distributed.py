@@ -3,7 +3,7 @@ a CPU driver, over groups of cores), on dask's own scheduler.
 
     >>> from clarray_gemm.interop.distributed import device_cluster
     >>> from distributed import Client
-    >>> cluster = device_cluster()                 # one worker per usable OpenCL device
+    >>> cluster = device_cluster()                 # one worker per GPU (or the default device)
     >>> client = Client(cluster)
     >>> client.run(worker_device)                  # {worker address: "opencl:1 (...)"}
 
@@ -43,17 +43,19 @@ def pyopencl_ctx(device: Device) -> str:
 
 
 def _default_devices() -> list[Device]:
-    usable = [d for d in _all_devices() if d.usable and not d.info.is_simulator]
-    gpus = [d for d in usable if d.info.is_gpu]
-    return gpus or usable
+    """Every usable GPU; on a machine without one, the default device alone (two CPU drivers,
+    e.g. PoCL and Intel's, are the same cores twice, not two devices)."""
+    from ..device import default_device
+    gpus = [d for d in _all_devices() if d.usable and d.info.is_gpu and not d.info.is_simulator]
+    return gpus or [default_device()]
 
 
 def worker_specs(devices: Sequence[Any] | None = None, *, threads_per_worker: int = 1,
                  cpu_threads: int | None = None) -> dict[str, dict[str, Any]]:
     """``SpecCluster`` worker specifications: one ``Nanny`` process per entry of ``devices``
     (device specs as ``clarray_gemm.get_device`` takes; a device may be named twice, e.g. two
-    workers sharing a CPU driver). Default: every usable GPU, else every usable non-simulator
-    device. ``cpu_threads``: cores each worker on a CPU device may use (default: the device's
+    workers sharing a CPU driver). Default: every usable GPU, else the default device.
+    ``cpu_threads``: cores each worker on a CPU device may use (default: the device's
     compute units divided among the workers that share it). Each worker may hold an equal share
     of the host's memory (as dask-cuda's workers do), not dask's default share per thread: a
     GPU worker with one thread on a 32-core host would otherwise be paused, spilled to disk or
