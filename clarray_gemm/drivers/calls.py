@@ -9,8 +9,10 @@ in every run, and ran clean with these calls behind one lock
 true turns the lock on for the whole process when its context is made (:func:`serialize`);
 until then each function here is one flag test more than the pyopencl call it makes.
 
-Buffers and mappings that Python frees are not covered (their release runs where the garbage is
-collected); library code unmaps explicitly through :func:`unmap`.
+Kernel launches hold :func:`guard` around their ``set_arg`` calls and the enqueue
+(``kernels/programs.py``). Buffers that Python frees are not covered (their release runs where
+the garbage is collected); mappings are unmapped explicitly through :func:`unmap`, a read
+mapping when its last host view dies.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
-__all__ = ["serialize", "serialized", "guard", "launch", "copy", "fill", "map_buffer",
+__all__ = ["serialize", "serialized", "guard", "copy", "fill", "map_buffer",
            "map_image", "unmap", "finish", "allocate", "free_held"]
 
 _lock = threading.RLock()
@@ -45,17 +47,6 @@ def guard() -> contextlib.AbstractContextManager:
     calls that must not interleave with another thread's (a kernel's ``set_arg``\\ s and its
     enqueue)."""
     return _lock if _serialized else _unlocked
-
-
-def launch(queue: cl.CommandQueue, kernel: cl.Kernel, global_size, local_size,
-           wait_for=None) -> cl.Event:
-    """``clEnqueueNDRangeKernel``."""
-    if not _serialized:
-        return cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size,
-                                          wait_for=wait_for)
-    with _lock:
-        return cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size,
-                                          wait_for=wait_for)
 
 
 def copy(queue: cl.CommandQueue, dest, src, **kwargs: Any) -> cl.Event:

@@ -15,6 +15,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..device import Device, DeviceInfo, register_fork_reset
+from ..drivers import calls
 from ..memory import Storage, new_buffer
 from .copy import strided_copy
 from ..dtypes import dtype_defines, unsupported_dtype
@@ -151,9 +152,10 @@ def _zero_fill(device: Device, buf: cl.Buffer, count: int, dtype: np.dtype) -> N
     dtype = np.dtype(dtype)
     zero = _zero_scalars.get((device, dtype))
     if zero is None:
-        zero = _zero_scalars[(device, dtype)] = cl.Buffer(
-            device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-            hostbuf=np.zeros(1, dtype))
+        with calls.guard():
+            zero = _zero_scalars[(device, dtype)] = cl.Buffer(
+                device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                hostbuf=np.zeros(1, dtype))
     strided_copy(device, (count,), zero, dtype, 0, (0,), buf, dtype, 0, (1,))
 
 

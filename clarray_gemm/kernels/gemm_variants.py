@@ -179,8 +179,9 @@ def _b_image(device: Device, p: GemmProblem, defines: Mapping[str, object]) -> c
     packed and written on the device by one kernel from B in any layout."""
     k4, width = _round_up(p.K, 4), -(-p.N // 4)
     fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT)
-    image = cl.create_image(device.context, cl.mem_flags.READ_WRITE, fmt,
-                            shape=(width, p.batch * k4))
+    with calls.guard():
+        image = cl.create_image(device.context, cl.mem_flags.READ_WRITE, fmt,
+                                shape=(width, p.batch * k4))
     b = p.b
     kernel = get_kernel(device, "gemm_image.cl", "pack_b_image", defines)
     kernel(device.queue, (width, k4, p.batch), None, i32(p.N), i32(p.K), i32(k4),
@@ -193,8 +194,9 @@ def _b_image_from_host(device: Device, p: GemmProblem) -> cl.Image:
     Qualcomm's host code does: one copy, row by row at the returned row pitch."""
     k4, width = _round_up(p.K, 4), -(-p.N // 4)
     fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT)
-    image = cl.create_image(device.context, cl.mem_flags.READ_WRITE, fmt,
-                            shape=(width, p.batch * k4))
+    with calls.guard():
+        image = cl.create_image(device.context, cl.mem_flags.READ_WRITE, fmt,
+                                shape=(width, p.batch * k4))
     height = p.batch * k4
     mapped, row_pitch = calls.map_image(
         device.queue, image, cl.map_flags.WRITE_INVALIDATE_REGION, (0, 0), (width, height),
