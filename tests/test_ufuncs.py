@@ -99,6 +99,38 @@ def test_integer_power_rules():
     assert_same(cg.asarray(a.astype(np.float32)) ** 2, a.astype(np.float32) ** 2)
 
 
+SCALAR_POWER_SPECIALS = np.array([-0.0, 0.0, -np.inf, np.inf, 4.0, np.nan, -2.0, 1e-30, 3.3e38,
+                                  0.3, 7.0], np.float32)
+
+
+@pytest.mark.parametrize("host", [False, True], ids=["kernels", "host-path"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.complex64])
+@pytest.mark.parametrize("exponent", [2, -1, 0.5, 2.0, -1.0, 3, 1.5])
+def test_scalar_powers_give_numpys_answers(device, dtype, exponent, host):
+    """``x ** e``, ``np.power(x, e)`` and ``x **= e`` as NumPy computes them: its operator takes
+    square / reciprocal / sqrt for 2, -1 and 0.5 (sqrt keeps -0.0 and gives NaN at -inf, where
+    pow gives +0.0 and +inf), and its float32/float64 power loop does the same for a scalar 0.5.
+    Those are exact; other exponents run OpenCL's pow, which may be a few ulp from NumPy's on
+    finite results."""
+    if host and not device.info.host_unified_memory:
+        pytest.skip("no host path on this device")
+    a = SCALAR_POWER_SPECIALS.astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * a[::-1]
+    with cg.host_path(host), np.errstate(all="ignore"):
+        x, inplace = cg.asarray(a, device=device), cg.asarray(a, device=device)
+        inplace **= exponent
+        expected_inplace = a.copy()
+        expected_inplace **= exponent
+        for got, want in ((x ** exponent, a ** exponent),
+                          (np.power(x, exponent), np.power(a, exponent)),
+                          (inplace, expected_inplace)):
+            if exponent in (2, -1, 0.5) or np.dtype(dtype).kind != "f" or dtype == np.float16:
+                assert_same(got, want)   # exact values, NaN positions, signed zeros
+            else:
+                assert_same(got, want, np.power)   # OpenCL's pow: within ULP_BOUND
+
+
 def test_layouts_strided_transposed_broadcast():
     rng = np.random.default_rng(2)
     a = rng.standard_normal((33, 31)).astype(np.float64)

@@ -98,6 +98,9 @@ def _comparison(ufunc: np.ufunc, name: str):
     return compare
 
 
+_OPERATOR_POWERS = {(int, 2): np.square, (int, -1): np.reciprocal, (float, 0.5): np.sqrt}
+
+
 class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     """An array whose data lives in an OpenCL ``ALLOC_HOST_PTR`` buffer.
 
@@ -109,6 +112,20 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     """
 
     __array_priority__ = 100.0
+
+    def __pow__(self, other):
+        # NumPy's operator computes these powers of float and complex arrays with other ufuncs
+        # (``fast_scalar_power``): the same special values, e.g. sqrt's -0.0 at -0.0
+        fast = _OPERATOR_POWERS.get((type(other), other)) if type(other) in (int, float) else None
+        if fast is not None and self._dtype.kind in "fc":
+            return fast(self)
+        return super().__pow__(other)
+
+    def __ipow__(self, other):
+        fast = _OPERATOR_POWERS.get((type(other), other)) if type(other) in (int, float) else None
+        if fast is not None and self._dtype.kind in "fc":
+            return fast(self, out=(self,))
+        return super().__ipow__(other)
 
     def __init__(self, storage: Storage, shape: Sequence[int], dtype: np.dtype,
                  strides: Sequence[int] | None = None, offset: int = 0):

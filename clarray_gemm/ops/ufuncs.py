@@ -86,6 +86,10 @@ def _mask(where: Any) -> Any:
 @implements_ufunc(*SPECS)
 def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     """``ufunc(*inputs, **kwargs)`` on the device, or NotImplemented for the host fallback."""
+    if ufunc is np.power and len(inputs) == 2:
+        fast = _scalar_power(*inputs)
+        if fast is not None:
+            ufunc, inputs = fast, inputs[:1]
     if not kwargs and ufunc is not np.power and len(inputs) == ufunc.nin:  # the common call
         if len(inputs) == 2:  # the operators: two device arrays, a plan on a short key
             a, b = inputs
@@ -123,17 +127,38 @@ def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     devices = {x.device for x in (*inputs, *(outs or ()), mask) if type(x) is DeviceArray}
     if len(devices) != 1:
         return NotImplemented
-    if ufunc is np.power:
-        if not _exponents_allowed(inputs):
-            raise ValueError(_NEGATIVE_POWER)
-        base, exponent = inputs
-        if (type(base) is DeviceArray and type(exponent) in (int, float) and exponent == 2
-                and base.dtype.kind in ("iuf" if type(exponent) is int else "f")):
-            # x ** 2 as NumPy's operator computes it (square; the same value as pow(x, 2))
-            ufunc, inputs = np.square, inputs[:1]
+    if ufunc is np.power and not _exponents_allowed(inputs):
+        raise ValueError(_NEGATIVE_POWER)
     dtype = kwargs.get("dtype")
     return run_op(SPECS[ufunc], inputs, outs, mask, kwargs.get("casting", "same_kind"),
                   None if dtype is None else np.dtype(dtype), devices.pop())
+
+
+def _scalar_power(base: Any, exponent: Any) -> np.ufunc | None:
+    """The ufunc NumPy computes ``base ** exponent`` with for a Python scalar exponent, as its
+    operator does (``fast_scalar_power``) and ``np.power`` with a scalar exponent gives: ``x ** 2``
+    is ``square`` (for integers too: the same values as the power loop), ``x ** -1``
+    ``reciprocal`` and ``x ** 0.5`` ``sqrt`` for real floats (``np.power`` of float16 keeps
+    pow semantics; the ``**`` operator's ``sqrt`` is ``DeviceArray.__pow__``'s). Not only faster (NumPy's own
+    ``np.power(a, 2, out=...)`` is 4x slower than ``square``): ``sqrt`` keeps ``-0.0`` and gives
+    NaN at ``-inf``, where ``pow(x, 0.5)`` gives ``+0.0`` and ``+inf``. None: the power loop."""
+    if type(base) is not DeviceArray:
+        return None
+    kind = base.dtype.kind
+    if type(exponent) is int:
+        if exponent == 2 and kind in "iuf":
+            return np.square
+        if exponent == -1 and kind == "f":
+            return np.reciprocal
+    elif type(exponent) is float and kind == "f":
+        if exponent == 2.0:
+            return np.square
+        if exponent == -1.0:  # 1/x, as a correctly rounded pow(x, -1) gives
+            return np.reciprocal
+        # NumPy's float16 power loop has no scalar fast path: pow semantics there
+        if exponent == 0.5 and base.dtype.itemsize >= 4:
+            return np.sqrt
+    return None
 
 
 def _exponents_allowed(inputs: tuple) -> bool:
