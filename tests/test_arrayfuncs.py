@@ -36,7 +36,16 @@ def arrays():
     return (a, b, c), tuple(cg.asarray(v) for v in (a, b, c))
 
 
-def test_joins(arrays):
+@pytest.fixture(params=[False, True], ids=["kernels", "host-path"])
+def join_path(request, device):
+    """Joins by device copies, and (unified memory) by NumPy on the mappings."""
+    if request.param and not device.info.host_unified_memory:
+        pytest.skip("no host path on this device")
+    with cg.host_path(request.param):
+        yield request.param
+
+
+def test_joins(arrays, join_path):
     (a, b, c), (x, y, z) = arrays
     same(np.concatenate([x, x[:2], a]), np.concatenate([a, a[:2], a]))
     same(np.concatenate([x.T, y], axis=1), np.concatenate([a.T, b], axis=1))
@@ -46,13 +55,15 @@ def test_joins(arrays):
     same(np.hstack([x[0], x[1]]), np.hstack([a[0], a[1]]))
     same(np.vstack([x, x[0]]), np.vstack([a, a[0]]))
     same(np.concatenate([x[:0], x]), np.concatenate([a[:0], a]))
+    # the host path's join is NumPy's on the mappings: its result stays mapped for the host
+    assert np.concatenate([x, x]).storage.host_resident == join_path
     with pytest.raises(ValueError, match="must match exactly"):
         np.concatenate([x, y])
     with pytest.raises(ValueError, match="same number of dimensions"):
         np.concatenate([x, x[0]])
 
 
-def test_concatenate_gives_numpys_errors_and_negative_axes(arrays):
+def test_concatenate_gives_numpys_errors_and_negative_axes(arrays, join_path):
     """NumPy's rules come from empty stand-ins of the pieces: the same exceptions and messages,
     the result shape from the pieces' own lengths."""
     (a, b, c), (x, y, z) = arrays

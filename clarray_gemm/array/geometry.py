@@ -99,6 +99,8 @@ def anchor(dtype: np.dtype) -> np.ndarray:
 
 def normalize_shape(shape: Any) -> tuple[int, ...]:
     """``shape`` (an int or a sequence of ints) as a tuple of ints, with NumPy's errors."""
+    if type(shape) is tuple and all(type(n) is int and 0 <= n <= _MAX_INTP for n in shape):
+        return shape  # the common case, without the ABC checks (~3 us on a 2-core CPU)
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
     shape = tuple(shape)
