@@ -95,8 +95,8 @@ class ElementwisePlan:
                  dtype: Any, device: Device):
         self.spec, self.device, self.casting = spec, device, casting
         self.supported = False
-        self.fresh_flat = False  # run_binary() may run it
-        self.fresh_host = False  # run_binary_host() may run it
+        self.fresh_flat = False  # run_binary() / run_unary() may run it
+        self.fresh_host = False  # run_binary_host() / run_unary_host() may run it
         described = tuple(np.dtype(np.bool_) if type(x) is bool else type(x)
                           if type(x) in PYTHON_SCALARS else x.dtype for x in inputs)
         out_dtypes = (None,) * spec.nout if outs is None else tuple(o.dtype for o in outs)
@@ -253,6 +253,23 @@ class ElementwisePlan:
                       out.storage.buffer, _ZERO)  # a fresh, device-resident buffer
         return out
 
+    def run_unary(self, a: DeviceArray) -> DeviceArray:
+        """``run((a,), None, None)`` for a one-output flat kernel plan (``fresh_flat``)."""
+        out = DeviceArray.from_storage(Storage(self.device, self.out_nbytes), self.shape,
+                                       self.result, self.out_strides)
+        self.launcher(self.device.queue, *self.geometry, self.n_arg,
+                      a.storage.kernel_buffer(), _offset_arg(a),
+                      out.storage.buffer, _ZERO)  # a fresh, device-resident buffer
+        return out
+
+    def run_unary_host(self, a: DeviceArray) -> DeviceArray:
+        """``run((a,), None, None)`` for a one-output host-path plan (``fresh_host``): NumPy's
+        loop from the operand's mapping into a fresh host-resident buffer."""
+        out = DeviceArray.from_storage(Storage(self.device, self.out_nbytes, True), self.shape,
+                                       self.result, self.out_strides)
+        self.spec.ufunc(a.host_view(), out=out.host_view(write=True), casting=self.casting)
+        return out
+
     def run_binary_host(self, a: Any, b: Any) -> DeviceArray:
         """``run((a, b), None, None)`` for a one-output host-path plan (``fresh_host``; device
         arrays, or a device array and a Python scalar that needs no range check): NumPy's loop
@@ -346,6 +363,12 @@ def plan_for(spec: OpSpec, inputs: tuple, outs: tuple | None, mask: Any, casting
     key = (spec, device, descs, out_desc, mask_desc, casting, dtype)
     return _PLANS.get(key, lambda: ElementwisePlan(spec, inputs, outs, mask, casting, dtype,
                                                    device))
+
+
+def unary_plan(spec: OpSpec, a: DeviceArray, device: Device) -> ElementwisePlan:
+    """The plan of ``spec(a)`` for a device array and no keywords: one dict hit on a short key."""
+    return _PLANS.get((spec, device, a.layout_key),
+                      lambda: plan_for(spec, (a,), None, None, "same_kind", None, device))
 
 
 def binary_plan(spec: OpSpec, a: DeviceArray, b: DeviceArray, device: Device) -> ElementwisePlan:

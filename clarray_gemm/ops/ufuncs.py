@@ -17,7 +17,7 @@ from numpy._core import umath
 
 from .._dispatch import implements, implements_ufunc
 from ..array import DeviceArray, host_function
-from .elementwise import PYTHON_SCALARS, OpSpec, binary_plan, run_op, scalar_plan
+from .elementwise import PYTHON_SCALARS, OpSpec, binary_plan, run_op, scalar_plan, unary_plan
 
 __all__ = ["SPECS", "WHERE", "CLIP", "device_ufunc"]
 
@@ -91,6 +91,16 @@ def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
         if fast is not None:
             ufunc, inputs = fast, inputs[:1]
     if not kwargs and ufunc is not np.power and len(inputs) == ufunc.nin:  # the common call
+        if len(inputs) == 1 and type(inputs[0]) is DeviceArray:  # np.exp(x), -x: a short key
+            a = inputs[0]
+            plan = unary_plan(SPECS[ufunc], a, a.device)
+            if plan.fresh_flat:
+                return plan.run_unary(a)
+            if plan.fresh_host:
+                return plan.run_unary_host(a)
+            if plan.supported:
+                result = plan.run(inputs, None, None)
+                return result[0] if len(result) == 1 else result
         if len(inputs) == 2:  # the operators: two device arrays, a plan on a short key
             a, b = inputs
             if type(a) is DeviceArray and type(b) is DeviceArray and a.device is b.device:
