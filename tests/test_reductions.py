@@ -142,3 +142,35 @@ def test_strided_inputs():
             assert_close(np.sum(view_x, axis=axis), np.sum(view_a, axis=axis), 1e-12)
             assert_close(np.argmax(view_x, axis=axis), np.argmax(view_a, axis=axis), 0)
             assert_close(np.cumsum(view_x, axis=axis), np.cumsum(view_a, axis=axis), 1e-12)
+
+
+@pytest.mark.parametrize("func", [np.sum, np.prod, np.mean, np.min, np.max, np.any, np.all,
+                                  np.argmax, np.argmin, np.cumsum],
+                         ids=lambda f: f.__name__)
+def test_host_path_reductions_are_numpys(func, host_path):
+    """On the host path (unified memory, small work) a reduction is NumPy's own on the mapping
+    (``np.sum`` as ``np.add.reduce``, as NumPy itself calls it), in a device array: the same
+    values, dtypes and shapes, keepdims and dtype= included, and NumPy's errors."""
+    cases = [((31, 33), None, {}), ((31, 33), 0, {}), ((31, 33), -1, {"keepdims": True}),
+             ((3, 7, 5), (0, 2), {}), ((7,), 0, {"dtype": np.float64}), ((9,), None, {})]
+    for dtype in (np.float32, np.int32, np.uint8, np.bool_):
+        for shape, axis, extra in cases:
+            if func in (np.argmax, np.argmin, np.cumsum) and (isinstance(axis, tuple) or
+                                                             "keepdims" in extra or "dtype" in extra):
+                continue
+            if func in (np.min, np.max, np.any, np.all) and "dtype" in extra:
+                continue
+            a = random_array(shape, dtype, seed=3)
+            got = func(cg.asarray(a), axis=axis, **extra)
+            want = func(a, axis=axis, **extra)
+            assert isinstance(got, cg.DeviceArray) and got.storage.host_resident  # host path
+            host = np.asarray(got)
+            assert host.dtype == np.asarray(want).dtype and host.shape == np.shape(want)
+            np.testing.assert_array_equal(host, want)
+    if func in (np.min, np.max, np.argmax, np.argmin):
+        empty = np.zeros((0, 3), np.float32)
+        with pytest.raises(ValueError) as want:
+            func(empty, axis=0)
+        with pytest.raises(ValueError) as got:
+            func(cg.asarray(empty), axis=0)
+        assert str(got.value) == str(want.value)
