@@ -99,6 +99,36 @@ def test_integer_power_rules():
     assert_same(cg.asarray(a.astype(np.float32)) ** 2, a.astype(np.float32) ** 2)
 
 
+UNARY_SHORT_KEY = [np.negative, np.absolute, np.square, np.sqrt, np.exp, np.reciprocal, np.isnan,
+                   np.floor]
+
+
+@pytest.mark.parametrize("host", [False, True], ids=["kernels", "host-path"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("shape", [(1,), (7,), (31, 33), (257,)], ids=str)
+def test_unary_ufuncs_on_their_short_key(device, shape, dtype, host):
+    """``ufunc(x)`` with no keywords (a plan on a short key, a fixed flat launch or NumPy's loop
+    into a fresh mapping): NumPy's answers on odd sizes, contiguous and strided, every element
+    written (the fresh buffers come back from the pool with every bit set), twice (cached plan)."""
+    if host and not device.info.host_unified_memory:
+        pytest.skip("no host path on this device")
+    base = specials(dtype)
+    a = np.resize(base, int(np.prod(shape)) * 2).reshape(shape[:-1] + (shape[-1] * 2,))
+    with cg.host_path(host), np.errstate(all="ignore"):
+        x = cg.asarray(a, device=device)
+        for ufunc in UNARY_SHORT_KEY:
+            if not loop_on_device(ufunc, (dtype,)) or (ufunc is np.sqrt and dtype == np.int32):
+                continue
+            for view, host_view in ((x, a), (x[..., ::2], a[..., ::2])):
+                want = ufunc(host_view)
+                for _ in range(2):
+                    poison = cg.full((max(want.nbytes, 1),), 0xFF, np.uint8, device=device)
+                    del poison  # its buffer goes back to the pool, all bits set (NaN, -1)
+                    got = ufunc(view)
+                    assert isinstance(got, cg.DeviceArray)
+                    assert_same(got, want, ufunc)
+
+
 SCALAR_POWER_SPECIALS = np.array([-0.0, 0.0, -np.inf, np.inf, 4.0, np.nan, -2.0, 1e-30, 3.3e38,
                                   0.3, 7.0], np.float32)
 

@@ -16,9 +16,12 @@ crash is an exit status, not the end of the probe:
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from children import tally  # noqa: E402
 
 WORKERS = 6
 SOURCE = "__kernel void k{n}(__global float *x) {{ x[get_global_id(0)] += {n}.0f; }}\n"
@@ -105,18 +108,10 @@ def main() -> None:
         return
     print("| case | runs | crashed (signal) | other failures |\n|---|---|---|---|")
     for case in ("builds+reads", "builds+maps", "builds+kernels", "reads+maps", "locked"):
-        crashes, others = [], []
-        for _ in range(args.repeats):
-            proc = subprocess.run([sys.executable, "-X", "faulthandler", __file__, "--child", case,
-                                   "--device", args.device], capture_output=True, text=True,
-                                  timeout=120)
-            if proc.returncode < 0:
-                crashes.append(str(-proc.returncode))
-            elif proc.returncode:
-                others.append(proc.stderr.strip().splitlines()[-1][:80])
+        crashes, others = tally([__file__, "--child", case, "--device", args.device],
+                                args.repeats, 120)
         print(f"| {case} | {args.repeats} | {len(crashes)} ({','.join(crashes)}) | "
               f"{'; '.join(others)} |", flush=True)
-
 
 if __name__ == "__main__":
     main()

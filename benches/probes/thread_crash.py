@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from children import tally  # noqa: E402
+
 VARIANTS = ["baseline", "gc_off", "always_set_args", "no_read_copy", "locked_calls",
             "kind:int32 *", "kind:int32 + -", "kind:float32 * +", "kind:float32 @",
             "kind:int32 @", "kind:float32 convolve", "kind:int32 convolve", "kind:shared @"]
@@ -73,23 +75,9 @@ def main() -> None:
         return
     print("| variant | runs | crashed | other |\n|---|---|---|---|")
     for variant in args.variants:
-        crashed, other = 0, []
-        for _ in range(args.repeats):
-            try:
-                proc = subprocess.run([sys.executable, __file__, "--child", variant,
-                                       "--ops", str(args.ops)],
-                                      capture_output=True, text=True, timeout=90)
-            except subprocess.TimeoutExpired:
-                other.append("timeout")
-                continue
-            if proc.returncode < 0:
-                crashed += 1
-            elif proc.returncode:
-                other.append(proc.stderr.strip().splitlines()[-1][:100])
-            elif " 0 wrong" not in proc.stdout:
-                other.append(proc.stdout.strip()[:100])
-        print(f"| {variant} | {args.repeats} | {crashed} | {'; '.join(other)} |", flush=True)
-
+        crashes, other = tally([__file__, "--child", variant, "--ops", str(args.ops)],
+                               args.repeats, 90, ok=lambda out: " 0 wrong" in out)
+        print(f"| {variant} | {args.repeats} | {len(crashes)} | {'; '.join(other)} |", flush=True)
 
 if __name__ == "__main__":
     main()
