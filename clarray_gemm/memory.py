@@ -170,6 +170,9 @@ register_fork_reset(_parked)
 
 def _park(device: Device, nbytes: int, buffer: cl.MemoryObject, mapping: np.ndarray) -> None:
     global _parked_bytes
+    if calls.unmapping_stopped():  # exiting: parked now, the mapping would die unmapping itself
+        _unmap(device, mapping)
+        return
     with _parked_lock:
         if _parked_bytes + nbytes <= _PARKED_BYTES_MAX:
             entries = _parked.get((device, nbytes))
@@ -215,9 +218,10 @@ def free_cached_memory() -> None:
 
 def _drain_at_exit() -> None:
     """Before the interpreter tears objects down in no particular order: finish the queues this
-    process used and give back the buffers held for reuse (a driver may abort the process when a
-    queue dies with work in flight or a buffer outlives its context; seen once at exit on Intel's
-    CPU runtime as ``libc++abi: Pure virtual function called!``)."""
+    process used, give back the buffers held for reuse, and stop unmapping (a driver may abort
+    the process when a queue dies with work in flight: Intel's CPU runtime did, as ``libc++abi:
+    Pure virtual function called!``, when host views alive at exit were unmapped during the
+    teardown; see ``drivers/calls.py``)."""
     try:
         devices = list(_pools)
         free_cached_memory()
@@ -225,6 +229,7 @@ def _drain_at_exit() -> None:
             calls.finish(device.queue)
     except Exception:  # nothing to save at exit
         pass
+    calls.stop_unmapping()
 
 
 atexit.register(_drain_at_exit)

@@ -13,10 +13,17 @@ Kernel launches hold :func:`guard` around their ``set_arg`` calls and the enqueu
 (``kernels/programs.py``). Buffers that Python frees are not covered (their release runs where
 the garbage is collected); mappings are unmapped explicitly through :func:`unmap`, a read
 mapping when its last host view dies.
+
+At interpreter exit nothing is unmapped any more (:func:`stop_unmapping`): an unmap enqueued
+while Python tears its objects down completes on a driver thread after the queues were drained,
+and Intel's CPU runtime then aborts the process (``Pure virtual function called!``, a crash in
+``UnmapMemObjectCommand::CommandDone`` on a TBB thread while ``exit`` runs; about 1 run in 7 of
+a script that held host views at its end). The mappings are left to the operating system.
 """
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import threading
 from typing import Any
 
@@ -24,11 +31,13 @@ import numpy as np
 import pyopencl as cl
 
 __all__ = ["serialize", "serialized", "guard", "copy", "fill", "map_buffer",
-           "map_image", "unmap", "finish", "allocate", "free_held"]
+           "map_image", "unmap", "finish", "allocate", "free_held", "stop_unmapping",
+           "unmapping_stopped"]
 
 _lock = threading.RLock()
 _serialized = False
 _unlocked = contextlib.nullcontext()
+_unmapping_stopped = False
 
 
 def serialize() -> None:
@@ -86,7 +95,13 @@ def map_image(queue: cl.CommandQueue, image: cl.Image, flags: int, origin, regio
 
 def unmap(queue: cl.CommandQueue, mapped: np.ndarray) -> None:
     """Enqueue the unmap of an array returned by :func:`map_buffer` or :func:`map_image` (no
-    wait: the in-order queue orders it before later commands)."""
+    wait: the in-order queue orders it before later commands). After :func:`stop_unmapping`
+    the mapping is kept, mapped, until the process ends."""
+    if _unmapping_stopped:
+        # One reference that is never given back: the mapping object's destructor would
+        # enqueue the unmap itself.
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(mapped))
+        return
     with guard():
         mapped.base.release(queue=queue)
 
@@ -109,3 +124,15 @@ def free_held(pool) -> None:
     """Give the buffers a pyopencl memory pool holds for reuse back to the driver."""
     with guard():
         pool.free_held()
+
+
+def stop_unmapping() -> None:
+    """At interpreter exit, after the queues are drained: from now on :func:`unmap` leaves
+    mappings to the operating system instead of enqueueing work no one will wait for."""
+    global _unmapping_stopped
+    _unmapping_stopped = True
+
+
+def unmapping_stopped() -> bool:
+    """True once :func:`stop_unmapping` ran (the interpreter is exiting)."""
+    return _unmapping_stopped
