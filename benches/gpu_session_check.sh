@@ -12,6 +12,10 @@
 # (the suite runs one worker per core); without them the suite part runs in one process.
 # threads: the 8-thread crash probe (benches/probes/thread_crash.py, baseline only) and the
 # slow 8 x 1,000-op threaded test.
+# programs: the six-program bench on the GPU. stages: benches/probes/latency_stages.py (where
+# the time of `x + y` and `np.asarray(x @ y)` goes). exit: tests/test_exit.py on the GPU.
+# pocl: the latency and program benches on pip's PoCL pinned to two cores of the host (the
+# issue's 2-core CPU machine; CI's AMD family-26 CPU cannot run pip's PoCL 3.0).
 set -u
 source .whl/prelude.sh || exit 1
 OUT=${OUT:-/tmp/out}
@@ -37,6 +41,34 @@ fi
 if [[ $parts == *" latency "* ]]; then
   timeout 150 python3 -m clarray_gemm bench latency --device NVIDIA --quiet > "$OUT/latency.md" 2>&1
   echo "exit $?" >> "$OUT/latency.md"
+fi
+
+if [[ $parts == *" programs "* ]]; then
+  timeout 150 python3 -m clarray_gemm bench programs --device NVIDIA --quiet > "$OUT/programs.md" 2>&1
+  echo "exit $?" >> "$OUT/programs.md"
+fi
+
+if [[ $parts == *" stages "* ]]; then
+  timeout 90 python3 benches/probes/latency_stages.py --device NVIDIA > "$OUT/stages.txt" 2>&1
+  echo "exit $?" >> "$OUT/stages.txt"
+fi
+
+if [[ $parts == *" exit "* ]]; then
+  timeout 120 python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/test_exit.py \
+      > "$OUT/exit.txt" 2>&1
+  echo "exit $?" >> "$OUT/exit.txt"
+fi
+
+if [[ $parts == *" pocl "* ]]; then
+  pocl_lib=$(ls /tmp/site/pyopencl/.libs/libpocl*.so* 2>/dev/null | head -1)
+  [ -n "$pocl_lib" ] && echo "$pocl_lib" > /tmp/ocl-vendors/pocl.icd  # beside NVIDIA's
+  { lscpu | grep -E "Model name|^CPU\(s\)"
+    export POCL_MAX_PTHREAD_COUNT=2 OPENBLAS_NUM_THREADS=2 OMP_NUM_THREADS=2
+    timeout 200 taskset -c 0,1 python3 -m clarray_gemm bench latency --device Portable --quiet
+    echo "exit $?"
+    timeout 200 taskset -c 0,1 python3 -m clarray_gemm bench programs --device Portable --quiet
+    echo "exit $?"; } > "$OUT/pocl.md" 2>&1
+  rm -f /tmp/ocl-vendors/pocl.icd
 fi
 
 if [[ $parts == *" gemm "* ]]; then
