@@ -160,7 +160,8 @@ def new_buffer(device: Device, nbytes: int) -> cl.MemoryObject:
 
 
 # Freed host-resident buffers of unified-memory devices, still mapped: (device, nbytes) -> list of
-# (buffer, mapping). Bounded in bytes; the oldest are unmapped and dropped first.
+# (buffer, mapping, its read-only export). Bounded in bytes: past the bound a freed buffer is
+# unmapped instead.
 _parked: dict[tuple[Device, int], list[tuple[cl.MemoryObject, np.ndarray]]] = {}
 _parked_bytes = 0
 _parked_lock = threading.Lock()
@@ -168,29 +169,31 @@ register_fork_reset(_pools)
 register_fork_reset(_parked)
 
 
-def _park(device: Device, nbytes: int, buffer: cl.MemoryObject, mapping: np.ndarray) -> None:
+def _park(device: Device, nbytes: int, entry: tuple) -> None:
+    """Keep a freed host-resident buffer mapped for the next storage of its size: ``entry`` is
+    (buffer, mapping, the mapping's read-only export or None)."""
     global _parked_bytes
-    if calls.unmapping_stopped():  # exiting: parked now, the mapping would die unmapping itself
-        _unmap(device, mapping)
-        return
-    with _parked_lock:
-        if _parked_bytes + nbytes <= _PARKED_BYTES_MAX:
-            entries = _parked.get((device, nbytes))
-            if entries is None:
-                entries = _parked[(device, nbytes)] = []
-            entries.append((buffer, mapping))
-            _parked_bytes += nbytes
-            return
-    _unmap(device, mapping)
+    if not calls.unmapping_stopped():  # exiting: parked now, the mapping would unmap itself
+        with _parked_lock:
+            if _parked_bytes + nbytes <= _PARKED_BYTES_MAX:
+                entries = _parked.get((device, nbytes))
+                if entries is None:
+                    _parked[(device, nbytes)] = [entry]
+                else:
+                    entries.append(entry)
+                _parked_bytes += nbytes
+                return
+    _unmap(device, entry[1])
 
 
-def _take_parked(device: Device, nbytes: int):
+def _take_parked(device: Device, nbytes: int) -> tuple | None:
     global _parked_bytes
-    with _parked_lock:
-        entries = _parked.get((device, nbytes))
-        if entries:
-            _parked_bytes -= nbytes
-            return entries.pop()
+    entries = _parked.get((device, nbytes))
+    if entries:  # checked again under the lock: another thread may have taken the last one
+        with _parked_lock:
+            if entries:
+                _parked_bytes -= nbytes
+                return entries.pop()
     return None
 
 
@@ -200,7 +203,7 @@ def _release_parked(device: Device | None = None) -> None:
         keys = [k for k in _parked if device is None or k[0] == device]
         entries = [(k[0], e) for k in keys for e in _parked.pop(k)]
         _parked_bytes = sum(n * len(v) for (_, n), v in _parked.items())
-    for dev, (_, mapping) in entries:
+    for dev, (_, mapping, _) in entries:
         _unmap(dev, mapping)
 
 
@@ -242,10 +245,11 @@ class _Mapping:
 
     __slots__ = ("device", "nbytes", "buffer", "host", "released", "_exportable")
 
-    def __init__(self, device: Device, nbytes: int, buffer: cl.MemoryObject, host: np.ndarray):
+    def __init__(self, device: Device, nbytes: int, buffer: cl.MemoryObject, host: np.ndarray,
+                 exportable: np.ndarray | None = None):
         self.device, self.nbytes, self.buffer, self.host = device, nbytes, buffer, host
         self.released = False
-        self._exportable = None
+        self._exportable = exportable
 
     def exportable(self) -> np.ndarray:
         """The mapping's bytes as a read-only ``_HostExport``: the base from which each
@@ -265,7 +269,7 @@ class _Mapping:
     def __del__(self) -> None:
         if not self.released:
             try:
-                _park(self.device, self.nbytes, self.buffer, self.host)
+                _park(self.device, self.nbytes, (self.buffer, self.host, self._exportable))
             except Exception:  # interpreter shutdown: nothing left to give back
                 pass
 
@@ -284,27 +288,28 @@ class Storage:
                  "_read_map", "_read_is_copy", "_write_mapped", "__weakref__")
 
     def __init__(self, device: Device, nbytes: int, host_resident: bool = False):
+        nbytes = int(nbytes)
         self.device = device
-        self.nbytes = int(nbytes)
-        self._unified = device.info.host_unified_memory
-        self._host: np.ndarray | None = None      # the persistent mapping (host-resident) ...
-        self._mapping: _Mapping | None = None     # ... and its owner
+        self.nbytes = nbytes
         self._exports: weakref.ref | None = None  # parent of the host views handed out
         self._read_map: weakref.ref | None = None  # discrete devices: the shared READ mapping
         self._read_is_copy = False  # ... or the shared host copy (small buffers)
         self._write_mapped = False
-        parked = _take_parked(device, self.nbytes) if self._unified else None
-        if parked is not None:
-            self.buffer, host = parked
-            self._mapping = _Mapping(device, self.nbytes, self.buffer, host)
-            self._host = host
-            if not host_resident:
-                self._to_device()
-        else:
+        unified = self._unified = device.info.host_unified_memory
+        parked = _take_parked(device, nbytes) if unified else None
+        if parked is None:
+            self._host: np.ndarray | None = None   # the persistent mapping (host-resident) ...
+            self._mapping: _Mapping | None = None  # ... and its owner
             # OpenCL has no zero-size buffers; a 0-byte array still owns a tiny one.
-            self.buffer = new_buffer(device, self.nbytes)
-            if host_resident and self._unified:
+            self.buffer = new_buffer(device, nbytes)
+            if host_resident and unified:
                 self._to_host()
+            return
+        buffer, host, exportable = parked
+        self.buffer, self._host = buffer, host
+        self._mapping = _Mapping(device, nbytes, buffer, host, exportable)
+        if not host_resident:
+            self._to_device()
 
     # -- states ----------------------------------------------------------------------------------
     @property
@@ -474,7 +479,8 @@ class Storage:
                 target.data[:host.nbytes] = host.data.cast("B")
             else:
                 np.copyto(np.ndarray(host.shape, host.dtype, buffer=target), host, casting="no")
-            count_transfer(host_to_device=host.nbytes)
+            with _stats_lock:
+                _stats.host_to_device += host.nbytes
             return
         if self._write_mapped:
             raise RuntimeError("buffer is already mapped for writing")

@@ -224,7 +224,10 @@ class MatmulPlan:
                                            self.out_shape, self.result_dtype, self.out_strides)
             ah = a.host_view() if type(a) is DeviceArray else a
             bh = b.host_view() if type(b) is DeviceArray else b
-            np.matmul(ah, bh, out=out.host_view(write=True), dtype=self.dtype_arg)
+            if self.dtype_arg is None:
+                np.matmul(ah, bh, out=out.host_view(write=True))
+            else:
+                np.matmul(ah, bh, out=out.host_view(write=True), dtype=self.dtype_arg)
             return out
         host = np.matmul(np.asarray(a), np.asarray(b), dtype=self.dtype_arg)
         return asarray(host, device=device)
