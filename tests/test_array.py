@@ -36,6 +36,20 @@ def test_attributes_and_repr(device):
         len(cg.asarray(np.float32(1)))
 
 
+@pytest.mark.parametrize("index", [(), (slice(1, None), slice(None, None, -2)),
+                                   (slice(None, None, -1), 2), (Ellipsis, slice(3, 4))])
+def test_transposes_of_views_have_numpys_geometry(index):
+    a = random_array((7, 5, 3), np.float32, 5)
+    x = cg.asarray(a)
+    view, expected = x[index], a[index]
+    for got, want in [(view.T, expected.T), (view.transpose(), expected.transpose()),
+                      (np.transpose(view), np.transpose(expected))] + (
+                         [(view.mT, np.swapaxes(expected, -1, -2))] if expected.ndim >= 2 else []):
+        assert got.shape == want.shape and got.strides == want.strides
+        assert got.storage is x.storage
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
 def test_views_share_storage_and_match_numpy():
     a = random_array((4, 6, 5), np.float32, 2)
     x = cg.asarray(a)

@@ -187,7 +187,12 @@ def test_an_icd_pointing_at_a_missing_library_is_ignored(tmp_path):
     out = _run_child(tmp_path / "cache", OCL_ICD_VENDORS=str(vendors))
     assert not out["simulator"] and cpu.info.platform in out["verdicts"]
     assert len(out["platforms"]) == len(set(out["platforms"])), out["platforms"]
-    assert all(v[0] for v in out["verdicts"].values()), out
+    # each driver gets the verdict it gets without the ghost (pip's PoCL 3.0 fails its probe on
+    # AMD family-26 CPUs, CI's: a pass everywhere is not this test's business)
+    baseline = _run_child(tmp_path / "baseline-cache")
+    assert {p: v[0] for p, v in out["verdicts"].items()} == {
+        p: v[0] for p, v in baseline["verdicts"].items()}, (out, baseline)
+    assert out["verdicts"][cpu.info.platform][0], out
 
 
 def test_a_damaged_or_stale_verdict_is_probed_again(fresh_cache):

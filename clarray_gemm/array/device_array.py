@@ -172,14 +172,20 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     @property
     def T(self) -> "DeviceArray":
         """The transpose, as a view (no copy)."""
-        return self.geometry_view(lambda t: t.T)
+        # reversed geometry, built directly: programs take ``w.T`` on every step (~5 us less
+        # than NumPy's transpose of a template array)
+        return DeviceArray.from_storage(self._storage, self._shape[::-1], self._dtype,
+                                        self._strides[::-1], self._offset)
 
     @property
     def mT(self) -> "DeviceArray":
         """Transpose of the last two axes, as a view."""
         if self.ndim < 2:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
-        return self.swapaxes(-1, -2)
+        shape, strides = self._shape, self._strides
+        return DeviceArray.from_storage(self._storage, shape[:-2] + (shape[-1], shape[-2]),
+                                        self._dtype, strides[:-2] + (strides[-1], strides[-2]),
+                                        self._offset)
 
     def __len__(self) -> int:
         if not self._shape:
@@ -263,7 +269,9 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def transpose(self, *axes) -> "DeviceArray":
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], numbers.Integral)):
             axes = axes[0]
-        return self.geometry_view(lambda t: t.transpose(axes) if axes else t.transpose())
+        if not axes:
+            return self.T
+        return self.geometry_view(lambda t: t.transpose(axes))
 
     def swapaxes(self, axis1: int, axis2: int) -> "DeviceArray":
         return self.geometry_view(lambda t: t.swapaxes(axis1, axis2))

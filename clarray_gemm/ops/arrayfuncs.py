@@ -19,7 +19,7 @@ from .. import _dispatch
 from .._dispatch import implements
 from ..array import DeviceArray, asarray, host_function, zeros
 from ..device import Device, get_device
-from ..kernels.crossover import host_wins
+from ..kernels.crossover import has_host_path, host_wins
 from ._common import device_of, operand, take_operands
 from .elementwise import kernel_dtype
 from .indexing import iota
@@ -176,6 +176,9 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
 
 
 # -- creation ----------------------------------------------------------------------------------
+_PLAIN = (int, float)  # Python numbers: the common call, checked without the ABCs
+
+
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
            device: Any = None) -> DeviceArray:
     """``np.arange`` on a device: NumPy's length, dtype and fill rule, computed by a kernel."""
@@ -184,13 +187,19 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None,
     step = 1 if step is None else step
     if step == 0:
         raise ZeroDivisionError("division by zero")
+    device = get_device(device)
     dt = np.result_type(start, stop, step) if dtype is None else np.dtype(dtype)
+    if has_host_path(device) and type(start) in _PLAIN and type(stop) in _PLAIN and type(
+            step) in _PLAIN:
+        # small ranges (``np.arange(k, like=x)`` in a loop): NumPy's answer, copied once
+        length = (stop - start) / step
+        if length <= 2 or host_wins(device, "elementwise", dt, length):
+            return asarray(np.arange(start, stop, step, dtype=dtype), device=device)
     probe = np.arange(start, start + 2 * step, step, dtype=dt)  # NumPy's first two values
     if all(isinstance(v, numbers.Integral) for v in (start, stop, step)):
         n = len(range(start, stop, step))
     else:
         n = max(math.ceil((stop - start) / step), 0)
-    device = get_device(device)
     if (not kernel_dtype(dt, device) or n <= 2
             or host_wins(device, "elementwise", dt, n)):  # a launch costs more
         return asarray(np.arange(start, stop, step, dtype=dtype), device=device)
