@@ -1,0 +1,72 @@
+"""Reduction bandwidth at 2^26 float32 against the device's copy bandwidth, for the accumulators
+per lane (``LANE_ACCS`` of opencl/reduce.cl) and the elements a lane reduces before a reduction
+is split in two launches (``_PER_LANE`` of ops/reduce_plan.py): which setting brings
+``np.argmax`` to the others' bandwidth.
+
+    python benches/probes/reduce_lanes.py [--device NVIDIA] [--log2n 26]
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+
+import numpy as np
+import pyopencl as cl
+
+import clarray_gemm as cg
+from clarray_gemm.kernels.plans import clear_all
+from clarray_gemm.ops import reduce_plan
+
+
+def seconds(call, queue, reps: int = 30) -> float:
+    call()
+    queue.finish()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        call()
+        queue.finish()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default=None)
+    parser.add_argument("--log2n", type=int, default=26)
+    args = parser.parse_args()
+    device = cg.get_device(args.device)
+    queue = device.queue
+    n = 1 << args.log2n
+    host = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    x = cg.asarray(host, device=device)
+    src, dst = x.storage.kernel_buffer(), cg.empty(n, np.float32, device=device)
+    copy_s = seconds(lambda: cl.enqueue_copy(queue, dst.storage.kernel_buffer(write=True), src),
+                     queue)
+    copy_gbs = 2 * host.nbytes / copy_s / 1e9
+    print(f"# {device}: copy {copy_gbs:.0f} GB/s (read + write); reductions read {host.nbytes >> 20} MiB")
+    defines = reduce_plan._defines
+    per_lane = reduce_plan._PER_LANE
+    calls = {"argmax": np.argmax, "max": np.max, "sum": np.sum}
+    expected = {"argmax": int(np.argmax(host)), "max": float(np.max(host))}
+    print("| LANE_ACCS | _PER_LANE | " + " | ".join(f"{k} GB/s (of copy)" for k in calls) + " |")
+    print("|---|---|" + "---|" * len(calls))
+    for lanes, chunk in itertools.product((4, 8, 16), (32, 128)):
+        reduce_plan._defines = (lambda *a, _l=lanes: dict(defines(*a), LANE_ACCS=_l))
+        reduce_plan._PER_LANE = chunk
+        clear_all()
+        cells = []
+        for name, fn in calls.items():
+            got = fn(x)
+            if name in expected:
+                assert float(np.asarray(got)) == expected[name], (name, lanes, chunk)
+            gbs = host.nbytes / seconds(lambda: fn(x), queue) / 1e9
+            cells.append(f"{gbs:.0f} ({gbs / copy_gbs:.0%})")
+        print(f"| {lanes} | {chunk} | " + " | ".join(cells) + " |")
+    reduce_plan._defines, reduce_plan._PER_LANE = defines, per_lane
+    clear_all()
+
+
+if __name__ == "__main__":
+    main()
