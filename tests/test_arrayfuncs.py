@@ -188,5 +188,8 @@ def test_small_norm_and_arange_take_the_host_path(host_path, monkeypatch):
              1e-6)
         same(np.arange(8, like=x), np.arange(8), 0)
         same(np.arange(0.5, 9, 0.25, like=x), np.arange(0.5, 9, 0.25), 0)
+        same(np.arange(3, 10, 2, dtype=np.int16, like=x), np.arange(3, 10, 2, dtype=np.int16), 0)
+        same(np.arange(5, 0, -1.5, like=x), np.arange(5, 0, -1.5), 0)
+        same(np.arange(4, 1, like=x), np.arange(4, 1), 0)
     on_host = host_path and x.device.info.host_unified_memory
     assert (not launches) == on_host, launches

@@ -17,7 +17,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, asarray, host_function, zeros
+from ..array import DeviceArray, asarray, from_host, host_function, zeros
 from ..device import Device, get_device
 from ..kernels.crossover import has_host_path, host_wins
 from ._common import device_of, operand, take_operands
@@ -168,8 +168,8 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         return host_function(np.linalg.norm, (x,), dict(ord=ord, axis=axis, keepdims=keepdims))
     if host_wins(x.device, "reduce", x.dtype, x.size):
         # unified memory, small work: NumPy's norm (one BLAS dot) on the mapping, not 3 ops
-        return asarray(np.linalg.norm(x.host_view(), ord=ord, axis=axis, keepdims=keepdims),
-                       device=x.device)
+        result = np.linalg.norm(x.host_view(), ord=ord, axis=axis, keepdims=keepdims)
+        return from_host(np.asarray(result), x.device)  # a float result: native, one copy
     if x.dtype.kind != "f":
         x = x.astype(np.float64)
     return np.sqrt(np.sum(np.multiply(x, x), axis=axis, keepdims=keepdims))
