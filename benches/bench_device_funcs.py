@@ -45,7 +45,7 @@ def main() -> None:
     parser.add_argument("--no-host-path", action="store_true")
     args = parser.parse_args()
     device = cg.default_device()
-    sync = device.queue.finish
+    sync = device.synchronize
     print(f"device: {device}; host path {'off' if args.no_host_path else 'on'}\n")
     print("| function | " + " | ".join(f"2^{s}" for s in args.sizes) + " |")
     print("|---|" + "---:|" * len(args.sizes))

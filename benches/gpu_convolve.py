@@ -109,7 +109,7 @@ def grid(dev, budget: float, quick: bool) -> None:
     say("\n## Grid: wall clock per call, device arrays, float32 'full' (ms); ratio = CuPy / ours")
     say("| N | m | ran | ours ms | gpu ms | fft ms | cupy ms | ratio | err vs CuPy |")
     say("|---|---|---|---|---|---|---|---|---|")
-    sync_cl = dev.queue.finish
+    sync_cl = dev.synchronize
     sync_cp = cp.cuda.Device().synchronize
     rng = np.random.default_rng(1)
     ratios = {}

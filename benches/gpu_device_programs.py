@@ -91,8 +91,7 @@ def main() -> None:
     else:
         import cupy as cp
         device = next(d for d in cg.devices() if d.info.is_gpu and d.usable)
-    queue = device.queue
-    sync_cl, sync_cp = queue.finish, cp.cuda.runtime.deviceSynchronize
+    sync_cl, sync_cp = device.synchronize, cp.cuda.runtime.deviceSynchronize
     rows, records = [], []
     print(f"device: {device}  cupy {cp.__version__}  numpy {np.__version__}", flush=True)
 

@@ -111,6 +111,7 @@ def ours(case: Case, params=None, kernel="gpu_blocked"):
 
 
 def sgemm_clblast(case: Case, f):
+    case.dev.enable_profiling()  # device time: CLBlast must run on the profiling queue
     q = ctypes.c_void_p(case.dev.queue.int_ptr)
     M, N, K = case.M, case.N, case.K
 

@@ -426,6 +426,7 @@ def run_case(case: Case, dev: cg.Device, peers: Peers, copy_bw: dict, seen: set)
 # -- copy bandwidth -----------------------------------------------------------------------------
 def copy_bandwidth(dev: cg.Device, peers: Peers, nbytes: int) -> dict:
     """Device-to-device copy bandwidth (bytes read + written / time), ours and torch's."""
+    dev.enable_profiling()  # device time: the copies must run on the profiling queue
     ctx, q = dev.context, dev.queue
     src = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
     dst = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)

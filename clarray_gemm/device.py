@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import threading
 import warnings
 from dataclasses import dataclass, fields
 from functools import cached_property
@@ -184,7 +185,8 @@ def _read_info(dev: cl.Device) -> DeviceInfo:
 
 
 class Device:
-    """One OpenCL device with its own context and in-order, profiling-enabled queue."""
+    """One OpenCL device with its own context and in-order queue (without profiling until a
+    device-time measurement asks for it: :meth:`enable_profiling`)."""
 
     def __init__(self, cl_device: cl.Device, index: int):
         self.cl_device = cl_device
@@ -201,9 +203,35 @@ class Device:
 
     @cached_property
     def queue(self) -> cl.CommandQueue:
+        """The in-order queue every operation on this device uses. It records no timestamps:
+        on NVIDIA's driver (H100) a profiling queue adds ~7 us to each launch (12 -> 19 us) and
+        ~4 us to each blocking read (``benches/probes/queue_profiling.py``)."""
         _check_not_forked()
-        return cl.CommandQueue(
-            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        return cl.CommandQueue(self.context)
+
+    @property
+    def profiling(self) -> bool:
+        """Whether this device's queue records timestamps (see :meth:`enable_profiling`)."""
+        return self.__dict__.get("_profiling", False)
+
+    def enable_profiling(self) -> None:
+        """From now on, a queue whose commands carry device timestamps, as device-time
+        measurements (``bench``, ``tune``) need; every later launch pays the driver's profiling
+        cost. The current queue is drained first and work goes on, in order, on the new one;
+        call it while no other thread is using the device."""
+        if self.profiling:
+            return
+        with _queue_switch:
+            if self.profiling:
+                return
+            _check_not_forked()
+            new = cl.CommandQueue(self.context,
+                                  properties=cl.command_queue_properties.PROFILING_ENABLE)
+            old = self.__dict__.get("queue")
+            if old is not None:
+                calls.finish(old)
+            self.__dict__["queue"] = new
+            self.__dict__["_profiling"] = True
 
     @property
     def name(self) -> str:
@@ -245,6 +273,7 @@ class Device:
 
 
 _devices: list[Device] | None = None
+_queue_switch = threading.Lock()  # one switch to a profiling queue at a time
 _default: Device | None = None
 _current: contextvars.ContextVar[Device | None] = contextvars.ContextVar(
     "clarray_gemm_device", default=None)

@@ -426,7 +426,7 @@ class Storage:
         # The pool must not hand this buffer out again while the mapping's views live; when the
         # last view dies the unmap goes through the driver-call layer, not the garbage collector.
         parent.mapping = self.buffer
-        weakref.finalize(parent, calls.unmap, self.device.queue, mapped).atexit = False
+        weakref.finalize(parent, _unmap, self.device, mapped).atexit = False  # the queue then
         self._read_map = weakref.ref(parent)
         count_transfer(maps=1, device_to_host=self.nbytes)
         return parent

@@ -84,9 +84,8 @@ def clblast_gemm(device: Device, bench: Any, budget_s: float = 0.5) -> PeerResul
     if dt not in (np.float32, np.float64):
         return PeerResult("CLBlast", skipped=f"no CLBlast GEMM for {dt}")
     fn = lib.CLBlastSgemm if dt == np.float32 else lib.CLBlastDgemm
-    queue = ctypes.c_void_p(device.queue.int_ptr)
-
     def op() -> None:
+        queue = ctypes.c_void_p(device.queue.int_ptr)  # the profiling queue, once timing
         status = fn(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, p.M, p.N, p.K, 1.0,
                     p.a.buffer.int_ptr, 0, p.a.ld, p.b.buffer.int_ptr, 0, p.b.ld, 0.0,
                     p.c.buffer.int_ptr, 0, p.c.ld, ctypes.byref(queue), None)

@@ -23,12 +23,16 @@ class RawOpenCL:
 
     def __init__(self, device: Device):
         self.device = device
-        self.queue = device.queue
         program = cl.Program(device.context, source_text("bench_noop.cl")).build()
         self.kernel = program.bench_noop
         self._scratch = cl.Buffer(device.context, _FLAGS, 64)
         self.kernel.set_arg(0, self._scratch)
         self._buffers: dict[int, cl.Buffer] = {}
+
+    @property
+    def queue(self) -> cl.CommandQueue:
+        """The device's queue as ours use it now (with or without profiling)."""
+        return self.device.queue
 
     def buffer(self, nbytes: int) -> cl.Buffer:
         """A buffer of ``nbytes`` kept for the floors of that size."""

@@ -131,7 +131,10 @@ def _open_span(device: Device, op: Callable[[], Any]) -> float:
 def device_seconds(device: Device, op: Callable[[], Any], reps: int | None = None,
                    budget_s: float = 0.5, warmup: int = 1) -> Timing:
     """Device time of ``op`` (a callable that enqueues work on ``device.queue``): ``warmup``
-    untimed calls, then ``reps`` timed ones (``None``: as many as fit ``budget_s``, 3 to 20)."""
+    untimed calls, then ``reps`` timed ones (``None``: as many as fit ``budget_s``, 3 to 20).
+    Switches the device to a profiling queue first (:meth:`Device.enable_profiling`): ``op``
+    must read ``device.queue`` when it runs, not before this call."""
+    device.enable_profiling()
     for _ in range(warmup):
         op()
     device.queue.finish()

@@ -1,0 +1,54 @@
+"""The device's queue records no timestamps until a device-time measurement asks for them (a
+profiling queue costs NVIDIA's driver ~7 us per launch); the switch keeps work in order and
+host views valid."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyopencl as cl
+
+import clarray_gemm as cg
+from clarray_gemm.bench.timing import device_seconds
+from conftest import random_array
+
+ROOT = Path(__file__).resolve().parents[1]
+FRESH = """
+import numpy as np, pyopencl as cl, clarray_gemm as cg
+x = cg.asarray(np.arange(10.0, dtype=np.float32))
+assert (np.asarray(x @ x.reshape(10, 1)) == 285).all() and (np.asarray(x + x)[3] == 6)
+device = x.device
+flags = device.queue.properties & cl.command_queue_properties.PROFILING_ENABLE
+print(device.profiling, bool(flags))
+"""
+
+
+def _has_profiling(queue: cl.CommandQueue) -> bool:
+    return bool(queue.properties & cl.command_queue_properties.PROFILING_ENABLE)
+
+
+def test_a_process_that_only_computes_records_no_timestamps():
+    proc = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning", "-c", FRESH],
+                          cwd=ROOT / "tests", capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["False", "False"]
+
+
+def test_device_time_switches_to_a_profiling_queue_in_order(device):
+    a, b = random_array((33, 31), np.float32, 1), random_array((31, 7), np.float32, 2)
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    before = x @ y            # enqueued on the current queue, maybe not finished
+    view = np.asarray(x)      # a host view taken before the switch
+    timing = device_seconds(device, lambda: x @ y, reps=3)
+    assert device.profiling and _has_profiling(device.queue)
+    assert timing.seconds > 0
+    np.testing.assert_allclose(np.asarray(before), a @ b, rtol=1e-5)
+    np.testing.assert_array_equal(view, a)
+    x *= 2                    # a write after the switch: the old view keeps its snapshot
+    np.testing.assert_array_equal(view, a)
+    np.testing.assert_allclose(np.asarray(x @ y), (2 * a) @ b, rtol=1e-5)
+    queue = device.queue
+    device.enable_profiling()  # idempotent
+    assert device.queue is queue
