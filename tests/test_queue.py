@@ -36,10 +36,16 @@ def test_a_process_that_only_computes_records_no_timestamps():
     assert proc.stdout.split() == ["False", "False"]
 
 
-def test_device_time_switches_to_a_profiling_queue_in_order(device):
+def test_device_time_switches_to_a_profiling_queue_in_order(device, monkeypatch):
     a, b = random_array((33, 31), np.float32, 1), random_array((31, 7), np.float32, 2)
     x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
     before = x @ y            # enqueued on the current queue, maybe not finished
+    v = cg.asarray(b[:, 0].copy(), device=device)
+    prepared = {  # plans whose launches are prepared closures, made before the switch
+        "gpu_blocked": lambda: cg.matmul(x, y, kernel="gpu_blocked"),
+        "gemv_split": lambda: cg.matmul(x, v, kernel="gemv_split")}
+    for run in prepared.values():
+        run()
     view = np.asarray(x)      # a host view taken before the switch
     timing = device_seconds(device, lambda: x @ y, reps=3)
     assert device.profiling and _has_profiling(device.queue)
@@ -52,3 +58,13 @@ def test_device_time_switches_to_a_profiling_queue_in_order(device):
     queue = device.queue
     device.enable_profiling()  # idempotent
     assert device.queue is queue
+    # plans made before the switch (prepared launches included) enqueue on the new queue
+    queues = []
+    real = cl.enqueue_nd_range_kernel
+    monkeypatch.setattr(cl, "enqueue_nd_range_kernel",
+                        lambda q, *args, **kw: queues.append(q) or real(q, *args, **kw))
+    np.testing.assert_allclose(np.asarray(x @ y + 1), (2 * a) @ b + 1, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(prepared["gpu_blocked"]()), (2 * a) @ b, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(prepared["gemv_split"]()), (2 * a) @ b[:, 0],
+                               rtol=1e-5)
+    assert queues and all(q is queue for q in queues), queues

@@ -129,10 +129,10 @@ def prepared_standard(device: Device, problem: GemmProblem, launcher, global_siz
     m, n, k = i32(p.M), i32(p.N), i32(p.K)
     lda, sa, ldb, sb = i32(p.a.ld), i64(p.a.batch_stride), i32(p.b.ld), i64(p.b.batch_stride)
     c_off, ldc, sc = i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride)
-    queue = device.queue
 
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
-        return launcher(queue, global_size, local_size, m, n, k, a_buf, a_off, lda, sa,
+        # the queue of the moment (a device-time measurement may switch it)
+        return launcher(device.queue, global_size, local_size, m, n, k, a_buf, a_off, lda, sa,
                         b_buf, b_off, ldb, sb, c_buf, c_off, ldc, sc)
     return run
 

@@ -226,9 +226,9 @@ def _prepare(device: Device, problem: GemmProblem, params: Mapping[str, int]):
     c_off, ldc, sc = i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride)
     reduce = get_kernel(device, SOURCE, "gemm_gpu_splitk_reduce", defines)
     rsize = (math.ceil(p.N / 64) * 64, p.M, p.batch)
-    queue = device.queue
 
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
+        queue = device.queue  # of the moment (a device-time measurement may switch it)
         work = split_workspace(device, work_bytes)
         kernel(queue, gsize, (nt, 1, 1), m, n, k, a_buf, a_off, lda, sa, b_buf, b_off, ldb, sb,
                work, zero, ldw, sw)

@@ -129,7 +129,7 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     wg, ks = d["WG"], d["KSPLIT"]
     kernel = get_kernel(device, SOURCE, "gemv_rows" if d["ROWS"] else "gemv_cols", defines)
     work_bytes = max(ks * p.batch * rows_r, 1) * p.itemsize if ks > 1 else p.itemsize
-    queue, gs, ls = device.queue, (wg * d["GROUPS"], ks, p.batch), (wg, 1, 1)
+    gs, ls = (wg * d["GROUPS"], ks, p.batch), (wg, 1, 1)
     rows, k = i32(rows_r), i32(p.K)
     x_strides, v_strides = (i64(x[2]), i64(x[3]), i64(x[4])), (i64(v[2]), i64(v[3]))
     y_off, y_strides = i64(y[1]), (i64(y[2]), i64(y[3]))
@@ -141,6 +141,7 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
         (xb, xo), (vb, vo) = ((a_buf, a_off), (b_buf, b_off)) if matrix_is_a else \
             ((b_buf, b_off), (a_buf, a_off))
         work = split_workspace(device, work_bytes)  # this thread's: see split_workspace
+        queue = device.queue  # of the moment (a device-time measurement may switch it)
         event = kernel(queue, gs, ls, rows, k, xb, xo, *x_strides, vb, vo, *v_strides,
                        c_buf, y_off, *y_strides, work)
         if reduce is None:
