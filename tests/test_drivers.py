@@ -188,10 +188,11 @@ def test_an_icd_pointing_at_a_missing_library_is_ignored(tmp_path):
     assert not out["simulator"] and cpu.info.platform in out["verdicts"]
     assert len(out["platforms"]) == len(set(out["platforms"])), out["platforms"]
     # each driver gets the verdict it gets without the ghost (pip's PoCL 3.0 fails its probe on
-    # AMD family-26 CPUs, CI's: a pass everywhere is not this test's business)
+    # AMD family-26 CPUs, CI's: a pass everywhere is not this test's business). Drivers listed
+    # only by the usual vendor folder (a GPU's) are not seen with this one.
     baseline = _run_child(tmp_path / "baseline-cache")
-    assert {p: v[0] for p, v in out["verdicts"].items()} == {
-        p: v[0] for p, v in baseline["verdicts"].items()}, (out, baseline)
+    assert all(v[0] == baseline["verdicts"][p][0] for p, v in out["verdicts"].items()), \
+        (out, baseline)
     assert out["verdicts"][cpu.info.platform][0], out
 
 
