@@ -22,6 +22,9 @@
 //   ROP          ROP_SUM, ROP_PROD, ROP_MAX, ROP_MIN, ROP_ANY, ROP_ALL, ROP_ARGMAX, ROP_ARGMIN
 //   IDENTITY     the accumulator's start value (e.g. -INFINITY, LONG_MIN; +0.0 for float sums, as NumPy)
 //   IS_FLOAT     ACC is a floating type (NaN rules); MEAN: divide the result by `count`
+//   SQUARE_IN    sums of squares: each input element is squared (in ACC) as it is loaded
+//   SQRT_OUT     the result's square root: with SQUARE_IN, np.linalg.norm in one reduction
+//                (three launches, a multiply, a sum and a square root, cost a GPU ~3x the time)
 //   WG           work-group size (a power of two); NDIM_OUT, NDIM_RED as above
 //   PARTIAL, FROM_PARTIALS  the two launches of a split reduction (see above)
 //   LANE_ACCS    independent accumulators per lane in `reduce`, combined in index order
@@ -80,8 +83,18 @@
 #endif
 #define IS_ARG (ROP == ROP_ARGMAX || ROP == ROP_ARGMIN)
 
+#ifndef SQUARE_IN
+#define SQUARE_IN 0
+#endif
+#ifndef SQRT_OUT
+#define SQRT_OUT 0
+#endif
+
 #if ROP == ROP_ANY || ROP == ROP_ALL
 #define LOAD(v) ((ACC)((v) != 0))
+#elif SQUARE_IN
+inline ACC squared(const ACC v) { return v * v; }
+#define LOAD(v) squared((ACC)(v))
 #else
 #define LOAD(v) ((ACC)(v))
 #endif
@@ -177,6 +190,8 @@ inline OUT_T finish(const ACC v, const long count)
 {
 #if MEAN
     return (OUT_T)(v / (ACC)count);
+#elif SQRT_OUT
+    return (OUT_T)sqrt(v);
 #else
     return (OUT_T)v;
 #endif

@@ -193,3 +193,40 @@ def test_small_norm_and_arange_take_the_host_path(host_path, monkeypatch):
         same(np.arange(4, 1, like=x), np.arange(4, 1), 0)
     on_host = host_path and x.device.info.host_unified_memory
     assert (not launches) == on_host, launches
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, axis", [((1,), None), ((7,), 0), ((31, 33), None),
+                                         ((31, 33), 1), ((257, 3), 0), ((5, 1100), 0),
+                                         ((3, 7, 5), (0, 2)), ((100003,), None), ((0, 4), 0)])
+def test_norm_is_one_reduction_kernel_with_numpys_values(dtype, shape, axis, monkeypatch):
+    """2-norms and Frobenius norms of float arrays: the sum of squares and its square root in one
+    reduction (two launches where the reduction is split), as NumPy's values and dtypes."""
+    import pyopencl as cl
+    a = random_array(shape, dtype, 7)
+    x = cg.asarray(a)
+    launches = []
+    real = cl.enqueue_nd_range_kernel
+    monkeypatch.setattr(cl, "enqueue_nd_range_kernel",
+                        lambda q, k, *args, **kw: launches.append(k.function_name)
+                        or real(q, k, *args, **kw))
+    with cg.host_path(False):
+        for keepdims in (False, True):
+            launches.clear()
+            got = np.linalg.norm(x, axis=axis, keepdims=keepdims)
+            want = np.linalg.norm(a, axis=axis, keepdims=keepdims)
+            same(got, want, 1e-6 if dtype == np.float32 else 1e-12)
+            assert set(launches) <= {"reduce", "reduce_cols"} and 1 <= len(launches) <= 2, launches
+        view = x[::-1] if x.ndim == 1 else x.T[::2]  # strided and reversed operands
+        want = np.linalg.norm(a[::-1] if a.ndim == 1 else a.T[::2])
+        same(np.linalg.norm(view), want, 1e-6 if dtype == np.float32 else 1e-12)
+
+
+def test_norm_special_values_are_numpys():
+    a = np.array([[3.0, np.inf, 1.0], [np.nan, 2.0, -0.0], [-0.0, 0.0, -0.0]], np.float32)
+    x = cg.asarray(a)
+    with cg.host_path(False):
+        for axis in (None, 0, 1):
+            got, want = np.asarray(np.linalg.norm(x, axis=axis)), np.linalg.norm(a, axis=axis)
+            np.testing.assert_array_equal(got, want)
+            assert np.array_equal(np.signbit(got), np.signbit(want))

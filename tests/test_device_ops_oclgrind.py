@@ -61,6 +61,8 @@ with np.errstate(all="ignore"):
         same(np.argmax(x, axis=1), np.argmax(a, axis=1))
         same(np.mean(xi), np.mean(i), 1e-12)
         same(np.any(x > 2, axis=0), np.any(a > 2, axis=0))
+        same(np.linalg.norm(x, axis=1), np.linalg.norm(a, axis=1), 1e-6)  # fused: one launch
+        same(np.linalg.norm(x[1:]), np.linalg.norm(a[1:]), 1e-6)
     elif case == "reduce_split":
         big = rng.standard_normal(20000).astype(np.float32)
         big[777] = np.nan
@@ -72,6 +74,8 @@ with np.errstate(all="ignore"):
         same(np.sum(xc, axis=0), cols.sum(axis=0), 1e-5)
         same(np.argmax(xc, axis=0), np.argmax(cols, axis=0))
         same(np.mean(xc[:3], axis=0), cols[:3].mean(axis=0), 1e-6)  # one launch
+        same(np.linalg.norm(xb[big == big]), np.linalg.norm(big[big == big]), 1e-5)  # two
+        same(np.linalg.norm(xc, axis=0), np.linalg.norm(cols, axis=0), 1e-6)
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))
         same(np.cumprod(x[:, :5], axis=0), np.cumprod(a[:, :5], axis=0), 1e-5)

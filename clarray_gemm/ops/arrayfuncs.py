@@ -23,6 +23,7 @@ from ..kernels.crossover import has_host_path, host_wins
 from ._common import device_of, operand, take_operands
 from .elementwise import kernel_dtype
 from .indexing import iota
+from .reductions import two_norm
 
 __all__ = ["arange", "linspace", "eye", "tensordot"]
 
@@ -170,6 +171,9 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         # unified memory, small work: NumPy's norm (one BLAS dot) on the mapping, not 3 ops
         result = np.linalg.norm(x.host_view(), ord=ord, axis=axis, keepdims=keepdims)
         return from_host(np.asarray(result), x.device)  # a float result: native, one copy
+    fused = two_norm(x, axis, keepdims)  # float32/float64: one kernel
+    if fused is not None:
+        return fused
     if x.dtype.kind != "f":
         x = x.astype(np.float64)
     return np.sqrt(np.sum(np.multiply(x, x), axis=axis, keepdims=keepdims))

@@ -72,10 +72,11 @@ def _elem_strides(x: DeviceArray) -> list[int]:
 
 class ReducePlan:
     """``rop`` of ``x`` over ``axes`` into a fresh array of the kept shape (``out_dtype``),
-    accumulating in ``acc``; ``mean`` divides by the reduced count."""
+    accumulating in ``acc``; ``mean`` divides by the reduced count; ``norm`` (with ``sum``)
+    sums the squares and takes the square root, ``np.linalg.norm``'s 2-norm in one reduction."""
 
     def __init__(self, rop: str, x: DeviceArray, axes: tuple, acc: np.dtype, out_dtype: np.dtype,
-                 mean: bool, device: Device):
+                 mean: bool, device: Device, norm: bool = False):
         self.device, self.out_dtype, self.acc = device, out_dtype, acc
         kept = [a for a in range(x.ndim) if a not in axes]
         self.kept_shape = tuple(x.shape[a] for a in kept)
@@ -113,7 +114,8 @@ class ReducePlan:
         self.groups = groups
         chunk = -(-n_red // groups) if n_red else 0
         first = dict(base, WG=local * rows, ROWS=rows, PARTIAL=int(groups > 1),
-                     MEAN=int(mean and groups == 1))
+                     MEAN=int(mean and groups == 1), SQUARE_IN=int(norm),
+                     SQRT_OUT=int(norm and groups == 1))
         if groups > 1:
             first["OUT_T"] = ctype(acc)  # the partial results
         kernel = "reduce_cols" if cols else "reduce"
@@ -127,7 +129,8 @@ class ReducePlan:
         if groups == 1:
             return
         second = _defines(rop, acc, acc, out_dtype, 1)
-        second.update(NDIM_OUT=1, NDIM_RED=1, MEAN=int(mean), FROM_PARTIALS=1)
+        second.update(NDIM_OUT=1, NDIM_RED=1, MEAN=int(mean), FROM_PARTIALS=1,
+                      SQRT_OUT=int(norm))
         if cols:  # partials: groups x n_out, reduced down the columns
             second["WG"] = local
             shapes2 = (as_long8([n_out], 1), as_long8([1], 0), as_long8([groups], 1),
@@ -229,10 +232,12 @@ _PLANS: PlanCache = PlanCache("reduce")
 
 
 def reduce_plan(rop: str, x: DeviceArray, axes: tuple, acc: np.dtype, out_dtype: np.dtype,
-                mean: bool = False) -> ReducePlan:
+                mean: bool = False, norm: bool = False) -> ReducePlan:
     """The cached :class:`ReducePlan` of this call."""
-    key = ("reduce", rop, x.device, x.dtype, x.shape, x.strides, axes, acc, out_dtype, mean)
-    return _PLANS.get(key, lambda: ReducePlan(rop, x, axes, acc, out_dtype, mean, x.device))
+    key = ("reduce", rop, x.device, x.dtype, x.shape, x.strides, axes, acc, out_dtype, mean,
+           norm)
+    return _PLANS.get(key, lambda: ReducePlan(rop, x, axes, acc, out_dtype, mean, x.device,
+                                              norm))
 
 
 def scan_plan(rop: str, x: DeviceArray, axis: int, acc: np.dtype, out_dtype: np.dtype

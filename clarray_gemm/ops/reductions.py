@@ -28,7 +28,7 @@ from .elementwise import kernel_dtype
 from ._common import device_of
 from .reduce_plan import reduce_plan, scan_plan
 
-__all__ = ["reduction", "scan"]
+__all__ = ["reduction", "scan", "two_norm"]
 
 _NO = np._NoValue
 _NUMPY = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any": np.any,
@@ -100,6 +100,23 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
     if out is not None:
         out[...] = result
         return out
+    return result
+
+
+def two_norm(a: DeviceArray, axis: Any, keepdims: bool) -> DeviceArray | None:
+    """``np.linalg.norm(a, axis=axis, keepdims=keepdims)`` for 2-norms and Frobenius norms of
+    float32/float64 data as one reduction kernel (sum of squares, then its square root), or
+    None where that plan cannot run."""
+    if a.dtype not in (np.float32, np.float64) or not kernel_dtype(a.dtype, a.device):
+        return None
+    axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(
+        axis if isinstance(axis, tuple) else (axis,), a.ndim)
+    plan = reduce_plan("sum", a, axes, a.dtype, a.dtype, norm=True)
+    if not plan.supported:
+        return None
+    result = plan.run(a)
+    if keepdims:
+        result = result.reshape(tuple(1 if i in axes else n for i, n in enumerate(a.shape)))
     return result
 
 
