@@ -96,6 +96,12 @@ class DeviceInfo:
         return 0 if self.host_unified_memory else 128 << 10
 
     @property
+    def rounding_options(self) -> tuple[str, ...]:
+        """Build options for correctly rounded float32 division and square root, as NumPy's,
+        where the device offers them (OpenCL otherwise allows 2.5 / 3 ulp)."""
+        return ("-cl-fp32-correctly-rounded-divide-sqrt",) if self.fp32_divide_option else ()
+
+    @property
     def host_writes_whole_buffer(self) -> bool:
         """True on Oclgrind: its uninitialized-value checker resizes a buffer's shadow memory to
         the region of each host write (a ``WRITE`` map or a host-to-device copy), so a

@@ -162,14 +162,15 @@ def new_buffer(device: Device, nbytes: int) -> cl.MemoryObject:
 # Freed host-resident buffers of unified-memory devices, still mapped: (device, nbytes) -> list of
 # (buffer, mapping, its read-only export). Bounded in bytes: past the bound a freed buffer is
 # unmapped instead.
-_parked: dict[tuple[Device, int], list[tuple[cl.MemoryObject, np.ndarray]]] = {}
+_ParkedEntry = tuple[cl.MemoryObject, np.ndarray, "np.ndarray | None"]
+_parked: dict[tuple[Device, int], list[_ParkedEntry]] = {}
 _parked_bytes = 0
 _parked_lock = threading.Lock()
 register_fork_reset(_pools)
 register_fork_reset(_parked)
 
 
-def _park(device: Device, nbytes: int, entry: tuple) -> None:
+def _park(device: Device, nbytes: int, entry: _ParkedEntry) -> None:
     """Keep a freed host-resident buffer mapped for the next storage of its size: ``entry`` is
     (buffer, mapping, the mapping's read-only export or None)."""
     global _parked_bytes
@@ -186,11 +187,11 @@ def _park(device: Device, nbytes: int, entry: tuple) -> None:
     _unmap(device, entry[1])
 
 
-def _take_parked(device: Device, nbytes: int) -> tuple | None:
+def _take_parked(device: Device, nbytes: int) -> _ParkedEntry | None:
     global _parked_bytes
-    entries = _parked.get((device, nbytes))
-    if entries:  # checked again under the lock: another thread may have taken the last one
-        with _parked_lock:
+    if _parked.get((device, nbytes)):  # a look without the lock first: most calls find none
+        with _parked_lock:  # again under it: another thread may have taken or released them
+            entries = _parked.get((device, nbytes))
             if entries:
                 _parked_bytes -= nbytes
                 return entries.pop()

@@ -190,12 +190,12 @@ class ElementwisePlan:
             for k, step in enumerate(in_steps):
                 defines[f"FLAT_ST{k}"] = step
             self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise_flat",
-                                       defines, _fp_options(self.device))
+                                       defines, self.device.info.rounding_options)
             self._launch = self._launch_flat
             self.fresh_flat = spec.nout == 1 and self.size > 0
             return
         self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise", defines,
-                                   _fp_options(self.device))
+                                   self.device.info.rounding_options)
         self.fixed_shape = as_long8(dims, 1)
         self.fixed_strides = [as_long8(s, 0) for s in merged]
 
@@ -300,11 +300,6 @@ class ElementwisePlan:
         if self.host_reason is not None:
             return f"{name} {self.shape}: {self.host_reason}"
         return f"{name} {self.shape}: kernel {self.launcher.name} (opencl/elementwise.cl)"
-
-
-def _fp_options(device: Device) -> tuple[str, ...]:
-    """Correctly rounded float32 division and sqrt, as NumPy's, where the device offers them."""
-    return ("-cl-fp32-correctly-rounded-divide-sqrt",) if device.info.fp32_divide_option else ()
 
 
 

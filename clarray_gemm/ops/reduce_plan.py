@@ -123,7 +123,9 @@ class ReducePlan:
             geometry = ((-(-n_out // local) * local, groups), (local, 1))
         else:
             geometry = ((-(-n_out * groups // rows) * local * rows,), (local * rows,))
-        self.stages.append((kernel, get_kernel(device, "reduce.cl", kernel, first), geometry,
+        options = device.info.rounding_options if norm else ()  # sqrt as NumPy's
+        self.stages.append((kernel, get_kernel(device, "reduce.cl", kernel, first, options),
+                            geometry,
                             (np.int64(n_red), np.int64(chunk), np.int64(groups), np.int64(n_out)),
                             shapes))
         if groups == 1:
@@ -142,7 +144,8 @@ class ReducePlan:
                        as_long8([1], 0))
             geometry2 = ((n_out * local2,), (local2,))
         self.out_stride2 = as_long8([1], 0)
-        self.stages.append((kernel, get_kernel(device, "reduce.cl", kernel, second), geometry2,
+        self.stages.append((kernel, get_kernel(device, "reduce.cl", kernel, second, options),
+                            geometry2,
                             (np.int64(groups), np.int64(groups), np.int64(1), np.int64(n_out)),
                             shapes2))
 
