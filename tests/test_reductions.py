@@ -174,3 +174,33 @@ def test_host_path_reductions_are_numpys(func, host_path):
         with pytest.raises(ValueError) as got:
             func(cg.asarray(empty), axis=0)
         assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("n", [64, 67, 1001, 20003])
+@pytest.mark.parametrize("start", [0, 1, 2, 3, 4])
+def test_unit_stride_reductions_at_every_alignment(n, start):
+    """Contiguous float32/int32 runs are read 16 bytes at a time when their start is a multiple
+    of 4 elements, element by element otherwise: the same answers, ties and NaN rules."""
+    rng = np.random.default_rng(n + start)
+    a = rng.standard_normal(n).astype(np.float32)
+    a[n // 3] = a[n - 2] = np.float32(9.0)  # a tie: the first index wins
+    a[n // 5] = a[n - 1] = np.float32(-9.0)
+    i = rng.integers(-1000, 1000, n).astype(np.int32)
+    x, xi = cg.asarray(a), cg.asarray(i)
+    with cg.host_path(False):
+        for got, want in ((np.argmax(x[start:]), np.argmax(a[start:])),
+                          (np.argmin(x[start:]), np.argmin(a[start:])),
+                          (np.max(x[start:]), np.max(a[start:])),
+                          (np.sum(xi[start:]), np.sum(i[start:])),
+                          (np.argmax(xi[start:]), np.argmax(i[start:]))):
+            assert np.asarray(got) == want and np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(np.asarray(np.sum(x[start:])), a[start:].sum(dtype=np.float64),
+                                   rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(np.linalg.norm(x[start:])),
+                                   np.linalg.norm(a[start:].astype(np.float64)), rtol=1e-6)
+        b = a.copy()
+        b[n // 2] = b[n - 3] = np.nan  # the first NaN is argmax's and argmin's answer
+        xb = cg.asarray(b)
+        assert int(np.asarray(np.argmax(xb[start:]))) == int(np.argmax(b[start:]))
+        assert int(np.asarray(np.argmin(xb[start:]))) == int(np.argmin(b[start:]))
+        assert np.isnan(np.asarray(np.max(xb[start:])))
