@@ -30,10 +30,6 @@
 //   LANE_ACCS    independent accumulators per lane in `reduce`, combined in index order
 //   ROWS         `reduce`: outputs per work-group, WG / ROWS lanes each (short reduced axes:
 //                one 32-lane work-group per output would leave most of a GPU's slots idle)
-//   VEC4         `reduce`, first launch: the reduced elements are one unit-stride run of 4-byte
-//                elements whose row starts and chunks are multiples of 4 elements (the host
-//                checks): each lane reads 16-byte vectors, four elements per load, in the same
-//                per-accumulator index order
 #pragma OPENCL FP_CONTRACT OFF
 
 #define ROP_SUM 1
@@ -81,12 +77,6 @@
 #ifndef ROWS
 #define ROWS 1
 #endif
-#ifndef VEC4
-#define VEC4 0
-#endif
-#define PASTE4_(t) t##4
-#define PASTE4(t) PASTE4_(t)
-#define IN_T4 PASTE4(IN_T)
 #define LANES (WG / ROWS)
 #if (LANES & (LANES - 1)) != 0 || LANES * ROWS != WG
 #error "WG / ROWS must be a power of two (the lane tree halves it)"
@@ -195,13 +185,6 @@ inline bool later_wins(const ACC held, const ACC v)
 #else
 #define ACCUMULATE(acc, best, v, at, r) ((acc) = combine((acc), (v)))
 #endif
-// The four elements of a vector loaded at element index i0, in index order.
-#define ACCUMULATE4(acc, best, v4, i0) do { \
-        ACCUMULATE(acc, best, LOAD((v4).s0), 0, (i0)); \
-        ACCUMULATE(acc, best, LOAD((v4).s1), 0, (i0) + 1); \
-        ACCUMULATE(acc, best, LOAD((v4).s2), 0, (i0) + 2); \
-        ACCUMULATE(acc, best, LOAD((v4).s3), 0, (i0) + 3); \
-    } while (0)
 
 inline OUT_T finish(const ACC v, const long count)
 {
@@ -248,28 +231,6 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
         accs[u] = IDENTITY;
         bests[u] = -1;
     }
-#if VEC4
-    __global const IN_T4* restrict row4 = (__global const IN_T4*)(in + base);
-    const long stop4 = end >> 2;  // whole vectors below end (begin is a multiple of 4)
-    long r4 = (begin >> 2) + lane;
-    for (; r4 + (LANE_ACCS - 1) * LANES < stop4; r4 += LANE_ACCS * LANES) {
-#pragma unroll
-        for (int u = 0; u < LANE_ACCS; ++u) {
-            const long q = r4 + u * LANES;
-            const IN_T4 v4 = row4[q];
-            ACCUMULATE4(accs[u], bests[u], v4, 4 * q);
-        }
-    }
-    for (int u = 0; r4 < stop4; r4 += LANES, ++u) {  // fewer than LANE_ACCS vectors left
-        const IN_T4 v4 = row4[r4];
-        ACCUMULATE4(accs[u], bests[u], v4, 4 * r4);
-    }
-    const long r = 4 * stop4 + lane;  // the last 1-3 elements of the row, after all others
-    if (r >= begin && r < end) {
-        const ACC v = LOAD(in[base + r]);
-        ACCUMULATE(accs[0], bests[0], v, base + r, r);
-    }
-#else
     long r = begin + lane;
     for (; r + (LANE_ACCS - 1) * LANES < end; r += LANE_ACCS * LANES) {
 #pragma unroll
@@ -285,7 +246,6 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
         const ACC v = LOAD(in[at]);
         ACCUMULATE(accs[u], bests[u], v, at, r);
     }
-#endif
     ACC acc = accs[0];
     long best = bests[0];
     for (int u = 1; u < LANE_ACCS; ++u) {

@@ -76,10 +76,10 @@ with np.errstate(all="ignore"):
         same(np.mean(xc[:3], axis=0), cols[:3].mean(axis=0), 1e-6)  # one launch
         same(np.linalg.norm(xb[big == big]), np.linalg.norm(big[big == big]), 1e-5)  # two
         same(np.linalg.norm(xc, axis=0), np.linalg.norm(cols, axis=0), 1e-6)
-        rows = rng.standard_normal((5, 400)).astype(np.float32)  # 16-byte loads per row
+        rows = rng.standard_normal((5, 400)).astype(np.float32)
         xr = cg.asarray(rows, device=dev)
         same(np.sum(xr, axis=1), rows.sum(axis=1), 1e-5)
-        same(np.argmax(xr[:, 3:], axis=1), np.argmax(rows[:, 3:], axis=1))  # unaligned rows
+        same(np.argmax(xr[:, 3:], axis=1), np.argmax(rows[:, 3:], axis=1))
         same(np.max(xb[1:]), np.max(big[1:]))
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))

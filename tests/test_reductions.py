@@ -179,8 +179,8 @@ def test_host_path_reductions_are_numpys(func, host_path):
 @pytest.mark.parametrize("n", [64, 67, 1001, 20003])
 @pytest.mark.parametrize("start", [0, 1, 2, 3, 4])
 def test_unit_stride_reductions_at_every_alignment(n, start):
-    """Contiguous float32/int32 runs are read 16 bytes at a time when their start is a multiple
-    of 4 elements, element by element otherwise: the same answers, ties and NaN rules."""
+    """Contiguous float32/int32 runs starting at every offset modulo 4 elements, odd lengths,
+    single and split launches: NumPy's answers, ties (the first index) and NaN rules."""
     rng = np.random.default_rng(n + start)
     a = rng.standard_normal(n).astype(np.float32)
     a[n // 3] = a[n - 2] = np.float32(9.0)  # a tie: the first index wins

@@ -88,7 +88,6 @@ class ReducePlan:
         rdims, (rstride,) = merge_dims(red_shape, [strides[a] for a in axes])
         self.supported = len(odims) <= MAX_DIMS and len(rdims) <= MAX_DIMS
         self.stages: list[tuple] = []
-        self.unaligned = None  # the first launch without VEC4, for offsets not a multiple of 4
         if not self.supported or self.n_out == 0:
             return
         n_out, n_red = self.n_out, self.n_red
@@ -114,12 +113,6 @@ class ReducePlan:
         rows = max_wg // local if not cols and groups == 1 and local < 64 else 1
         self.groups = groups
         chunk = -(-n_red // groups) if n_red else 0
-        # 16-byte loads: a unit-stride reduced run of 4-byte elements whose rows start at
-        # multiples of 4 elements (the offset is checked per call: self.unaligned otherwise)
-        vec = (not cols and len(rdims) == 1 and rstride[0] == 1 and x.dtype.itemsize == 4
-               and n_red >= 64 and all(s % 4 == 0 for s in ostride))
-        if vec:
-            chunk = -(-chunk // 4) * 4
         first = dict(base, WG=local * rows, ROWS=rows, PARTIAL=int(groups > 1),
                      MEAN=int(mean and groups == 1), SQUARE_IN=int(norm),
                      SQRT_OUT=int(norm and groups == 1))
@@ -131,10 +124,6 @@ class ReducePlan:
         else:
             geometry = ((-(-n_out * groups // rows) * local * rows,), (local * rows,))
         options = device.info.rounding_options if norm else ()  # sqrt as NumPy's
-        self.unaligned = (get_kernel(device, "reduce.cl", kernel, first, options) if vec
-                          else None)
-        if vec:
-            first["VEC4"] = 1
         self.stages.append((kernel, get_kernel(device, "reduce.cl", kernel, first, options),
                             geometry,
                             (np.int64(n_red), np.int64(chunk), np.int64(groups), np.int64(n_out)),
@@ -172,10 +161,8 @@ class ReducePlan:
         off = np.int64(x.offset // x.itemsize)
         out_buf = result.storage.kernel_buffer(write=True)
         zero = np.int64(0)
-        _, launcher, geometry, sizes, shapes = self.stages[0]
-        if self.unaligned is not None and off % 4:
-            launcher = self.unaligned
         if len(self.stages) == 1:
+            _, launcher, geometry, sizes, shapes = self.stages[0]
             _launch(launcher, queue, geometry, sizes, self.count, shapes, src, off, src, out_buf,
                     self.out_stride, src)
             return result
@@ -183,6 +170,7 @@ class ReducePlan:
         partial = Storage(device, n_partial * self.acc.itemsize)
         idx = Storage(device, n_partial * 8)
         p_buf, i_buf = partial.kernel_buffer(write=True), idx.kernel_buffer(write=True)
+        _, launcher, geometry, sizes, shapes = self.stages[0]
         _launch(launcher, queue, geometry, sizes, self.count, shapes, src, off, src, p_buf,
                 self.out_stride, i_buf)
         _, launcher, geometry, sizes, shapes = self.stages[1]
