@@ -1,32 +1,64 @@
-"""Each operation of a power-iteration step (1024^2, float32) on a GPU: wall time with a
-finish, the enqueue alone, and device time.
+"""Each operation of a power-iteration step (1024^2 float32) on a device: wall time with the
+queue drained, the enqueue alone (calls back to back), and device time.
 
-    python benches/probes/power_step_ops.py
+    python benches/probes/power_step_ops.py [--device NVIDIA] [--calls 300]
+
+Device time switches the device to a profiling queue, so it is measured last.
 """
-import numpy as np, clarray_gemm as cg, time, warnings
-warnings.simplefilter("ignore")
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+import clarray_gemm as cg
 from clarray_gemm.bench.timing import device_seconds
-dev = cg.get_device("NVIDIA")
-rng = np.random.default_rng(0)
-a = rng.standard_normal((1024, 1024)).astype(np.float32); v = np.ones(1024, np.float32)
-A, V = cg.asarray(a, device=dev), cg.asarray(v, device=dev)
-W = A @ V; N = np.linalg.norm(W)
-ops = {"A @ V": lambda: A @ V, "W * W": lambda: W * W, "np.sum(W*W)": lambda: np.sum(W),
-       "np.sqrt(0-d)": lambda: np.sqrt(N), "W / N": lambda: W / N, "norm(W)": lambda: np.linalg.norm(W),
-       "step": lambda: W / np.linalg.norm(A @ V)}
-def wall(f, n=300):
-    f(); dev.synchronize(); t = []
-    for _ in range(n):
-        s = time.perf_counter(); f(); dev.synchronize(); t.append(time.perf_counter() - s)
-    return np.median(t) * 1e6
-def enq(f, n=300):
-    f(); dev.synchronize(); t = []
-    for _ in range(n):
-        s = time.perf_counter(); f(); t.append(time.perf_counter() - s)
-    dev.synchronize(); return np.median(t) * 1e6
-rows = {k: (wall(f), enq(f)) for k, f in ops.items()}
-rows = {k: r + (device_seconds(dev, f, reps=20).seconds * 1e6,) for k, (f, r) in zip(ops, zip(ops.values(), rows.values()))}
-print("| op | wall+finish us | enqueue only us | device us |")
-for k, (w, e, d) in rows.items():
-    print(f"| {k} | {w:.1f} | {e:.1f} | {d:.1f} |")
-print(cg.explain_matmul(A, V))
+
+
+def median_us(call: Callable[[], Any], calls: int, sync: Callable[[], None] | None) -> float:
+    """Median µs of ``call`` (followed by ``sync`` inside the clock when given)."""
+    call()
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        call()
+        if sync is not None:
+            sync()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times) * 1e6)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="NVIDIA")
+    parser.add_argument("--calls", type=int, default=300)
+    args = parser.parse_args()
+    device = cg.get_device(args.device)
+    rng = np.random.default_rng(0)
+    a = cg.asarray(rng.standard_normal((1024, 1024)).astype(np.float32), device=device)
+    v = cg.asarray(np.ones(1024, np.float32), device=device)
+    w = a @ v
+    norm = np.linalg.norm(w)
+    ops = {"a @ v": lambda: a @ v, "w * w": lambda: w * w, "np.sum(w)": lambda: np.sum(w),
+           "np.sqrt(0-d)": lambda: np.sqrt(norm), "w / norm": lambda: w / norm,
+           "np.linalg.norm(w)": lambda: np.linalg.norm(w),
+           "step: w / norm(a @ v)": lambda: w / np.linalg.norm(a @ v)}
+    rows = {}
+    for label, op in ops.items():
+        drained = median_us(op, args.calls, device.synchronize)
+        enqueued = median_us(op, args.calls, None)
+        device.synchronize()
+        rows[label] = (drained, enqueued)
+    print(f"# {device}: µs per call")
+    print("| op | wall, queue drained | enqueue only | device |")
+    print("|---|---|---|---|")
+    for label, op in ops.items():
+        device_us = device_seconds(device, op, reps=20).seconds * 1e6
+        print(f"| {label} | {rows[label][0]:.1f} | {rows[label][1]:.1f} | {device_us:.1f} |")
+    print(cg.explain_matmul(a, v))
+
+
+if __name__ == "__main__":
+    main()
