@@ -80,6 +80,13 @@ class DeviceInfo:
         return self.type == "CPU"
 
     @property
+    def cheap_launches(self) -> bool:
+        """A CPU driver whose launch and wait cost microseconds, not PoCL's ~180 us: Intel's CPU
+        runtime (a no-op launch + finish 3.7 us on a 2-core AMD Zen 5). Its direct convolution
+        kernels then win for longer masks than the host's FFT lets them on PoCL."""
+        return self.is_cpu and self.platform.startswith("Intel(R) OpenCL")
+
+    @property
     def is_nvidia(self) -> bool:
         return "NVIDIA" in self.vendor.upper()
 

@@ -97,3 +97,28 @@ def test_cli_crossover_only(capsys, device, cache):
         assert tuned.crossover(device, family, "float32") is not None
     data = json.loads(tuned.store_path(device).read_text())
     assert data["entries"] == {} and data["searched"] == {}
+
+
+@pytest.mark.parametrize("platform, cheap", [("Intel(R) OpenCL", True),
+                                             ("Portable Computing Language", False)])
+def test_cpu_drivers_with_cheap_launches_keep_the_direct_kernel_for_longer_masks(
+        device, monkeypatch, platform, cheap):
+    """Untuned defaults: on Intel's CPU runtime (launches of microseconds) the direct kernel
+    runs short signals up to 48 taps before the host FFT takes over; on PoCL from 16."""
+    import dataclasses
+    from clarray_gemm.kernels import crossover as xo
+    from clarray_gemm.kernels.plans import clear_all
+    info = dataclasses.replace(device.info, platform=platform, type="CPU",
+                               host_unified_memory=True, is_simulator=False)
+    monkeypatch.setattr(device, "info", info)
+    monkeypatch.setattr(xo, "_tuned_lookup", lambda d, f, t: None)
+    clear_all()
+    try:
+        assert info.cheap_launches is cheap
+        with xo.host_path(True):
+            m, measured = xo.crossover(device, "convolve_fft_short", np.dtype(np.float32))
+            assert (m, measured) == ((48.0 if cheap else 16.0), False)
+            assert xo.crossover(device, "convolve_fft", np.dtype(np.float32))[0] == 96.0
+    finally:
+        monkeypatch.undo()
+        clear_all()

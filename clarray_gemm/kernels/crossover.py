@@ -67,6 +67,11 @@ FFT_LONG_SIGNAL = 1 << 18
 # m = 255 vec 108, host FFT 27-60.
 _DEFAULTS_CPU = {"matmul": NEVER, "elementwise": NEVER, "convolve": float(1 << 20),
                  "reduce": NEVER, "convolve_fft": 96.0, "convolve_fft_short": 16.0}
+# CPU drivers with cheap launches (DeviceInfo.cheap_launches: Intel's CPU runtime): for signals
+# under 2**18 samples the direct kernel beats the host FFT up to ~48 taps (2-core AMD Zen 5,
+# float32, 'full', medians: N = 65536, m = 31 vec 0.17 ms, host FFT 0.29, oaconvolve 0.24;
+# m = 63 vec 0.26, FFT 0.41 (0.12 at N = 32768); m = 95 vec 0.35, FFT 0.30).
+_DEFAULTS_CPU_CHEAP = dict(_DEFAULTS_CPU, convolve_fft_short=48.0)
 # Integrated GPUs: a launch costs tens of microseconds, the GPU wins once work amortises it.
 _DEFAULTS_IGPU = {"matmul": 2.0 * 128 ** 3, "elementwise": float(1 << 18),
                   "convolve": float(1 << 18), "reduce": float(1 << 18), "convolve_fft": NEVER,
@@ -104,7 +109,10 @@ def _resolve(device: Device, family: str, dtype: np.dtype) -> tuple[float, bool]
     measured = _tuned_lookup(device, family, np.dtype(dtype))
     if measured is not None:
         return float(measured), True
-    return (_DEFAULTS_CPU if device.info.is_cpu else _DEFAULTS_IGPU)[family], False
+    info = device.info
+    defaults = ((_DEFAULTS_CPU_CHEAP if info.cheap_launches else _DEFAULTS_CPU) if info.is_cpu
+                else _DEFAULTS_IGPU)
+    return defaults[family], False
 
 
 def host_wins(device: Device, family: str, dtype: np.dtype, work: float) -> bool:
