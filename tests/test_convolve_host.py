@@ -95,6 +95,26 @@ def test_dispatch_takes_the_host_fft_for_long_masks(host_path):
     assert_matches(np.convolve(cg.asarray(a), v), np.convolve(a.astype(np.float64), v))
 
 
+@pytest.mark.parametrize("n, m, fft", [(4096, 31, True), (16385, 24, True), (4096, 23, False),
+                                      (4095, 255, False), (1024, 127, False)])
+def test_below_the_kernel_crossover_long_enough_masks_take_the_host_fft(host_path, n, m, fft):
+    """Small work on the host path: NumPy's direct loop for short signals or masks, the host's
+    overlap-add FFT from 24 taps on signals of 4096 samples and more (float results only)."""
+    a, v = random_array(n, np.float32, n), random_array(m, np.float32, m)
+    a[n // 2] = np.nan  # spoils only the outputs whose window covers it, as NumPy's loop does
+    text = cg.explain_convolve(cg.asarray(a), v, "same")
+    assert ("host overlap-add FFT" in text and "NumPy's direct loop" in text) == fft, text
+    want = np.convolve(a.astype(np.float64), v.astype(np.float64), "same")
+    got = np.asarray(np.convolve(cg.asarray(a), v, "same"))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    finite = ~np.isnan(want)
+    assert_matches(got[finite], want[finite], 1e-5)
+    ints = random_array(n, np.int32, 1), random_array(m, np.int32, 2)
+    assert "FFT" not in cg.explain_convolve(cg.asarray(ints[0]), ints[1])  # integers: exact
+    np.testing.assert_array_equal(np.asarray(np.convolve(cg.asarray(ints[0]), ints[1])),
+                                  np.convolve(*ints))
+
+
 def test_no_host_fft_without_the_host_path(device):
     with cg.host_path(False):
         text = cg.explain_convolve(random_array(2**16, np.float32, 8),

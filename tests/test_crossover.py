@@ -34,7 +34,8 @@ def test_the_crossover_is_where_the_kernel_starts_to_win_for_good():
 def test_measured_crossovers_are_stored_and_read_back(device, cache, monkeypatch):
     from clarray_gemm.tuning import crossover as xo
     sizes = {"matmul": (4, 8, 16), "elementwise": (64, 256, 1024), "convolve": (64, 256),
-             "convolve_fft": (300, 1023), "convolve_fft_short": (700, 900)}
+             "convolve_fft": (300, 1023), "convolve_fft_short": (700, 900),
+             "convolve_host_fft": (500, 650)}
     # which op is timed: NumPy's first and third call of each size, the kernel's second
     calls = []
 
@@ -57,7 +58,8 @@ def test_measured_crossovers_are_stored_and_read_back(device, cache, monkeypatch
                                         progress=False)
     assert [(r.family, r.dtype) for r in results] == [
         ("matmul", "float32"), ("elementwise", "float32"), ("convolve", "float32"),
-        ("convolve_fft", "float32"), ("convolve_fft_short", "float32")]
+        ("convolve_fft", "float32"), ("convolve_fft_short", "float32"),
+        ("convolve_host_fft", "float32")]
     # matmul: 128, 1024, 8192 flops -> the kernel (600) wins from 1024 on
     assert tuned.crossover(device, "matmul", np.float32) == 1024.0
     assert tuned.crossover(device, "elementwise", np.float32) == 1024.0
@@ -65,6 +67,8 @@ def test_measured_crossovers_are_stored_and_read_back(device, cache, monkeypatch
     # convolve_fft (size: the mask length): the host FFT (600) wins at 1023 taps only
     assert tuned.crossover(device, "convolve_fft", np.float32) == 1023.0
     assert tuned.crossover(device, "convolve_fft_short", np.float32) == 700.0
+    # convolve_host_fft: the host FFT (600) against np.convolve: from 650 taps
+    assert tuned.crossover(device, "convolve_host_fft", np.float32) == 650.0
     data = json.loads(tuned.store_path(device).read_text())
     entry = data["crossover"]["matmul/float32"]
     assert entry["unit"] == "flops" and len(entry["points"]) == 3 and entry["kernel"]

@@ -7,7 +7,10 @@ with no copy. Sizes are in the family's work unit: flops (2·M·N·K per product
 output elements for ``elementwise`` (gathers and joins too), input elements for ``reduce``
 (reductions and scans), multiply-adds (N·m) for ``convolve``; ``convolve_fft`` and
 ``convolve_fft_short`` are mask lengths (from them the host's overlap-add FFT replaces the
-direct kernel, for signals of at least / under ``FFT_LONG_SIGNAL`` samples).
+direct kernel, for signals of at least / under ``FFT_LONG_SIGNAL`` samples);
+``convolve_host_fft`` is the mask length from which, below the ``convolve`` crossover, the
+host's FFT replaces NumPy's direct ``np.convolve`` (signals of ``HOST_FFT_MIN_SIGNAL`` samples
+and more: shorter ones never pay for the transforms).
 
 ``python -m clarray_gemm tune`` measures the crossovers of a device and stores them with the
 tuning data; until then the defaults below hold. They come from measurements on PoCL (2-core
@@ -28,8 +31,8 @@ from .. import _dispatch, settings
 from ..device import Device
 from . import plans
 
-__all__ = ["FFT_LONG_SIGNAL", "crossover", "has_host_path", "host_wins", "prefer_host",
-           "set_tuned_lookup", "host_path", "host_path_enabled"]
+__all__ = ["FFT_LONG_SIGNAL", "HOST_FFT_MIN_SIGNAL", "crossover", "has_host_path",
+           "host_wins", "prefer_host", "set_tuned_lookup", "host_path", "host_path_enabled"]
 
 _enabled = settings.host_path()
 
@@ -54,6 +57,8 @@ def host_path(enabled: bool) -> Iterator[None]:
 
 NEVER = math.inf  # the kernel never wins: always the host path
 FFT_LONG_SIGNAL = 1 << 18
+HOST_FFT_MIN_SIGNAL = 4096
+"""Signals from this length may take the host FFT below the ``convolve`` crossover."""
 """Signals from this length use the ``convolve_fft`` crossover, shorter ones
 ``convolve_fft_short``."""
 
@@ -65,8 +70,12 @@ FFT_LONG_SIGNAL = 1 << 18
 # N = 2**16: m = 31 vec 2.7 ms, oaconvolve 0.6, host FFT 0.6-0.8 (earlier run); m = 63 vec 2.1,
 # host FFT 0.6-0.9. N = 2**20: m = 31 vec 7.8-13 ms, host FFT 30; m = 63 vec 28, host FFT 36;
 # m = 255 vec 108, host FFT 27-60.
+# convolve_host_fft, both on the host (AMD Zen 5, float32, 'full', us, np.convolve / FFT):
+# N = 4096: m = 15 33 / 37, m = 31 52 / 40, m = 127 67 / 45; N = 16384: m = 15 111 / 66,
+# m = 127 246 / 82; N = 1024: the FFT's ~30 us never pays (m = 127: 23 / 31).
 _DEFAULTS_CPU = {"matmul": NEVER, "elementwise": NEVER, "convolve": float(1 << 20),
-                 "reduce": NEVER, "convolve_fft": 96.0, "convolve_fft_short": 16.0}
+                 "reduce": NEVER, "convolve_fft": 96.0, "convolve_fft_short": 16.0,
+                 "convolve_host_fft": 24.0}
 # CPU drivers with cheap launches (DeviceInfo.cheap_launches: Intel's CPU runtime): for signals
 # under 2**18 samples the direct kernel beats the host FFT up to ~48 taps (2-core AMD Zen 5,
 # float32, 'full', medians: N = 65536, m = 31 vec 0.17 ms, host FFT 0.29, oaconvolve 0.24;
@@ -75,7 +84,7 @@ _DEFAULTS_CPU_CHEAP = dict(_DEFAULTS_CPU, convolve_fft_short=48.0)
 # Integrated GPUs: a launch costs tens of microseconds, the GPU wins once work amortises it.
 _DEFAULTS_IGPU = {"matmul": 2.0 * 128 ** 3, "elementwise": float(1 << 18),
                   "convolve": float(1 << 18), "reduce": float(1 << 18), "convolve_fft": NEVER,
-                  "convolve_fft_short": NEVER}
+                  "convolve_fft_short": NEVER, "convolve_host_fft": 24.0}
 
 # (device, family, dtype) -> measured size or None; installed by the tuning store.
 _tuned_lookup: Callable[[Device, str, np.dtype], float | None] = lambda d, f, t: None

@@ -46,7 +46,7 @@ SIZE_CLASSES: tuple[tuple[str, int, int], ...] = (
     ("small", 0, 128), ("medium", 192, 512), ("large", 768, 2048), ("huge", 3072, 4096))
 
 CROSSOVER_FAMILIES = {"matmul": "flops", "elementwise": "elements", "convolve": "N*m",
-                      "convolve_fft": "m", "convolve_fft_short": "m"}
+                      "convolve_fft": "m", "convolve_fft_short": "m", "convolve_host_fft": "m"}
 """The families with a measured crossover, and the unit of its problem size."""
 
 

@@ -22,7 +22,8 @@ from ..array import DeviceArray, asarray, empty
 from ..device import Device
 from ..kernels import conv
 from ..kernels.conv import ConvProblem
-from ..kernels.crossover import FFT_LONG_SIGNAL, crossover, has_host_path, prefer_host
+from ..kernels.crossover import (FFT_LONG_SIGNAL, HOST_FFT_MIN_SIGNAL, crossover,
+                                 has_host_path, prefer_host)
 from ..kernels.plans import PlanCache
 from ..kernels.variant import Choice
 from ..memory import Storage
@@ -152,6 +153,15 @@ def _host_choice(plan: "_Plan", kernel: str | None, explain: bool = False
     work = float(plan.n) * plan.m
     limit, _ = crossover(plan.device, "convolve", plan.compute)
     if work < limit:
+        if plan.n >= HOST_FFT_MIN_SIGNAL and _fft_dtype_ok(plan):
+            m_fft, measured = crossover(plan.device, "convolve_host_fft", plan.compute)
+            if plan.m >= m_fft:
+                if not explain:
+                    return "host_fft", ""
+                source = "measured on this device" if measured else "default estimate"
+                return "host_fft", (f"host overlap-add FFT on the mapped buffers, not NumPy's "
+                                    f"direct loop: mask of {plan.m} >= {m_fft:.0f} taps "
+                                    f"({source}), below the kernels' N*m crossover")
         return "host", (prefer_host(plan.device, "convolve", plan.compute, work) or ""
                         if explain else "")
     if _fft_dtype_ok(plan) and has_host_path(plan.device):

@@ -13,7 +13,9 @@ crossover is the smallest size from which the kernel wins at every larger measur
 * ``convolve``: ``np.convolve`` of ``n`` samples with a 31-tap mask, size ``n * m``;
 * ``convolve_fft`` / ``convolve_fft_short``: the host's overlap-add FFT against the direct
   kernel for a 2**20- / 2**16-sample signal, size the mask length ``m`` (from it dispatch takes
-  the FFT where a kernel would run, for signals from / under 2**18 samples).
+  the FFT where a kernel would run, for signals from / under 2**18 samples);
+* ``convolve_host_fft``: the host's overlap-add FFT against NumPy's direct ``np.convolve`` for
+  a 2**14-sample signal, size ``m`` (from it dispatch takes the FFT on the host path).
 """
 from __future__ import annotations
 
@@ -45,13 +47,14 @@ SIZES: dict[str, tuple[int, ...]] = {
     "convolve": tuple(4**k for k in range(5, 11)),      # signal lengths 1 Ki .. 1 Mi
     "convolve_fft": (15, 31, 63, 127, 255, 511, 1023),  # mask lengths, signal 2**20
     "convolve_fft_short": (3, 7, 15, 31, 63, 127, 255),  # mask lengths, signal 2**16
+    "convolve_host_fft": (3, 7, 15, 23, 31, 63, 127),   # mask lengths, signal 2**14
 }
 QUICK_SIZES: dict[str, tuple[int, ...]] = {
     "matmul": (16, 64, 256), "elementwise": (4**5, 4**7, 4**9), "convolve": (4**5, 4**7),
-    "convolve_fft": (31, 255), "convolve_fft_short": (7, 63)}
+    "convolve_fft": (31, 255), "convolve_fft_short": (7, 63), "convolve_host_fft": (7, 63)}
 SIMULATOR_SIZES: dict[str, tuple[int, ...]] = {
     "matmul": (8, 16), "elementwise": (256, 1024), "convolve": (256,), "convolve_fft": (8,),
-    "convolve_fft_short": (8,)}
+    "convolve_fft_short": (8,), "convolve_host_fft": (8,)}
 """On a simulator (Oclgrind) every kernel is slow: a token measurement only."""
 
 
@@ -148,10 +151,23 @@ def _convolve_fft(device: Device, n: int, m: int, dt: np.dtype) -> Case:
             lambda: np.asarray(cg.convolve(a, w, kernel="host_fft")), "host_fft")
 
 
+HOST_FFT_SIGNAL = 2**14
+
+
+def _convolve_host_fft(device: Device, m: int, dt: np.dtype) -> Case:
+    """The host's overlap-add FFT against NumPy's direct ``np.convolve``, both on NumPy arrays
+    in and out (size: m), as ``_convolve_fft`` times the FFT."""
+    import clarray_gemm as cg
+    a, w = _data((HOST_FFT_SIGNAL,), dt, 0), _data((m,), dt, 1)
+    return (float(m), lambda: np.convolve(a, w),
+            lambda: np.asarray(cg.convolve(a, w, kernel="host_fft")), "host_fft")
+
+
 CASES: dict[str, Callable[[Device, int, np.dtype], Case]] = {
     "matmul": _matmul_case, "elementwise": _elementwise_case, "convolve": _convolve_case,
     "convolve_fft": _convolve_fft_case("convolve_fft"),
-    "convolve_fft_short": _convolve_fft_case("convolve_fft_short")}
+    "convolve_fft_short": _convolve_fft_case("convolve_fft_short"),
+    "convolve_host_fft": _convolve_host_fft}
 
 Timer = Callable[[Callable[[], Any], float], float]
 """Median seconds of a call within a budget (tests replace it)."""
