@@ -57,10 +57,11 @@ def host_path(enabled: bool) -> Iterator[None]:
 
 NEVER = math.inf  # the kernel never wins: always the host path
 FFT_LONG_SIGNAL = 1 << 18
-HOST_FFT_MIN_SIGNAL = 4096
-"""Signals from this length may take the host FFT below the ``convolve`` crossover."""
 """Signals from this length use the ``convolve_fft`` crossover, shorter ones
 ``convolve_fft_short``."""
+HOST_FFT_MIN_SIGNAL = 4096
+"""Signals from this length may take the host FFT below the ``convolve`` crossover (the
+``convolve_host_fft`` crossover); shorter ones never pay for the transforms."""
 
 # "convolve_fft" (signals of 2**18 samples and more) and "convolve_fft_short" (shorter signals)
 # are the mask lengths from which the host's overlap-add FFT (ops/convolve_host.py) replaces the
