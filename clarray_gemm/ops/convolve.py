@@ -152,29 +152,34 @@ def _host_choice(plan: "_Plan", kernel: str | None, explain: bool = False
         return None
     work = float(plan.n) * plan.m
     limit, _ = crossover(plan.device, "convolve", plan.compute)
-    if work < limit:
-        if plan.n >= HOST_FFT_MIN_SIGNAL and _fft_dtype_ok(plan):
-            m_fft, measured = crossover(plan.device, "convolve_host_fft", plan.compute)
-            if plan.m >= m_fft:
-                if not explain:
-                    return "host_fft", ""
-                source = "measured on this device" if measured else "default estimate"
-                return "host_fft", (f"host overlap-add FFT on the mapped buffers, not NumPy's "
-                                    f"direct loop: mask of {plan.m} >= {m_fft:.0f} taps "
-                                    f"({source}), below the kernels' N*m crossover")
+    if work < limit:  # the host path: NumPy's direct loop, or the FFT for long enough masks
+        if plan.n >= HOST_FFT_MIN_SIGNAL:
+            fft = _fft_from_mask(plan, "convolve_host_fft", "not NumPy's direct loop", explain)
+            if fft is not None:
+                return fft
         return "host", (prefer_host(plan.device, "convolve", plan.compute, work) or ""
                         if explain else "")
-    if _fft_dtype_ok(plan) and has_host_path(plan.device):
+    if has_host_path(plan.device):  # where a kernel would run, the FFT from its crossover on
         family = "convolve_fft" if plan.n >= FFT_LONG_SIGNAL else "convolve_fft_short"
-        m_fft, measured = crossover(plan.device, family, plan.compute)
-        if plan.m >= m_fft:
-            if not explain:
-                return "host_fft", ""
-            source = "measured on this device" if measured else "default estimate"
-            return "host_fft", (f"host overlap-add FFT on the mapped buffers: mask of "
-                                f"{plan.m} >= {m_fft:.0f} taps ({source}), transforms of "
-                                f"{block_length(plan.n, plan.m)} points")
+        return _fft_from_mask(plan, family, "not the direct kernel", explain)
     return None
+
+
+def _fft_from_mask(plan: "_Plan", family: str, instead: str, explain: bool
+                   ) -> tuple[str, str] | None:
+    """("host_fft", why) when the call's mask reaches ``family``'s crossover (float results
+    only), else None; the why says what the FFT replaces."""
+    if not _fft_dtype_ok(plan):
+        return None
+    m_fft, measured = crossover(plan.device, family, plan.compute)
+    if plan.m < m_fft:
+        return None
+    if not explain:
+        return "host_fft", ""
+    source = "measured on this device" if measured else "default estimate"
+    return "host_fft", (f"host overlap-add FFT on the mapped buffers, {instead}: mask of "
+                        f"{plan.m} >= {m_fft:.0f} taps ({source}), transforms of "
+                        f"{block_length(plan.n, plan.m)} points")
 
 
 def _host_fft(plan: "_Plan") -> np.ndarray:
