@@ -9,22 +9,12 @@ step (1024^2) on ndarrays and on device arrays.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
 import clarray_gemm as cg
 from clarray_gemm.kernels import crossover
-
-
-def median_us(call, setup=None, calls: int = 300) -> float:
-    times = []
-    for _ in range(calls):
-        arg = setup() if setup is not None else None
-        start = time.perf_counter()
-        call(arg)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times) * 1e6)
+from clock import median_us
 
 
 def main() -> None:
@@ -50,31 +40,32 @@ def main() -> None:
         big = cg.asarray(rng.standard_normal((n, n)).astype(np.float32), device=device)
         y = big + big
         print(f"{n}^2: x + x host-resident {y.storage.host_resident}")
-        print(f"  np.asarray(fresh x + x): {median_us(np.asarray, lambda: big + big):.1f} us")
-        print(f"  x + x; finish: {median_us(lambda _: (big + big, device.queue.finish())):.1f} us")
-        print(f"  np.asarray(same y) again: {median_us(lambda _: np.asarray(y)):.1f} us")
+        fresh = median_us(np.asarray, 300, setup=lambda: big + big)
+        print(f"  np.asarray(fresh x + x): {fresh:.1f} us")
+        print(f"  x + x; finish: {median_us(lambda: big + big, 300, sync=device.synchronize):.1f} us")
+        print(f"  np.asarray(same y) again: {median_us(lambda: np.asarray(y), 300):.1f} us")
     s, v = rng.standard_normal(4096).astype(np.float32), rng.standard_normal(31).astype(np.float32)
     xs, xv = cg.asarray(s, device=device), cg.asarray(v, device=device)
     hs, hv = xs.host_view(), xv.host_view()
     print(f"convolve: mapping address mod 4096: {hs.ctypes.data % 4096}, {hv.ctypes.data % 4096}")
-    for label, call in (("np.convolve(ndarrays)", lambda _: np.convolve(s, v)),
-                        ("np.convolve(host mappings)", lambda _: np.convolve(hs, hv)),
-                        ("np.convolve(mapping, ndarray)", lambda _: np.convolve(hs, v)),
-                        ("np.convolve(ndarray, mapping)", lambda _: np.convolve(s, hv)),
-                        ("np.convolve(device arrays)", lambda _: np.convolve(xs, xv)),
-                        ("np.convolve(ndarrays) again", lambda _: np.convolve(s, v))):
-        print(f"  {label}: {median_us(call):.1f} us")
+    for label, call in (("np.convolve(ndarrays)", lambda: np.convolve(s, v)),
+                        ("np.convolve(host mappings)", lambda: np.convolve(hs, hv)),
+                        ("np.convolve(mapping, ndarray)", lambda: np.convolve(hs, v)),
+                        ("np.convolve(ndarray, mapping)", lambda: np.convolve(s, hv)),
+                        ("np.convolve(device arrays)", lambda: np.convolve(xs, xv)),
+                        ("np.convolve(ndarrays) again", lambda: np.convolve(s, v))):
+        print(f"  {label}: {median_us(call, 300):.1f} us")
     a = rng.standard_normal((1024, 1024)).astype(np.float32)
     w = rng.standard_normal(1024).astype(np.float32)
     xa, xw = cg.asarray(a, device=device), cg.asarray(w, device=device)
     norm, xnorm = np.linalg.norm(w), np.linalg.norm(xw)
     print("power-iteration step, 1024^2 (ndarrays / device arrays):")
     for label, host_call, device_call in (
-            ("a @ w", lambda _: a @ w, lambda _: xa @ xw),
-            ("np.linalg.norm(w)", lambda _: np.linalg.norm(w), lambda _: np.linalg.norm(xw)),
-            ("w / norm", lambda _: w / norm, lambda _: xw / xnorm),
-            ("a @ w again", lambda _: a @ w, lambda _: xa @ xw)):
-        print(f"  {label}: {median_us(host_call):.1f} / {median_us(device_call):.1f} us")
+            ("a @ w", lambda: a @ w, lambda: xa @ xw),
+            ("np.linalg.norm(w)", lambda: np.linalg.norm(w), lambda: np.linalg.norm(xw)),
+            ("w / norm", lambda: w / norm, lambda: xw / xnorm),
+            ("a @ w again", lambda: a @ w, lambda: xa @ xw)):
+        print(f"  {label}: {median_us(host_call, 300):.1f} / {median_us(device_call, 300):.1f} us")
 
 
 if __name__ == "__main__":

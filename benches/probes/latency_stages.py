@@ -10,7 +10,6 @@ import argparse
 import cProfile
 import io
 import pstats
-import time
 
 import numpy as np
 import pyopencl as cl
@@ -18,17 +17,7 @@ import pyopencl as cl
 import clarray_gemm as cg
 from clarray_gemm.bench.raw_opencl import RawOpenCL
 from clarray_gemm.memory import Storage
-
-
-def median_us(call, calls: int) -> float:
-    for _ in range(20):
-        call()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times) * 1e6)
+from clock import median_us
 
 
 def profile(call, calls: int, top: int = 14) -> str:

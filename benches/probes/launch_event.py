@@ -2,7 +2,7 @@
 (which always asks the driver for an event and wraps it), and through the OpenCL C API by
 ctypes with and without an event, on a queue without profiling, in interleaved rounds.
 
-    python benches/probes/launch_event.py [--device NVIDIA] [--calls 3000]
+    python benches/probes/launch_event.py [--device NVIDIA] [--calls 250] [--rounds 8]
 """
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import argparse
 import ctypes
 import glob
 import os
-import time
 
 import numpy as np
 import pyopencl as cl
 
 import clarray_gemm as cg
 from clarray_gemm.sources import source_text
+from clock import median_us
 
 
 def opencl_library() -> ctypes.CDLL:
@@ -28,25 +28,11 @@ def opencl_library() -> ctypes.CDLL:
     return ctypes.CDLL(found[0] if found else "libOpenCL.so.1")
 
 
-def median_us(call, calls: int, queue: cl.CommandQueue) -> float:
-    for _ in range(50):
-        call()
-    queue.finish()
-    times = []
-    for i in range(calls):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-        if i % 256 == 255:
-            queue.finish()
-    queue.finish()
-    return float(np.median(times) * 1e6)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default=None)
-    parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--calls", type=int, default=250)
+    parser.add_argument("--rounds", type=int, default=8)
     args = parser.parse_args()
     device = cg.get_device(args.device)
     ctx = device.context
@@ -76,10 +62,11 @@ def main() -> None:
              "C API, with an event (released)": with_event,
              "C API, no event": without_event}
     results: dict[str, list[float]] = {name: [] for name in calls}
-    for _ in range(3):
+    for _ in range(args.rounds):
         for name, call in calls.items():
-            results[name].append(median_us(call, args.calls, queue))
-    print(f"# {device}: one launch, median us, best of 3 interleaved rounds")
+            results[name].append(median_us(call, args.calls))
+            queue.finish()  # the queue never fills: a block, then a drain
+    print(f"# {device}: one launch, median us, best of the interleaved rounds")
     for name, values in results.items():
         print(f"{min(values):7.1f}  {name}")
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import time
 
 import numpy as np
 import pyopencl as cl
 
 import clarray_gemm as cg
+from clock import median_us
 
 MADV_HUGEPAGE = 14
 HUGE = 2 << 20
@@ -28,16 +28,6 @@ def advise_huge(mapped: np.ndarray) -> int:
     start, end = mapped.ctypes.data, mapped.ctypes.data + mapped.nbytes
     lo, hi = (start + HUGE - 1) & ~(HUGE - 1), end & ~(HUGE - 1)
     return _libc.madvise(lo, hi - lo, MADV_HUGEPAGE) if hi > lo else -1
-
-
-def median_ms(call, calls: int) -> float:
-    call()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times) * 1e3)
 
 
 def main() -> None:
@@ -75,8 +65,8 @@ def main() -> None:
     results: dict[str, list[tuple[float, float]]] = {k: [] for k in sets}
     for _ in range(args.rounds):
         for label, (x, y, v, out, out_v) in sets.items():
-            gemm = median_ms(lambda: np.matmul(x, y, out=out), 5)
-            gemv = median_ms(lambda: np.matmul(x, v, out=out_v), 200)
+            gemm = median_us(lambda: np.matmul(x, y, out=out), 5) / 1e3
+            gemv = median_us(lambda: np.matmul(x, v, out=out_v), 200) / 1e3
             results[label].append((gemm, gemv * 1e3))
     for label, rows in results.items():
         gemm, gemv = zip(*rows)

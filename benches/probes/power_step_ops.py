@@ -8,26 +8,11 @@ Device time switches the device to a profiling queue, so it is measured last.
 from __future__ import annotations
 
 import argparse
-import time
-from typing import Any, Callable
-
 import numpy as np
 
 import clarray_gemm as cg
 from clarray_gemm.bench.timing import device_seconds
-
-
-def median_us(call: Callable[[], Any], calls: int, sync: Callable[[], None] | None) -> float:
-    """Median µs of ``call`` (followed by ``sync`` inside the clock when given)."""
-    call()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        call()
-        if sync is not None:
-            sync()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times) * 1e6)
+from clock import median_us
 
 
 def main() -> None:
@@ -47,8 +32,8 @@ def main() -> None:
            "step: w / norm(a @ v)": lambda: w / np.linalg.norm(a @ v)}
     rows = {}
     for label, op in ops.items():
-        drained = median_us(op, args.calls, device.synchronize)
-        enqueued = median_us(op, args.calls, None)
+        drained = median_us(op, args.calls, sync=device.synchronize)
+        enqueued = median_us(op, args.calls)
         device.synchronize()
         rows[label] = (drained, enqueued)
     print(f"# {device}: µs per call")

@@ -7,24 +7,13 @@ same context, in interleaved rounds.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import pyopencl as cl
 
 import clarray_gemm as cg
 from clarray_gemm.sources import source_text
-
-
-def median_us(call, calls: int) -> float:
-    for _ in range(50):
-        call()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times) * 1e6)
+from clock import median_us
 
 
 def main() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import time
 
 import numpy as np
 import pyopencl as cl
@@ -17,18 +16,7 @@ import pyopencl as cl
 import clarray_gemm as cg
 from clarray_gemm.kernels.plans import clear_all
 from clarray_gemm.ops import reduce_plan
-
-
-def seconds(call, queue, reps: int = 30) -> float:
-    call()
-    queue.finish()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        call()
-        queue.finish()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+from clock import median_us
 
 
 def main() -> None:
@@ -42,8 +30,8 @@ def main() -> None:
     host = np.random.default_rng(0).standard_normal(n).astype(np.float32)
     x = cg.asarray(host, device=device)
     src, dst = x.storage.kernel_buffer(), cg.empty(n, np.float32, device=device)
-    copy_s = seconds(lambda: cl.enqueue_copy(queue, dst.storage.kernel_buffer(write=True), src),
-                     queue)
+    copy_s = median_us(lambda: cl.enqueue_copy(queue, dst.storage.kernel_buffer(write=True),
+                                                src), 30, sync=queue.finish) / 1e6
     copy_gbs = 2 * host.nbytes / copy_s / 1e9
     print(f"# {device}: copy {copy_gbs:.0f} GB/s (read + write); reductions read {host.nbytes >> 20} MiB")
     defines = reduce_plan._defines
@@ -61,7 +49,7 @@ def main() -> None:
             got = fn(x)
             if name in expected:
                 assert float(np.asarray(got)) == expected[name], (name, lanes, chunk)
-            gbs = host.nbytes / seconds(lambda: fn(x), queue) / 1e9
+            gbs = host.nbytes / median_us(lambda: fn(x), 30, sync=queue.finish) * 1e-3
             cells.append(f"{gbs:.0f} ({gbs / copy_gbs:.0%})")
         print(f"| {lanes} | {chunk} | " + " | ".join(cells) + " |")
     reduce_plan._defines, reduce_plan._PER_LANE = defines, per_lane
