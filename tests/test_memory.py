@@ -108,15 +108,96 @@ def test_host_resident_buffers_are_reused_still_mapped(device):
         pytest.skip("host-resident buffers exist on unified memory only")
     from clarray_gemm.memory import free_cached_memory
 
+    from clarray_gemm.memory import HOST_BORN_MAX_BYTES
+
     free_cached_memory()
-    a = cg.asarray(np.arange(512, dtype=np.float32), device=device)
+    n = HOST_BORN_MAX_BYTES // 4 + 512  # past the host-born sizes: a real buffer from the start
+    a = cg.asarray(np.arange(n, dtype=np.float32), device=device)
+    assert not a.storage.host_born
     ptr = a.storage.buffer.int_ptr
     del a
     before = cg.transfer_stats()
-    b = cg.asarray(np.ones(512, np.float32), device=device)
+    b = cg.asarray(np.ones(n, np.float32), device=device)
     assert b.storage.buffer.int_ptr == ptr and b.storage.host_resident
     assert (cg.transfer_stats() - before).maps == 0
-    np.testing.assert_array_equal(np.asarray(b), np.ones(512))
+    np.testing.assert_array_equal(np.asarray(b), np.ones(n))
+
+
+# -- host-born storages (unified memory): host memory until a kernel needs a buffer -------------
+@pytest.fixture
+def unified(device):
+    if not device.info.host_unified_memory:
+        pytest.skip("host-born storages exist on unified memory only")
+    return device
+
+
+@pytest.mark.parametrize("n", [1, 7, 257])
+def test_small_host_resident_arrays_are_host_born(unified, n):
+    before = cg.transfer_stats()
+    x = cg.asarray(np.arange(n, dtype=np.float32), device=unified)
+    assert x.storage.host_born and x.storage.host_resident
+    assert (cg.transfer_stats() - before).maps == 0  # no buffer, so nothing mapped
+    np.testing.assert_array_equal(np.asarray(x), np.arange(n))
+
+
+def test_host_born_to_kernel_and_back(unified):
+    """A kernel (host path off, as in the suite) gets a buffer holding the host-born bytes; the
+    host reads the kernel's result after it."""
+    a = np.arange(33, dtype=np.float32)
+    x = cg.asarray(a, device=unified)
+    y = cg.asarray(np.full(33, 0.5, np.float32), device=unified)
+    z = x + y  # a kernel
+    assert not x.storage.host_born and not x.storage.host_resident
+    np.testing.assert_array_equal(np.asarray(z), a + 0.5)
+    np.testing.assert_array_equal(np.asarray(x), a)  # the bytes moved with the storage
+
+
+def test_host_born_view_is_a_snapshot_through_a_kernel_write(unified):
+    """Rule 2 for host-born storages: a host view taken before an in-place kernel write keeps
+    the values it was taken of; the array sees the write."""
+    x = cg.asarray(np.arange(31, dtype=np.float32), device=unified)
+    view = np.asarray(x)
+    x += 1  # a kernel writes x: the storage leaves its host memory to the view
+    np.testing.assert_array_equal(view, np.arange(31))
+    np.testing.assert_array_equal(np.asarray(x), np.arange(31) + 1)
+
+
+def test_host_born_view_is_a_snapshot_through_a_host_write(unified, host_path):
+    x = cg.asarray(np.arange(31, dtype=np.float32), device=unified)
+    view = np.asarray(x)
+    x[...] = -1.0  # host path: fresh host memory for x, the old memory stays with the view
+    assert x.storage.host_born
+    np.testing.assert_array_equal(view, np.arange(31))
+    np.testing.assert_array_equal(np.asarray(x), np.full(31, -1.0))
+
+
+def test_host_born_buffer_on_request_is_mapped_alloc_host_ptr(unified):
+    x = cg.asarray(np.arange(7, dtype=np.float64), device=unified)
+    view = np.asarray(x)
+    flags = x.storage.buffer.get_info(cl.mem_info.FLAGS)  # asked for: one is made, mapped
+    assert flags & cl.mem_flags.ALLOC_HOST_PTR
+    assert not x.storage.host_born and x.storage.host_resident
+    np.testing.assert_array_equal(np.asarray(x), np.arange(7))
+    np.testing.assert_array_equal(view, np.arange(7))
+
+
+def test_host_born_results_of_the_host_path(unified, host_path):
+    """Host-path results (operators, matmul, norm) are host-born, their values NumPy's, and a
+    kernel forced on them afterwards reads the same values."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((31, 33)).astype(np.float32)
+    v = rng.standard_normal(33).astype(np.float32)
+    A, V = cg.asarray(a, device=unified), cg.asarray(v, device=unified)
+    w = A @ V
+    n = np.linalg.norm(w)
+    u = w / n
+    for r in (w, n, u):
+        assert r.storage.host_born
+    np.testing.assert_array_equal(np.asarray(w), a @ v)
+    assert np.asarray(n).tobytes() == np.linalg.norm(a @ v).tobytes()
+    np.testing.assert_array_equal(np.asarray(u), (a @ v) / np.linalg.norm(a @ v))
+    forced = cg.matmul(u, A, kernel="naive")  # a kernel reads the host-born operand
+    np.testing.assert_allclose(np.asarray(forced), np.asarray(u) @ a, rtol=1e-5, atol=1e-5)
 
 
 def test_host_view_outliving_its_array_keeps_the_buffer(device):

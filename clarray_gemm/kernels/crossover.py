@@ -110,12 +110,13 @@ def has_host_path(device: Device) -> bool:
 def crossover(device: Device, family: str, dtype: np.dtype) -> tuple[float, bool]:
     """(size below which the host path runs, whether it was measured on this device);
     0 where the device has no host path."""
-    if not has_host_path(device):
-        return 0.0, False
-    return _RESOLVED.get((device, family, dtype), lambda: _resolve(device, family, dtype))
+    key = (device, family, dtype)
+    return _RESOLVED.find(key) or _RESOLVED.get(key, lambda: _resolve(device, family, dtype))
 
 
 def _resolve(device: Device, family: str, dtype: np.dtype) -> tuple[float, bool]:
+    if not has_host_path(device):  # cached too: ``host_path()`` clears the cache it changes
+        return 0.0, False
     measured = _tuned_lookup(device, family, np.dtype(dtype))
     if measured is not None:
         return float(measured), True

@@ -36,6 +36,9 @@ class PlanCache(Generic[T]):
         self.capacity = capacity
         self._plans: OrderedDict[Hashable, T] = OrderedDict()
         self._lock = threading.Lock()
+        # The hot paths' lookup: the dict's own bound ``get`` (None on a miss), no Python frame
+        # and no builder closure per call; a miss then goes through :meth:`get`.
+        self.find: Callable[[Hashable], T | None] = self._plans.get
         self.builds = 0
         _caches.append(self)
         register_fork_reset(self._plans)  # plans hold the parent's kernels and queues

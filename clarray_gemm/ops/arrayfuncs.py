@@ -17,7 +17,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, asarray, from_host, host_function, zeros
+from ..array import DeviceArray, asarray, from_host, host_function, host_result, zeros
 from ..device import Device, get_device
 from ..kernels.crossover import has_host_path, host_wins
 from ._common import device_of, operand, take_operands
@@ -169,8 +169,19 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         return host_function(np.linalg.norm, (x,), dict(ord=ord, axis=axis, keepdims=keepdims))
     if host_wins(x.device, "reduce", x.dtype, x.size):
         # unified memory, small work: NumPy's norm (one BLAS dot) on the mapping, not 3 ops
-        result = np.linalg.norm(x.host_view(), ord=ord, axis=axis, keepdims=keepdims)
-        return from_host(np.asarray(result), x.device)  # a float result: native, one copy
+        host = x.host_view()
+        if axis is None and not keepdims and x.dtype.kind == "f":
+            # NumPy's own formula for this case (np.linalg.norm: ravel, dot, sqrt), without its
+            # checks: the same bits, ~0.3 us less per call
+            flat = host.ravel(order="K")
+            result = np.sqrt(flat.dot(flat))
+        else:
+            result = np.linalg.norm(host, ord=ord, axis=axis, keepdims=keepdims)
+        if type(result) is not np.ndarray:  # a NumPy scalar: stored into a 0-d result
+            out, view = host_result(x.device, result.itemsize, (), result.dtype, ())
+            view[()] = result
+            return out
+        return from_host(result, x.device)  # a float result: native, one copy
     fused = two_norm(x, axis, keepdims)  # float32/float64: one kernel
     if fused is not None:
         return fused

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..array import DeviceArray, asarray
+from ..array import DeviceArray, asarray, host_result
 from ..array.geometry import c_strides
 from ..device import Device, register_fork_reset
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
@@ -265,20 +265,20 @@ class ElementwisePlan:
     def run_unary_host(self, a: DeviceArray) -> DeviceArray:
         """``run((a,), None, None)`` for a one-output host-path plan (``fresh_host``): NumPy's
         loop from the operand's mapping into a fresh host-resident buffer."""
-        out = DeviceArray.from_storage(Storage(self.device, self.out_nbytes, True), self.shape,
-                                       self.result, self.out_strides)
-        self.spec.ufunc(a.host_view(), out=out.host_view(write=True), casting=self.casting)
+        out, view = host_result(self.device, self.out_nbytes, self.shape, self.result,
+                                self.out_strides)
+        self.spec.ufunc(a.host_view(), out=view, casting=self.casting)
         return out
 
     def run_binary_host(self, a: Any, b: Any) -> DeviceArray:
         """``run((a, b), None, None)`` for a one-output host-path plan (``fresh_host``; device
         arrays, or a device array and a Python scalar that needs no range check): NumPy's loop
         from the operands' mappings straight into a fresh host-resident buffer."""
-        out = DeviceArray.from_storage(Storage(self.device, self.out_nbytes, True), self.shape,
-                                       self.result, self.out_strides)
+        out, view = host_result(self.device, self.out_nbytes, self.shape, self.result,
+                                self.out_strides)
         self.spec.ufunc(a.host_view() if type(a) is DeviceArray else a,
                         b.host_view() if type(b) is DeviceArray else b,
-                        out=out.host_view(write=True), casting=self.casting)
+                        out=view, casting=self.casting)
         return out
 
     def _launch_flat(self, inputs: tuple, targets: list, mask: Any) -> None:
@@ -362,15 +362,17 @@ def plan_for(spec: OpSpec, inputs: tuple, outs: tuple | None, mask: Any, casting
 
 def unary_plan(spec: OpSpec, a: DeviceArray, device: Device) -> ElementwisePlan:
     """The plan of ``spec(a)`` for a device array and no keywords: one dict hit on a short key."""
-    return _PLANS.get((spec, device, a.layout_key),
-                      lambda: plan_for(spec, (a,), None, None, "same_kind", None, device))
+    key = (spec, device, a.layout_key)
+    return _PLANS.find(key) or _PLANS.get(
+        key, lambda: plan_for(spec, (a,), None, None, "same_kind", None, device))
 
 
 def binary_plan(spec: OpSpec, a: DeviceArray, b: DeviceArray, device: Device) -> ElementwisePlan:
     """The plan of ``spec(a, b)`` for two device arrays and no keywords (the operators' call):
     one dict hit on a short key."""
-    return _PLANS.get((spec, device, a.layout_key, b.layout_key),
-                      lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))
+    key = (spec, device, a.layout_key, b.layout_key)
+    return _PLANS.find(key) or _PLANS.get(
+        key, lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))
 
 
 def scalar_plan(spec: OpSpec, a: Any, b: Any, device: Device) -> ElementwisePlan | None:
@@ -378,7 +380,8 @@ def scalar_plan(spec: OpSpec, a: Any, b: Any, device: Device) -> ElementwisePlan
     keywords: one dict hit on a short key (the plan depends on the scalar's type only)."""
     key = (spec, device, a.layout_key if type(a) is DeviceArray else type(a),
            b.layout_key if type(b) is DeviceArray else type(b))
-    return _PLANS.get(key, lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))
+    return _PLANS.find(key) or _PLANS.get(
+        key, lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))
 
 
 def run_op(spec: OpSpec, inputs: tuple, outs: tuple | None = None, mask: Any = None,

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._dispatch import NumPyDecides, implements, implements_ufunc
-from ..array import DeviceArray, asarray, empty, zeros
+from ..array import DeviceArray, asarray, empty, host_result, zeros
 from ..array.geometry import c_strides
 from ..device import Device
 from ..kernels import gemm, gemm_mma
@@ -172,6 +172,8 @@ class MatmulPlan:
             else:
                 self.kind, self.reason = "kernel", ""
                 self._plan_kernel(a, b, kernel, params)
+        # NumPy straight into a fresh host-resident result: decided once, checked first per call
+        self.host_into_mapping = self.kind == "host" and device.info.host_unified_memory
 
     def _plan_kernel(self, a, b, kernel, params) -> None:
         M, N, K, batch_shape, compute = self.M, self.N, self.K, self.batch_shape, self.compute
@@ -212,6 +214,16 @@ class MatmulPlan:
     def run(self, a: DeviceArray | np.ndarray, b: DeviceArray | np.ndarray) -> DeviceArray:
         """Compute ``a @ b`` (operands with this plan's key) into a fresh device array."""
         device = self.device
+        if self.host_into_mapping:
+            out, view = host_result(device, self.out_nbytes, self.out_shape, self.result_dtype,
+                                    self.out_strides)
+            ah = a.host_view() if type(a) is DeviceArray else a
+            bh = b.host_view() if type(b) is DeviceArray else b
+            if self.dtype_arg is None:
+                np.matmul(ah, bh, view)
+            else:
+                np.matmul(ah, bh, out=view, dtype=self.dtype_arg)
+            return out
         if self.kind == "kernel":
             return self._run_kernel(a, b)
         if self.kind == "row_blocks":
@@ -219,16 +231,6 @@ class MatmulPlan:
         if self.kind == "trivial":
             return (empty if math.prod(self.out_shape) == 0 else zeros)(
                 self.out_shape, self.result_dtype, device=device)
-        if device.info.host_unified_memory:
-            out = DeviceArray.from_storage(Storage(device, self.out_nbytes, host_resident=True),
-                                           self.out_shape, self.result_dtype, self.out_strides)
-            ah = a.host_view() if type(a) is DeviceArray else a
-            bh = b.host_view() if type(b) is DeviceArray else b
-            if self.dtype_arg is None:
-                np.matmul(ah, bh, out=out.host_view(write=True))
-            else:
-                np.matmul(ah, bh, out=out.host_view(write=True), dtype=self.dtype_arg)
-            return out
         host = np.matmul(np.asarray(a), np.asarray(b), dtype=self.dtype_arg)
         return asarray(host, device=device)
 
@@ -368,6 +370,7 @@ def _host_operand(b: np.ndarray, batch_shape: tuple, rows: int, cols: int) -> Ge
 
 
 _PLANS: PlanCache[MatmulPlan] = PlanCache("matmul")
+_OPERATOR_PLANS: PlanCache[MatmulPlan] = PlanCache("matmul-operator")  # ``a @ b``'s short keys
 
 
 def _operand_key(x: DeviceArray | np.ndarray) -> tuple:
@@ -470,7 +473,16 @@ _UNSUPPORTED_KW = {"axis", "signature", "where", "order", "subok", "keepdims", "
 @implements_ufunc(np.matmul)
 def _matmul_ufunc(ufunc, inputs, kwargs):
     if not kwargs and len(inputs) == 2:  # ``a @ b``: straight to the plan
-        a, b = operand(inputs[0]), operand(inputs[1])
+        a, b = inputs
+        if type(a) is DeviceArray and type(b) is DeviceArray and a.device is b.device:
+            # two device arrays: a shorter key (offsets & 255 keep what _operand_key's
+            # ``% (16 * itemsize)`` keeps) for the same plan object
+            key = (a.layout_key, a.offset & 255, b.layout_key, b.offset & 255, a.device,
+                   resolve_precision(None))
+            plan = _OPERATOR_PLANS.find(key) or _OPERATOR_PLANS.get(
+                key, lambda: plan_for(a, b, None, a.device))
+            return plan.run(a, b)
+        a, b = operand(a), operand(b)
         return plan_for(a, b, None, device_of(a, b)).run(a, b)
     if len(inputs) != 2 or _UNSUPPORTED_KW & kwargs.keys():
         return NotImplemented  # NumPy's answer through the host
