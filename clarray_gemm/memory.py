@@ -326,6 +326,18 @@ class Storage:
         if not host_resident:
             self._to_device()
 
+    @classmethod
+    def adopting(cls, device: Device, host: np.ndarray) -> "Storage":
+        """A host-born storage whose memory is ``host`` (1-D uint8, at least one byte, that no
+        one else writes): a fresh NumPy result taken over without a copy (unified memory)."""
+        self = object.__new__(cls)
+        self.device, self.nbytes = device, host.nbytes
+        self._exports = self._read_map = self._mapping = self._buffer = None
+        self._read_is_copy = self._write_mapped = False
+        self._unified = True
+        self._host = host
+        return self
+
     @property
     def buffer(self) -> cl.MemoryObject:
         """The OpenCL buffer (a host-born storage gets one here, mapped: it stays host-resident).

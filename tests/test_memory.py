@@ -210,3 +210,34 @@ def test_host_view_outliving_its_array_keeps_the_buffer(device):
     again = [cg.asarray(np.full(64, 2.0, np.float32), device=device) for _ in range(4)]
     assert all((np.asarray(o) == -1).all() for o in others)
     assert all((np.asarray(o) == 2).all() for o in again)
+
+
+def test_host_path_reduction_results_are_adopted_without_a_copy(unified, host_path):
+    """A host-path reduction's fresh NumPy result becomes the result's memory (no copy), keeps
+    NumPy's values and dtype, and a kernel reads it afterwards."""
+    a = np.arange(7 * 33, dtype=np.float32).reshape(7, 33)
+    x = cg.asarray(a, device=unified)
+    before = cg.transfer_stats()
+    s = np.sum(x, axis=0)
+    assert (cg.transfer_stats() - before).host_to_device == 0  # adopted, not copied in
+    assert s.storage.host_born and s.dtype == np.float32 and s.shape == (33,)
+    np.testing.assert_array_equal(np.asarray(s), a.sum(axis=0))
+    total = np.sum(x)  # 0-d
+    assert total.shape == () and np.asarray(total) == a.sum()
+    forced = cg.matmul(s, np.ones((33, 2), np.float32), kernel="naive")
+    np.testing.assert_allclose(np.asarray(forced), np.tile(a.sum(axis=0).sum(), (2,)), rtol=1e-6)
+
+
+def test_adopt_host_copies_what_it_cannot_take_over(unified):
+    from clarray_gemm.array import adopt_host
+
+    base = np.arange(20, dtype=np.float32)
+    view = base[::2]  # not its own memory, not contiguous
+    y = adopt_host(np.ascontiguousarray(view), unified)
+    base[:] = -1
+    np.testing.assert_array_equal(np.asarray(y), np.arange(0, 20, 2))
+    swapped = np.arange(5, dtype=">f4")  # not native: copied (from_host)
+    z = adopt_host(swapped.astype("<f4"), unified)
+    np.testing.assert_array_equal(np.asarray(z), np.arange(5))
+    empty = adopt_host(np.empty((0, 3), np.float32), unified)
+    assert empty.shape == (0, 3)

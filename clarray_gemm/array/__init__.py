@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from .creation import (asarray, empty, empty_like, full, full_like, ones, ones_like, zeros,
                        zeros_like)
-from .device_array import (DeviceArray, call_ufunc, from_host, host_result, is_device_array,
-                           new_array)
+from .device_array import (DeviceArray, adopt_host, call_ufunc, from_host, host_result,
+                           is_device_array, new_array)
 from .host_fallback import host_function, host_ufunc, to_host
 
 __all__ = ["DeviceArray", "asarray", "empty", "zeros", "ones", "full", "empty_like",
            "zeros_like", "ones_like", "full_like", "is_device_array", "new_array", "from_host",
-           "host_result", "call_ufunc", "to_host", "host_function", "host_ufunc"]
+           "host_result", "adopt_host", "call_ufunc", "to_host", "host_function", "host_ufunc"]

@@ -27,7 +27,7 @@ from .geometry import (anchor, basic_view_geometry, c_strides, check_byte_size, 
                        is_basic_index, normalize_shape)
 
 __all__ = ["DeviceArray", "call_ufunc", "new_array", "from_host", "host_result",
-           "is_device_array"]
+           "adopt_host", "is_device_array"]
 
 
 def call_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
@@ -568,6 +568,22 @@ def host_result(device: Device, nbytes: int, shape: tuple, dtype: np.dtype,
     view = np.ndarray(shape, dtype, raw, 0, strides)
     out._host_cache = (raw, view)
     return out, view
+
+
+def adopt_host(result: np.ndarray, device: Device) -> DeviceArray:
+    """A device array holding a fresh NumPy result that the caller gives up: on unified memory
+    its memory is taken over as a host-born storage (no copy) when NumPy owns it, C-contiguous,
+    aligned and writable; otherwise a copy (:func:`from_host`)."""
+    flags = result.flags
+    if (device.info.host_unified_memory and type(result) is np.ndarray and result.size
+            and flags.owndata and flags.c_contiguous and flags.aligned and flags.writeable
+            and result.dtype.isnative and not result.dtype.hasobject):
+        raw = result.reshape(-1).view(np.uint8)
+        out = DeviceArray.from_storage(Storage.adopting(device, raw), result.shape,
+                                       result.dtype, result.strides)
+        out._host_cache = (raw, result)
+        return out
+    return from_host(result, device)
 
 
 def from_host(host: np.ndarray, device: Device) -> DeviceArray:

@@ -17,7 +17,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, asarray, from_host, host_function, host_result, zeros
+from ..array import DeviceArray, adopt_host, asarray, host_function, host_result, zeros
 from ..device import Device, get_device
 from ..kernels.crossover import has_host_path, host_wins
 from ._common import device_of, operand, take_operands
@@ -181,7 +181,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
             out, view = host_result(x.device, result.itemsize, (), result.dtype, ())
             view[()] = result
             return out
-        return from_host(result, x.device)  # a float result: native, one copy
+        return adopt_host(result, x.device)  # NumPy's fresh float result, kept as it is
     fused = two_norm(x, axis, keepdims)  # float32/float64: one kernel
     if fused is not None:
         return fused

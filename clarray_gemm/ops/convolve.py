@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._dispatch import implements
-from ..array import DeviceArray, asarray, empty
+from ..array import DeviceArray, adopt_host, asarray, empty
 from ..device import Device
 from ..kernels import conv
 from ..kernels.conv import ConvProblem
@@ -26,7 +26,6 @@ from ..kernels.crossover import (FFT_LONG_SIGNAL, HOST_FFT_MIN_SIGNAL, crossover
                                  has_host_path, prefer_host)
 from ..kernels.plans import PlanCache
 from ..kernels.variant import Choice
-from ..memory import Storage
 from ._common import compute_dtype, device_of, numpy_answers, take_operands
 from .convolve_host import block_length, fft_convolve_full
 
@@ -215,13 +214,10 @@ def _run_on_host(plan: "_Plan", strategy: str) -> DeviceArray:
 
 
 def _wrap_host(host: np.ndarray, device: Device) -> DeviceArray | np.ndarray:
-    """A host result as a device array: copied into a host-resident buffer on unified memory."""
+    """A host result as a device array: kept, or copied, as host memory on unified memory."""
     if not device.info.host_unified_memory or host.dtype.hasobject:
         return host if host.dtype.hasobject else asarray(host, device=device)
-    out = DeviceArray.from_storage(Storage(device, host.nbytes, True), host.shape, host.dtype,
-                                   (host.itemsize,) if host.ndim else ())
-    out.host_view(write=True)[...] = host
-    return out
+    return adopt_host(np.ascontiguousarray(host), device)  # at most one copy
 
 
 def _signal_on_device(x: DeviceArray | np.ndarray, compute: np.dtype, device: Device

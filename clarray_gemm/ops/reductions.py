@@ -21,7 +21,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, asarray, from_host, host_function, to_host
+from ..array import DeviceArray, adopt_host, asarray, host_function, to_host
 from ..fallbacks import record_host_call
 from ..kernels.crossover import host_wins
 from .elementwise import kernel_dtype
@@ -158,7 +158,7 @@ def _on_host_path(func: Any, a: DeviceArray, kwargs: dict) -> Any:
     else:
         func(a.host_view(), **dict(kwargs, out=out.host_view(write=True)))
         return out
-    return from_host(np.asarray(result), a.device)  # one copy into a fresh mapped buffer
+    return adopt_host(np.asarray(result), a.device)  # NumPy's fresh result, kept as it is
 
 
 def _reducer(name: str):
