@@ -26,15 +26,23 @@ __all__ = ["VARIANT", "VARIANTS", "resolve"]
 
 SOURCE = "gemv_split.cl"
 DEFAULTS = {"WG": 0, "VW": 0, "LANES": 0, "RT": 0, "KSPLIT": 0}
-# Rows per work-item group of the column kernel (x @ A). H100, float32, forced sweep of
-# benches/gpu_gemm_shapes.py: RT 8 60.5 us at 4096^2 and 131 us at 8192^2, RT 16 68 / 135 us.
-_RT_COLS = 8
-# Work-group size by kernel (WG 0): an H100 sweep at 4096^2 had gemv_rows fastest at 128 (44 us
-# against 53 us at 256, both unsplit) and gemv_cols at 256.
-_WG_ROWS, _WG_COLS = 128, 256
+# Work-group size (WG 0) and rows per work-item group of the column kernel (RT 0, x @ A), by
+# matrix size. H100, float32, wall time with the queue drained, forced sweep of
+# benches/probes/gemv_sweep.py (copy bandwidth 2743 GB/s in the same run):
+# 8192^2: gemv_rows WG 512 unsplit 121 us (81% of copy) against 133 us (74%) at WG 128;
+#         gemv_cols WG 512 RT 8 unsplit 118 us (83%) against 123 us (79%) at WG 256.
+# 4096^2: gemv_rows WG 128 59 us, WG 64 55 us, WG 512 no better (session 4: 128 beat 256);
+#         gemv_cols WG 512 RT 4 unsplit 55 us (45%) against 69 us (35%) at WG 256 RT 8.
+# Below 4096^2 the column kernel keeps WG 256 RT 8 (session 4's choice): larger groups would
+# leave too few of them to split K over on matrices of 1024^2 and 2048^2.
+_MID_MATRIX, _LARGE_MATRIX = 1 << 24, 1 << 26  # elements from which those choices apply
+_WG_ROWS, _WG_ROWS_LARGE, _WG_COLS, _WG_COLS_MID = 128, 512, 256, 512
+_RT_COLS, _RT_COLS_MID = 8, 4
 _WIDTHS = (1, 2, 4, 8, 16)
-# Work-groups of WG work-items wanted per compute unit (loads in flight: Little's law).
-_GROUPS_PER_UNIT = 4
+# Work-items wanted in flight per compute unit (loads in flight: Little's law); K is split
+# until the launch has this many. Counted in work-items, not work-groups, so that a launch of
+# a few large work-groups is not split needlessly (8192^2 at WG 512: 512 groups, unsplit).
+_ITEMS_PER_UNIT = 4 * 128
 # The fewest vector loads one work-item makes per slice before K is split further.
 _MIN_STEPS = 8
 i32, i64 = np.int32, np.int64
@@ -44,26 +52,37 @@ def _pow2_at_least(n: int) -> int:
     return 1 << max(n - 1, 0).bit_length()
 
 
+def _pow2_at_most(n: int) -> int:
+    return 1 << max(n, 1).bit_length() - 1
+
+
 def resolve(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict[str, int]:
     """All ``-D`` parameters and the kernel (``ROWS`` 1: gemv_rows) for ``p``; zeros chosen
-    by the shape: VW 16 bytes, LANES up to 32 along a row, RT 8, KSPLIT to fill the device."""
+    by the shape (see the sweep above): WG, VW 16 bytes, LANES up to 32 along a row, RT,
+    KSPLIT to fill the device."""
     d = dict(DEFAULTS)
     d.update(params)
     rows_r, x, v, _ = _gemv_geometry(p)
     rows = int(x[3] == 1)
-    wg = d["WG"] or (_WG_ROWS if rows else _WG_COLS)
+    elements = rows_r * p.K
+    mid = _MID_MATRIX <= elements < _LARGE_MATRIX
+    if rows:
+        wg = _WG_ROWS_LARGE if elements >= _LARGE_MATRIX else _WG_ROWS
+    else:
+        wg = _WG_COLS_MID if elements >= _MID_MATRIX else _WG_COLS
+    wg = d["WG"] or min(wg, _pow2_at_most(info.max_work_group_size))
     vw = d["VW"] or max(1, min(16, 16 // p.itemsize))
     if rows:
         lanes = d["LANES"] or min(32, wg, _pow2_at_least(-(-p.K // vw)))
         per_group, per_slice_item = wg // lanes, lanes * vw
     else:
         lanes = 1
-        rt = d["RT"] or min(_RT_COLS, wg)
+        rt = d["RT"] or min(_RT_COLS_MID if mid else _RT_COLS, wg)
         per_group, per_slice_item = rt * vw, wg // rt
     groups = -(-rows_r // per_group) * p.batch
     ksplit = d["KSPLIT"]
     if ksplit == 0:
-        want = -(-_GROUPS_PER_UNIT * max(info.compute_units, 1) // groups)
+        want = -(-_ITEMS_PER_UNIT * max(info.compute_units, 1) // (groups * wg))
         most = max(1, p.K // (per_slice_item * _MIN_STEPS))
         ksplit = max(1, min(want, most))
     kc = -(-p.K // ksplit)
@@ -72,8 +91,8 @@ def resolve(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict
     ksplit = -(-p.K // kc)  # no empty slices
     aligned_stride = x[2] if rows else x[3]
     aligned = all(s % vw == 0 for s in (x[1], aligned_stride, x[4] if p.batch > 1 else 0))
-    d.update(WG=wg, VW=vw, LANES=lanes, RT=d["RT"] or min(_RT_COLS, wg), KSPLIT=ksplit,
-             KC=kc, ROWS=rows, ALIGNED=int(aligned), V_UNIT=int(v[2] == 1),
+    d.update(WG=wg, VW=vw, LANES=lanes, RT=d["RT"] or min(_RT_COLS, wg) if rows else rt,
+             KSPLIT=ksplit, KC=kc, ROWS=rows, ALIGNED=int(aligned), V_UNIT=int(v[2] == 1),
              GROUPS=-(-rows_r // per_group))
     return d
 
