@@ -3,7 +3,7 @@
 matrix read and as a fraction of the device-to-device copy bandwidth measured in the same run
 (``clEnqueueCopyBuffer`` of 256 MiB, bytes read + written).
 
-    python benches/probes/gemv_sweep.py [--device NVIDIA] [--sizes 8192 4096]
+    python benches/probes/gemv_sweep.py [--device NVIDIA] [--sizes 8192 4096] [--defaults-only]
 """
 from __future__ import annotations
 
@@ -32,6 +32,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="NVIDIA")
     parser.add_argument("--sizes", type=int, nargs="+", default=[8192, 4096])
+    parser.add_argument("--defaults-only", action="store_true",
+                        help="time the default parameters only (no sweep)")
     args = parser.parse_args()
     dev = cg.get_device(args.device)
     copy = copy_gbps(dev)
@@ -50,7 +52,7 @@ def main() -> None:
                 else (lambda p: cg.matmul(x, a, kernel="gemv_split", params=p))
             ref = ref_rows if orient == "rows" else ref_cols
             results = []
-            for params in [{}] + configs:
+            for params in [{}] + ([] if args.defaults_only else configs):
                 try:
                     got = np.asarray(call(params))
                 except (ValueError, cl.Error) as exc:
