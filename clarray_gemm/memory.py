@@ -361,18 +361,26 @@ class Storage:
 
     def _to_host(self) -> np.ndarray:
         """Map the whole buffer read-write and keep it mapped (unified memory only)."""
-        mapped = calls.map_buffer(self.device.queue, self._buffer, _MAP_RW, 0,
-                                  max(self.nbytes, 1))
-        count_transfer(maps=1)
+        mapped = self._map_whole(self._buffer)
         self._mapping = _Mapping(self.device, self.nbytes, self._buffer, mapped)
         self._host = mapped
         return mapped
 
+    def _map_whole(self, buffer: cl.MemoryObject) -> np.ndarray:
+        mapped = calls.map_buffer(self.device.queue, buffer, _MAP_RW, 0, max(self.nbytes, 1))
+        count_transfer(maps=1)
+        return mapped
+
+    # Transitions run under ``_transition``, but the fast paths read ``_host`` (kernel_buffer,
+    # host_bytes) and ``_buffer`` (buffer) without it. So a transition publishes those fields
+    # last, once what they point at is ready: a thread that sees ``_host`` cleared must find
+    # the buffer written and its unmap enqueued, one that sees ``_buffer`` set must find a
+    # buffer holding the bytes.
     def _to_device(self) -> None:
         """Unmap a host-resident buffer so kernels may use it (no wait)."""
-        mapping, self._mapping, self._host = self._mapping, None, None
-        self._exports = None
-        mapping.release()
+        self._mapping.release()
+        self._mapping = self._exports = None
+        self._host = None
 
     def has_host_views(self) -> bool:
         """True while host views handed out by :meth:`read_view` are alive and share this
@@ -393,14 +401,18 @@ class Storage:
         if self._unified and old_host is not None:
             # The old memory lives on with the views that hold it (a mapping is parked after
             # them); a host-born storage stays host-born.
-            self._exports = self._mapping = self._host = None
             if old_buffer is None:
-                fresh = self._host = np.empty(self.nbytes or 1, np.uint8)
+                fresh, mapping, buffer = np.empty(self.nbytes or 1, np.uint8), None, None
             else:
-                self._buffer = new_buffer(self.device, self.nbytes)
-                fresh = self._to_host()
+                buffer = new_buffer(self.device, self.nbytes)
+                fresh = self._map_whole(buffer)
+                mapping = _Mapping(self.device, self.nbytes, buffer, fresh)
             if copy_contents and self.nbytes:
                 np.copyto(fresh[: self.nbytes], old_host[: self.nbytes])
+            self._exports, self._mapping = None, mapping
+            if buffer is not None:
+                self._buffer = buffer
+            self._host = fresh
             return
         fresh_buffer = new_buffer(self.device, self.nbytes)
         if copy_contents and self.nbytes:
@@ -570,12 +582,13 @@ class Storage:
 
     def _detach_for_kernel(self) -> None:
         """Unified memory: give kernels a fresh, unmapped buffer with this storage's bytes."""
-        old_host = self._host
-        self._exports = self._mapping = self._host = None  # the views keep the old mapping
-        self._buffer = new_buffer(self.device, self.nbytes)
+        buffer = new_buffer(self.device, self.nbytes)
         if self.nbytes:
-            calls.copy(self.device.queue, self._buffer, old_host[: self.nbytes], is_blocking=True)
+            calls.copy(self.device.queue, buffer, self._host[: self.nbytes], is_blocking=True)
             count_transfer(device_to_device=self.nbytes)
+        self._buffer = buffer
+        self._exports = self._mapping = None  # the views keep the old mapping
+        self._host = None
 
     def _leave_host_memory(self, map_after: bool) -> None:
         """A host-born storage gets its buffer, with its bytes: unmapped for a kernel (one
@@ -584,12 +597,14 @@ class Storage:
         if not map_after:
             self._detach_for_kernel()
             return
-        old_host = self._host
-        self._exports = self._mapping = self._host = None
-        self._buffer = new_buffer(self.device, self.nbytes)
-        fresh = self._to_host()
+        buffer = new_buffer(self.device, self.nbytes)
+        fresh = self._map_whole(buffer)
         if self.nbytes:
-            np.copyto(fresh[: self.nbytes], old_host[: self.nbytes])
+            np.copyto(fresh[: self.nbytes], self._host[: self.nbytes])
+        self._exports = None
+        self._mapping = _Mapping(self.device, self.nbytes, buffer, fresh)
+        self._host = fresh
+        self._buffer = buffer
 
 
 class _HostMemory:

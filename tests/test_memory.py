@@ -1,4 +1,7 @@
 """Host-mapped buffers: zero-copy views, the coherence rule, the fill path and byte counters."""
+import threading
+import time
+
 import numpy as np
 import pyopencl as cl
 import pytest
@@ -150,6 +153,40 @@ def test_host_born_to_kernel_and_back(unified):
     assert not x.storage.host_born and not x.storage.host_resident
     np.testing.assert_array_equal(np.asarray(z), a + 0.5)
     np.testing.assert_array_equal(np.asarray(x), a)  # the bytes moved with the storage
+
+
+@pytest.mark.parametrize("n", [5, 40000], ids=["host-born", "mapped"])
+def test_threads_sharing_a_host_resident_array_all_read_its_bytes(unified, n, monkeypatch):
+    """Kernels launched by several threads at once on one shared host-resident storage (the
+    first kernel moves it to the device): every thread reads its bytes. Buffer creation is
+    slowed down so that the other threads run while the first one moves the storage: they
+    must not take the new buffer before the bytes are in it (a race once seen as garbage in
+    1 of ~5 runs of the 8-thread host-path test)."""
+    from clarray_gemm import memory
+
+    def slow_new_buffer(*args, **kwargs):
+        buffer = create(*args, **kwargs)
+        time.sleep(0.002)
+        return buffer
+    create = memory.new_buffer
+    monkeypatch.setattr(memory, "new_buffer", slow_new_buffer)
+    a = np.arange(n, dtype=np.float64) + 0.5
+    wrong = []
+    for _ in range(10):
+        shared = cg.asarray(a, device=unified)
+        gate = threading.Barrier(6)
+
+        def work():
+            gate.wait()
+            got = np.asarray(shared + 1.0)  # a kernel (host path off, as in the suite)
+            if not np.array_equal(got, a + 1.0):
+                wrong.append(got[:4])
+        threads = [threading.Thread(target=work) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not wrong, wrong
 
 
 def test_host_born_view_is_a_snapshot_through_a_kernel_write(unified):
