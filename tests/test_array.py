@@ -226,6 +226,18 @@ def test_devices_listing_and_choice(device):
         assert cg.get_device("cpu") == cg.default_device()
 
 
+def test_a_device_is_one_object_per_process_through_copies_and_pickles(device):
+    """Plans are keyed on devices by identity: copies and unpickled devices are the same
+    object, and an array's copy keeps its device object."""
+    import copy
+    import pickle
+
+    assert copy.copy(device) is device and copy.deepcopy(device) is device
+    assert pickle.loads(pickle.dumps(device)) is device
+    x = cg.asarray(np.arange(5.0), device=device)
+    assert copy.deepcopy(x).device is device
+
+
 def test_synchronize_waits_for_queued_work(device):
     import pyopencl as cl
     x = cg.asarray(np.ones((300, 300), np.float32), device=device)

@@ -32,7 +32,7 @@ __all__ = ["OpSpec", "ElementwisePlan", "plan_for", "binary_plan", "run_op", "ke
 PYTHON_SCALARS = (bool, int, float)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one object per operation (ufuncs.SPECS): identity keys plans
 class OpSpec:
     """One elementwise operation: its ``OP_<name>`` in ``opencl/ufunc_ops.h``, operand counts,
     and the NumPy ufunc whose dtype resolution and host loop it shares."""
