@@ -92,16 +92,22 @@ def in_flight(d: dict) -> int:
 
 
 def test_split_fills_the_gpu(device):
-    """On 132 compute units every GEMV launch has at least 4 x 128 work-items per unit in
-    flight, splitting K where the rows alone give fewer; the explanation names the kernel."""
+    """On 132 compute units a large or skinny GEMV launch has at least 4 x 128 work-items per
+    unit in flight, splitting K where the rows alone give under an eighth of that; square
+    products up to 2048^2 run unsplit (H100 sweep: a split's second launch costs more than it
+    saves there). The explanation names the kernel."""
     from clarray_gemm.kernels import gemv_split
     info = fake_device(device, **NVIDIA).info
-    for shape in [(1, 4096, 4096), (4096, 1, 4096), (1, 8192, 8192), (8192, 1, 8192)]:
+    for shape in [(1, 4096, 4096), (4096, 1, 4096), (1, 8192, 8192), (8192, 1, 8192),
+                  (64, 1, 1 << 20), (1, 64, 1 << 20), (2, 1, 1 << 22)]:
         d = gemv_split.resolve(problem(*shape), info, {})
         assert d["ROWS"] == int(shape[1] == 1)
         assert in_flight(d) >= 4 * 128 * 132, (shape, d)
-    for shape in [(1, 1024, 1024), (1, 2048, 2048), (2048, 1, 2048)]:
+    for shape in [(64, 1, 1 << 20), (1, 64, 1 << 20)]:
         assert gemv_split.resolve(problem(*shape), info, {})["KSPLIT"] > 1, shape
+    for shape in [(1, 1024, 1024), (1024, 1, 1024), (1, 2048, 2048), (2048, 1, 2048)]:
+        d = gemv_split.resolve(problem(*shape), info, {})
+        assert d["KSPLIT"] == 1 and (d["ROWS"] or d["RT"] == 4), (shape, d)
     x = cg.zeros((300, 4096), np.float32, device=device)
     text = cg.explain_matmul(x, cg.zeros((4096,), np.float32, device=device), kernel=KERNEL)
     assert "kernel: gemv_split" in text

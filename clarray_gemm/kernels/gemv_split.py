@@ -33,16 +33,21 @@ DEFAULTS = {"WG": 0, "VW": 0, "LANES": 0, "RT": 0, "KSPLIT": 0}
 #         gemv_cols WG 512 RT 8 unsplit 118 us (83%) against 123 us (79%) at WG 256.
 # 4096^2: gemv_rows WG 128 59 us, WG 64 55 us, WG 512 no better (session 4: 128 beat 256);
 #         gemv_cols WG 512 RT 4 unsplit 55 us (45%) against 69 us (35%) at WG 256 RT 8.
-# Below 4096^2 the column kernel keeps WG 256 RT 8 (session 4's choice): larger groups would
-# leave too few of them to split K over on matrices of 1024^2 and 2048^2.
+# 2048^2 (session 7): gemv_rows WG 128 unsplit 28.7 us against 34.5 us split in 2;
+#         gemv_cols WG 256 RT 4 unsplit 28.0 us against 31.5 us at RT 8 split in 5.
+# 1024^2: gemv_rows unsplit 23.8 us (the fastest); gemv_cols WG 256 RT 4 unsplit 25.2 us
+#         against 28.9 us at RT 8 split in 4. A split's second launch costs more than it saves
+#         on these sizes; below 2^26 elements the column kernel takes RT 4 (more groups).
 _MID_MATRIX, _LARGE_MATRIX = 1 << 24, 1 << 26  # elements from which those choices apply
 _WG_ROWS, _WG_ROWS_LARGE, _WG_COLS, _WG_COLS_MID = 128, 512, 256, 512
-_RT_COLS, _RT_COLS_MID = 8, 4
+_RT_COLS, _RT_COLS_LARGE = 4, 8
 _WIDTHS = (1, 2, 4, 8, 16)
-# Work-items wanted in flight per compute unit (loads in flight: Little's law); K is split
-# until the launch has this many. Counted in work-items, not work-groups, so that a launch of
-# a few large work-groups is not split needlessly (8192^2 at WG 512: 512 groups, unsplit).
+# Work-items wanted in flight per compute unit (loads in flight: Little's law), counted in
+# work-items, not work-groups (8192^2 at WG 512: 512 groups, enough). K is split to reach it
+# only where an unsplit launch would have under 1/_SPLIT_SHORTFALL of it: skinny products
+# (a few rows over a long K), not the square sizes above.
 _ITEMS_PER_UNIT = 4 * 128
+_SPLIT_SHORTFALL = 8
 # The fewest vector loads one work-item makes per slice before K is split further.
 _MIN_STEPS = 8
 i32, i64 = np.int32, np.int64
@@ -65,7 +70,6 @@ def resolve(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict
     rows_r, x, v, _ = _gemv_geometry(p)
     rows = int(x[3] == 1)
     elements = rows_r * p.K
-    mid = _MID_MATRIX <= elements < _LARGE_MATRIX
     if rows:
         wg = _WG_ROWS_LARGE if elements >= _LARGE_MATRIX else _WG_ROWS
     else:
@@ -77,21 +81,21 @@ def resolve(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict
         per_group, per_slice_item = wg // lanes, lanes * vw
     else:
         lanes = 1
-        rt = d["RT"] or min(_RT_COLS_MID if mid else _RT_COLS, wg)
+        rt = d["RT"] or min(_RT_COLS_LARGE if elements >= _LARGE_MATRIX else _RT_COLS, wg)
         per_group, per_slice_item = rt * vw, wg // rt
     groups = -(-rows_r // per_group) * p.batch
     ksplit = d["KSPLIT"]
     if ksplit == 0:
         want = -(-_ITEMS_PER_UNIT * max(info.compute_units, 1) // (groups * wg))
         most = max(1, p.K // (per_slice_item * _MIN_STEPS))
-        ksplit = max(1, min(want, most))
+        ksplit = max(1, min(want, most)) if want >= _SPLIT_SHORTFALL else 1
     kc = -(-p.K // ksplit)
     if rows:
         kc = -(-kc // vw) * vw
     ksplit = -(-p.K // kc)  # no empty slices
     aligned_stride = x[2] if rows else x[3]
     aligned = all(s % vw == 0 for s in (x[1], aligned_stride, x[4] if p.batch > 1 else 0))
-    d.update(WG=wg, VW=vw, LANES=lanes, RT=d["RT"] or min(_RT_COLS, wg) if rows else rt,
+    d.update(WG=wg, VW=vw, LANES=lanes, RT=d["RT"] or min(_RT_COLS_LARGE, wg) if rows else rt,
              KSPLIT=ksplit, KC=kc, ROWS=rows, ALIGNED=int(aligned), V_UNIT=int(v[2] == 1),
              GROUPS=-(-rows_r // per_group))
     return d
