@@ -37,6 +37,11 @@
 //   KSPLIT         number of K slices (1: no split)
 //   EDGE_ONLY_CLAMP 1: steps wholly inside the matrices load without bounds clamping (a
 //                  uniform branch per step); 0: every step clamps
+//   BATCH_INNER    0: one batch level (matrix b of A at a_off + b*a_batch). N > 0: two levels,
+//                  for batch dimensions broadcast against each other (NumPy's (8,1,m,k) @
+//                  (1,32,k,n)): matrix b of A at a_off + (b / N)*a_batch + (b % N)*A_BATCH_INNER,
+//                  of B likewise with b_batch and B_BATCH_INNER; C stays one level (c_batch).
+//   A_BATCH_INNER, B_BATCH_INNER  the inner batch strides (elements; 0 broadcasts)
 //   BM*BK and BN*BK must be multiples of 4*NT (each work-item loads whole T4 vectors).
 #include "gemm_layout.h"
 // SIMULATOR 1 (set for Oclgrind) changes two things that Oclgrind's uninitialized-value
@@ -100,6 +105,15 @@
 #endif
 #ifndef EDGE_ONLY_CLAMP
 #define EDGE_ONLY_CLAMP 1
+#endif
+#ifndef BATCH_INNER
+#define BATCH_INNER 0
+#endif
+#ifndef A_BATCH_INNER
+#define A_BATCH_INNER 0
+#endif
+#ifndef B_BATCH_INNER
+#define B_BATCH_INNER 0
 #endif
 
 // Integers (IS_INT, ACC unsigned) multiply and add in ACC, so that overflow wraps as NumPy's does.
@@ -323,8 +337,14 @@ void gemm_gpu(GEMM_ARGS)
 #else
     const int b = z / KSPLIT, slice = z - b * KSPLIT;
 #endif
+#if BATCH_INNER
+    const int b_outer = b / BATCH_INNER, b_inner = b - b_outer * BATCH_INNER;
+    A += a_off + (long)b_outer * a_batch + (long)b_inner * A_BATCH_INNER;
+    B += b_off + (long)b_outer * b_batch + (long)b_inner * B_BATCH_INNER;
+#else
     A += a_off + (long)b * a_batch;
     B += b_off + (long)b * b_batch;
+#endif
     // This slice's K range, a whole number of K steps long.
     const int kchunk = ((K + KSPLIT - 1) / KSPLIT + BK - 1) / BK * BK;
     const int k0 = slice * kchunk;

@@ -107,6 +107,48 @@ def test_batches_and_broadcast(cpu):
     assert rel_error(got, np.matmul(a2.astype(np.float64), np.swapaxes(b2, -1, -2))) < 1e-5
 
 
+@pytest.mark.parametrize("shape_a,shape_b,tb,params", [
+    ((3, 1, 7, 5), (1, 4, 5, 9), False, None),
+    ((2, 1, 33, 17), (1, 5, 17, 31), True, None),          # B transposed (TRANS_B)
+    ((8, 1, 64, 64), (1, 32, 64, 64), False, None),        # aligned: vector loads
+    ((1, 6, 29, 40), (3, 1, 40, 11), False, {"KSPLIT": 2}),  # A inner, B outer; split K
+    ((4, 1, 1, 13), (1, 3, 13, 1), False, None),          # vectors in a broadcast batch
+])
+def test_batch_dimensions_broadcast_against_each_other(cpu, monkeypatch, shape_a, shape_b, tb,
+                                                       params):
+    """(8, 1, m, k) @ (1, 32, k, n): one launch with two batch levels, no packed copies of
+    either operand; the explanation says so."""
+    from clarray_gemm.ops import matmul as matmul_op
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal(shape_a).astype(np.float32)
+    b = rng.standard_normal(shape_b).astype(np.float32)
+    x = cg.asarray(a, device=cpu)
+    y = (cg.asarray(np.ascontiguousarray(np.swapaxes(b, -1, -2)), device=cpu).swapaxes(-1, -2)
+         if tb else cg.asarray(b, device=cpu))
+    monkeypatch.setattr(matmul_op, "_packed",
+                        lambda *args: pytest.fail("operand packed: two levels expected"))
+    got = np.asarray(cg.matmul(x, y, kernel=KERNEL, params=params))
+    assert rel_error(got, np.matmul(a.astype(np.float64), b)) < 1e-5
+    assert "batches: two levels" in cg.explain_matmul(x, y, kernel=KERNEL, params=params)
+
+
+def test_batch_levels_that_do_not_merge_are_packed(cpu):
+    """Three batch levels (no kernel addresses them), or a kernel without two levels forced:
+    the operands are packed first, and the answer is NumPy's."""
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((2, 1, 3, 9, 5)).astype(np.float32)
+    b = rng.standard_normal((1, 4, 1, 5, 7)).astype(np.float32)
+    x, y = cg.asarray(a, device=cpu), cg.asarray(b, device=cpu)
+    want = np.matmul(a.astype(np.float64), b)
+    for kernel in (KERNEL, "naive"):
+        assert rel_error(np.asarray(cg.matmul(x, y, kernel=kernel)), want) < 1e-5
+        assert "two levels" not in cg.explain_matmul(x, y, kernel=kernel)
+    x2 = cg.asarray(a[:, :, 0], device=cpu)  # (2, 1, 9, 5) @ (1, 4, 5, 7) forced on naive
+    got = np.asarray(cg.matmul(x2, y[:, :, 0], kernel="naive"))
+    assert rel_error(got, np.matmul(a[:, :, 0].astype(np.float64), b[:, :, 0])) < 1e-5
+    assert "two levels" not in cg.explain_matmul(x2, y[:, :, 0], kernel="naive")
+
+
 def test_offset_views(cpu):
     """Sub-matrix views: an unaligned offset takes the scalar path, an aligned one the vector
     path; both read only their own elements."""
@@ -242,6 +284,14 @@ def _oclgrind_child() -> None:
             err = rel_error(got, want)
         ok &= bool(err < 1e-5)
         print(shape, ta, tb, params, f"{err:.2e}", flush=True)
+    for shape_a, shape_b, params in (((3, 1, 13, 9), (1, 2, 9, 7), {"PRESET": 4}),
+                                     ((1, 2, 33, 20), (2, 1, 20, 9), {"PRESET": 7, "KSPLIT": 2})):
+        a = rng.standard_normal(shape_a).astype(np.float32)  # two batch levels
+        b = rng.standard_normal(shape_b).astype(np.float32)
+        got, want = _product(sim, a, b, False, False, params)
+        err = rel_error(got, want)
+        ok &= bool(err < 1e-5)
+        print(shape_a, shape_b, params, f"{err:.2e}", flush=True)
     sys.exit(0 if ok else 1)
 
 

@@ -28,7 +28,9 @@ __all__ = ["GemmOperand", "GemmProblem", "CATALOGUE", "choose", "run", "launch",
 @dataclass(frozen=True)
 class GemmOperand:
     """A batch of matrices in a buffer: element (r, c) of matrix b is at
-    ``offset + b*batch_stride + (c*ld + r if trans else r*ld + c)`` (in elements)."""
+    ``offset + b*batch_stride + (c*ld + r if trans else r*ld + c)`` (in elements); in a
+    problem with two batch levels (``GemmProblem.batch_inner`` = I > 0), at
+    ``offset + (b // I)*batch_stride + (b % I)*inner_stride + ...``."""
 
     buffer: cl.Buffer | None
     offset: int
@@ -36,11 +38,12 @@ class GemmOperand:
     batch_stride: int
     trans: bool = False
     host: np.ndarray | None = None  # (1 or batch, rows, cols) NumPy data not yet uploaded
+    inner_stride: int = 0
 
     def aligned(self, width: int) -> bool:
         """True when every row (or column, if transposed) starts on a multiple of ``width``."""
         return (self.offset % width == 0 and self.ld % width == 0
-                and self.batch_stride % width == 0)
+                and self.batch_stride % width == 0 and self.inner_stride % width == 0)
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,9 @@ class GemmProblem:
     c: GemmOperand
     # "tf32": float32 products may round their inputs to TF32 (tensor cores); see ops/precision.
     precision: str = "highest"
+    # 0: one batch level. I > 0: batch index b is (b // I, b % I) for A and B (batch dimensions
+    # broadcast against each other, addressed without packing); only TWO_LEVEL_KERNELS take it.
+    batch_inner: int = 0
 
     @property
     def flops(self) -> int:
@@ -68,6 +74,9 @@ class GemmProblem:
 
 
 CATALOGUE: Catalogue[GemmProblem] = Catalogue("matmul")
+# The variants whose kernels address two batch levels (GemmProblem.batch_inner); for the others
+# the operands are packed into one level first.
+TWO_LEVEL_KERNELS = frozenset({"gpu_blocked"})
 
 
 # Split-K partial sums: one scratch buffer per (device, thread), grown on demand. A product's
@@ -210,7 +219,8 @@ CATALOGUE.add(Variant(
 def choose(device: Device, problem: GemmProblem, kernel: str | None = None,
            params: Mapping[str, int] | None = None) -> Choice[GemmProblem]:
     """The variant that runs ``problem`` on ``device`` (see :meth:`Catalogue.choose`)."""
-    return CATALOGUE.choose(problem, device, kernel, params)
+    only = TWO_LEVEL_KERNELS if problem.batch_inner else None
+    return CATALOGUE.choose(problem, device, kernel, params, only)
 
 
 def run(device: Device, problem: GemmProblem, kernel: str | None = None,

@@ -176,7 +176,8 @@ def _geometry_key(p: GemmProblem, device: Device, params: Mapping[str, int]) -> 
     """What the resolved parameters and launch geometry depend on (vector alignment: the
     operands' offsets, leading dimensions and batch strides modulo 16 elements)."""
     ops = tuple((o.trans, o.offset % 16, o.ld % 16, o.batch_stride % 16) for o in (p.a, p.b, p.c))
-    return (device, p.M, p.N, p.K, p.batch, p.dtype, ops, frozenset(params.items()))
+    two_level = (p.batch_inner, p.a.inner_stride, p.b.inner_stride) if p.batch_inner else None
+    return (device, p.M, p.N, p.K, p.batch, p.dtype, ops, two_level, frozenset(params.items()))
 
 
 # Resolved launches, so that a repeated shape does not run the cost model again.
@@ -195,6 +196,9 @@ def _resolve_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -
                  "PAD_B", "GROUP_M", "KSPLIT", "EDGE_ONLY_CLAMP"):
         defines[name] = d[name]
     defines["SIMULATOR"] = int(device.info.is_simulator)
+    if p.batch_inner:  # inner strides are compile-time: the division by BATCH_INNER too
+        defines.update(BATCH_INNER=p.batch_inner, A_BATCH_INNER=p.a.inner_stride,
+                       B_BATCH_INNER=p.b.inner_stride)
     nt = (d["BM"] // d["TM"]) * (d["BN"] // d["TN"])
     ks = d["KSPLIT"]
     gsize = (nt * math.ceil(p.N / d["BN"]), math.ceil(p.M / d["BM"]), p.batch * ks)

@@ -9,7 +9,7 @@ kept, so ``explain`` can say why the choice was made.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Collection, Generic, Mapping, Sequence, TypeVar
 
 from ..device import Device, DeviceInfo
 
@@ -96,12 +96,17 @@ class Catalogue(Generic[P]):
         return params, bool(tuned)
 
     def choose(self, problem: P, device: Device, kernel: str | None = None,
-               params: Mapping[str, int] | None = None) -> Choice[P]:
+               params: Mapping[str, int] | None = None,
+               only: Collection[str] | None = None) -> Choice[P]:
         """The variant to run: ``kernel`` if forced (ValueError if it does not fit), else the
-        highest-ranked variant that fits."""
+        highest-ranked variant that fits; ``only``: the variants that can take this problem
+        at all (the others are skipped, or refused when forced)."""
         info = device.info
         if kernel is not None:
             variant = self[kernel]
+            if only is not None and kernel not in only:
+                raise ValueError(f"{self.family} kernel {kernel!r} does not fit this call: "
+                                 f"only {', '.join(sorted(only))} can take it")
             chosen, tuned = self.params_for(device, variant, problem)
             if params:
                 chosen.update(params)
@@ -112,7 +117,7 @@ class Catalogue(Generic[P]):
         rejected = []
         ranked = sorted(self._variants.values(), key=lambda v: -v.rank(problem, info))
         for variant in ranked:
-            if variant.rank(problem, info) <= 0:
+            if variant.rank(problem, info) <= 0 or (only is not None and variant.name not in only):
                 continue
             chosen, tuned = self.params_for(device, variant, problem)
             why_not = variant.fits(problem, info, chosen)

@@ -80,10 +80,11 @@ def _shapes(a_shape, b_shape):
 
 
 
-def _layout(shape2: tuple, strides2: tuple, batch_shape: tuple, rows: int, cols: int
-            ) -> tuple[int, int, bool] | None:
-    """(ld, batch stride, trans) of an operand of 2-D-or-more ``shape2`` / element ``strides2``
-    broadcast to (batch..., rows, cols), or None when no kernel can address that layout."""
+def _matrix_layout(shape2: tuple, strides2: tuple, batch_shape: tuple, rows: int, cols: int
+                   ) -> tuple[int, bool, list[int]] | None:
+    """(ld, trans, element stride per batch dimension) of an operand of 2-D-or-more ``shape2``
+    / element ``strides2`` broadcast to (batch..., rows, cols); None when its matrices are not
+    row- or column-major."""
     nb = len(batch_shape)
     own = len(shape2) - 2
     bstrides = [0] * (nb - own) + [0 if n == 1 else s for n, s in zip(shape2[:-2], strides2[:-2])]
@@ -93,15 +94,41 @@ def _layout(shape2: tuple, strides2: tuple, batch_shape: tuple, rows: int, cols:
     if rows == 1:
         sr = cols if sc == 1 else 1
     if sc == 1 and sr >= max(cols, 1):
-        trans, ld = False, sr
-    elif sr == 1 and sc >= max(rows, 1):
-        trans, ld = True, sc
-    else:
+        return sr, False, bstrides
+    if sr == 1 and sc >= max(rows, 1):
+        return sc, True, bstrides
+    return None
+
+
+def _layout(shape2: tuple, strides2: tuple, batch_shape: tuple, rows: int, cols: int
+            ) -> tuple[int, int, bool] | None:
+    """(ld, batch stride, trans) of an operand of 2-D-or-more ``shape2`` / element ``strides2``
+    broadcast to (batch..., rows, cols), or None when no kernel can address that layout with
+    one batch stride."""
+    found = _matrix_layout(shape2, strides2, batch_shape, rows, cols)
+    if found is None:
         return None
+    ld, trans, bstrides = found
     dims, (merged,) = merge_dims(batch_shape, bstrides)
     if len(dims) > 1 or any(s < 0 for s in merged):
         return None
     return ld, merged[0] if dims else 0, trans
+
+
+def _two_level_layouts(a: DeviceArray, b: DeviceArray, batch_shape: tuple, M: int, N: int,
+                       K: int) -> tuple[int, tuple, tuple] | None:
+    """Batch dimensions that need two strides per operand, as in (8, 1, m, k) @ (1, 32, k, n):
+    (inner batch count, A's (ld, outer stride, trans, inner stride), B's likewise), or None
+    when the two operands' batch strides do not merge into exactly two levels."""
+    found_a = _matrix_layout(*_operand_strides2(a, True), batch_shape, M, K)
+    found_b = _matrix_layout(*_operand_strides2(b, False), batch_shape, K, N)
+    if found_a is None or found_b is None:
+        return None
+    dims, (sa, sb) = merge_dims(batch_shape, found_a[2], found_b[2])
+    if len(dims) != 2 or any(s < 0 for s in (*sa, *sb)):
+        return None
+    return (dims[1], (found_a[0], sa[0], found_a[1], sa[1]),
+            (found_b[0], sb[0], found_b[1], sb[1]))
 
 
 def _operand_strides2(x: DeviceArray, vec_front: bool) -> tuple[tuple, tuple]:
@@ -146,6 +173,7 @@ class MatmulPlan:
         self.out_nbytes = math.prod(out_shape) * self.result_dtype.itemsize
         self.choice: Choice | None = None
         self.a_layout = self.b_layout = None
+        self.batch_inner = 0  # > 0: two batch levels (see _plan_two_level)
         if math.prod(out_shape) == 0 or K == 0:
             self.kind, self.reason = "trivial", "empty or K = 0: no arithmetic to run"
         elif self.compute is None:
@@ -177,11 +205,17 @@ class MatmulPlan:
 
     def _plan_kernel(self, a, b, kernel, params) -> None:
         M, N, K, batch_shape, compute = self.M, self.N, self.K, self.batch_shape, self.compute
+        operands_on_device = (isinstance(a, DeviceArray) and a.dtype == compute
+                              and isinstance(b, DeviceArray) and b.dtype == compute)
         if isinstance(a, DeviceArray) and a.dtype == compute:
             self.a_layout = _layout(*_operand_strides2(a, True), batch_shape, M, K)
         if isinstance(b, DeviceArray) and b.dtype == compute:
             self.b_layout = _layout(*_operand_strides2(b, False), batch_shape, K, N)
         self.b_from_host = not isinstance(b, DeviceArray)
+        if (operands_on_device and len(batch_shape) > 1
+                and (self.a_layout is None or self.b_layout is None)
+                and self._plan_two_level(a, b, kernel, params)):
+            return
         isz = compute.itemsize
         op_a = self._operand(a, self.a_layout, M, K, isz, None)
         op_b = (gemm.host_operand(np.empty((1 if b.ndim <= 2 else self.batch, K, N), compute),
@@ -204,11 +238,35 @@ class MatmulPlan:
         self.prepared = (prepare(self.device, problem, self.choice.params)
                          if prepare is not None and not self.b_from_host else None)
 
+    def _plan_two_level(self, a, b, kernel, params) -> bool:
+        """Plan a product whose batch dimensions broadcast against each other on a kernel
+        that addresses two batch levels (no packed copies); False where none takes it."""
+        found = _two_level_layouts(a, b, self.batch_shape, self.M, self.N, self.K)
+        if found is None:
+            return False
+        inner, a_layout, b_layout = found
+        isz = self.compute.itemsize
+        problem = GemmProblem(self.batch, self.M, self.N, self.K, self.compute,
+                              self._operand(a, a_layout, self.M, self.K, isz, None),
+                              self._operand(b, b_layout, self.K, self.N, isz, None),
+                              GemmOperand(None, 0, self.N, self.M * self.N, False),
+                              self.precision, inner)
+        try:
+            choice = gemm.choose(self.device, problem, kernel, params)
+        except (ValueError, RuntimeError):  # no two-level kernel fits: the operands are packed
+            return False
+        self.a_layout, self.b_layout, self.batch_inner = a_layout, b_layout, inner
+        self.choice = choice
+        prepare = choice.variant.prepare
+        self.prepared = prepare(self.device, problem, choice.params) if prepare else None
+        return True
+
     def _operand(self, x, layout, rows, cols, isz, buffer) -> GemmOperand:
         if layout is None:  # packed into a contiguous (batch..., rows, cols) array first
             return GemmOperand(buffer, 0, cols, rows * cols, False)
-        ld, bs, trans = layout
-        return GemmOperand(buffer, x.offset // isz if type(x) is DeviceArray else 0, ld, bs, trans)
+        ld, bs, trans, *inner = layout
+        return GemmOperand(buffer, x.offset // isz if type(x) is DeviceArray else 0, ld, bs, trans,
+                           None, *inner)
 
     # -- running ---------------------------------------------------------------------------------
     def run(self, a: DeviceArray | np.ndarray, b: DeviceArray | np.ndarray) -> DeviceArray:
@@ -261,7 +319,7 @@ class MatmulPlan:
         c = self._new_c()
         problem = GemmProblem(self.batch, M, N, K, compute, op_a, op_b,
                               GemmOperand(c.storage.kernel_buffer(write=True), 0, N, M * N),
-                              self.precision)
+                              self.precision, self.batch_inner)
         gemm.launch(device, problem, self.choice)
         return self._finish(c)
 
@@ -297,7 +355,10 @@ class MatmulPlan:
                 + (f", computed in {self.compute})" if self.compute is not None else ")"))
         if self.kind != "kernel":
             return head + "\n" + self.reason + self._precision_note()
-        return head + "\n" + self.choice.describe() + self._precision_note()
+        levels = (f"\nbatches: two levels ({self.batch // self.batch_inner} x "
+                  f"{self.batch_inner}), broadcast batch dimensions read in place (no packed "
+                  f"copies)" if self.batch_inner else "")
+        return head + "\n" + self.choice.describe() + levels + self._precision_note()
 
     def _precision_note(self) -> str:
         """What runs on tensor cores (or why TF32 did not), where it applies."""
