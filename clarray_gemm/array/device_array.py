@@ -112,6 +112,11 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     ``x.get()`` (a writable copy).
     """
 
+    # No per-instance __dict__: every operation makes one of these (an allocation less, and
+    # attribute reads go straight to slots).
+    __slots__ = ("_storage", "_shape", "_dtype", "_strides", "_offset", "_size", "_host_cache",
+                 "layout_key", "__weakref__")
+
     __array_priority__ = 100.0
 
     def __pow__(self, other):
