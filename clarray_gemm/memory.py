@@ -309,7 +309,7 @@ class Storage:
         if host_resident and unified and nbytes <= HOST_BORN_MAX_BYTES:
             self._buffer: cl.MemoryObject | None = None  # host-born: no buffer yet ...
             self._host: np.ndarray | None = np.empty(nbytes or 1, np.uint8)
-            self._mapping: _Mapping | _HostMemory | None = None  # ... made by read_view()
+            self._mapping: _Mapping | None = None  # ... until a buffer exists
             return
         parked = _take_parked(device, nbytes) if unified else None
         if parked is None:
@@ -452,11 +452,17 @@ class Storage:
                 with _transition:
                     parent = self._exports() if self._exports is not None else None
                     if parent is None:
-                        self.host_bytes()
-                        if self._mapping is None:  # host-born
-                            self._mapping = _HostMemory(self._host, self.nbytes)
-                        parent = self._mapping.exportable().view(_HostExport)
-                        parent.mapping = self._mapping  # the views keep the mapping alive
+                        host = self.host_bytes()
+                        if self._buffer is None:
+                            # host-born: the views' base chain keeps the memory alive and
+                            # there is no mapping to park; two views, as for a mapping, so
+                            # that the views' base collapse stops at the parent
+                            export = host[: self.nbytes].view(_HostExport)
+                            export.flags.writeable = False
+                            parent = export.view(_HostExport)
+                        else:
+                            parent = self._mapping.exportable().view(_HostExport)
+                            parent.mapping = self._mapping  # the views keep the mapping alive
                         self._exports = weakref.ref(parent)
             return parent
         mapped = self._read_map() if self._read_map is not None else None
@@ -605,15 +611,3 @@ class Storage:
         self._mapping = _Mapping(self.device, self.nbytes, buffer, fresh)
         self._host = fresh
         self._buffer = buffer
-
-
-class _HostMemory:
-    """The owner of a host-born storage's memory, held by the host views handed out of it (the
-    counterpart of ``_Mapping``, with nothing to unmap or park)."""
-
-    __slots__ = ("host", "nbytes", "_exportable")
-
-    def __init__(self, host: np.ndarray, nbytes: int):
-        self.host, self.nbytes, self._exportable = host, nbytes, None
-
-    exportable = _Mapping.exportable

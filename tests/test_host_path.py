@@ -138,6 +138,29 @@ def test_host_path_result_feeds_a_kernel_and_back(device, host_path):
     np.testing.assert_array_equal(np.asarray(h2), (np.asarray(k) + 1) + 5)
 
 
+@pytest.mark.parametrize("host", [False, True], ids=["kernels", "host-path"])
+def test_device_and_numpy_operands_share_a_plan_whatever_the_strides(device, host):
+    """``x @ b`` and ``b @ x`` with an ndarray: one plan per (layout, dtype, shape), right for
+    C-ordered, Fortran-ordered and strided ndarrays of that shape."""
+    from clarray_gemm.ops.matmul import _OPERATOR_PLANS
+
+    if host and not device.info.host_unified_memory:
+        pytest.skip("no host path on this device")
+    a = random_array((7, 9), np.float32, 21)
+    x = cg.asarray(a, device=device)
+    base = random_array((18, 14), np.float32, 22)
+    variants = [np.ascontiguousarray(base[:9, :7]), np.asfortranarray(base[:9, :7]),
+                base[::2, ::2]]
+    with cg.host_path(host):
+        for b in variants:
+            assert_matches(x @ b, a @ b)
+            assert_matches(b.T @ x.T, b.T @ a.T)
+        builds = _OPERATOR_PLANS.builds
+        for b in variants:
+            x @ b, b.T @ x.T
+        assert _OPERATOR_PLANS.builds == builds
+
+
 def test_repeated_calls_reuse_one_plan(device):
     from clarray_gemm.ops.matmul import _PLANS
 

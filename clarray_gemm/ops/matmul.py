@@ -543,6 +543,18 @@ def _matmul_ufunc(ufunc, inputs, kwargs):
             plan = _OPERATOR_PLANS.find(key) or _OPERATOR_PLANS.get(
                 key, lambda: plan_for(a, b, None, a.device))
             return plan.run(a, b)
+        # a device array and an ndarray: the same plan as plan_for's (an ndarray is keyed by
+        # dtype and shape there too), on a short key
+        if type(a) is DeviceArray and type(b) is np.ndarray:
+            key = (a.layout_key, a.offset & 255, b.dtype, b.shape, a.device,
+                   resolve_precision(None), "b from the host")
+            return (_OPERATOR_PLANS.find(key) or _OPERATOR_PLANS.get(
+                key, lambda: plan_for(a, b, None, a.device))).run(a, b)
+        if type(a) is np.ndarray and type(b) is DeviceArray:
+            key = (a.dtype, a.shape, b.layout_key, b.offset & 255, b.device,
+                   resolve_precision(None), "a from the host")
+            return (_OPERATOR_PLANS.find(key) or _OPERATOR_PLANS.get(
+                key, lambda: plan_for(a, b, None, b.device))).run(a, b)
         a, b = operand(a), operand(b)
         return plan_for(a, b, None, device_of(a, b)).run(a, b)
     if len(inputs) != 2 or _UNSUPPORTED_KW & kwargs.keys():
