@@ -361,11 +361,12 @@ def _problem_of(plan, x, y) -> GemmProblem:
     def op(layout, cols, rows):
         if layout is None:
             return GemmOperand(None, 0, cols, rows * cols, False)
-        ld, bs, trans = layout
-        return GemmOperand(None, 0, ld, bs, trans)
+        ld, bs, trans, *inner = layout  # an inner batch stride where batches have two levels
+        return GemmOperand(None, 0, ld, bs, trans, None, *inner)
     return GemmProblem(plan.batch, plan.M, plan.N, plan.K, plan.compute,
                        op(plan.a_layout, plan.K, plan.M), op(plan.b_layout, plan.N, plan.K),
-                       GemmOperand(None, 0, plan.N, plan.M * plan.N, False))
+                       GemmOperand(None, 0, plan.N, plan.M * plan.N, False), plan.precision,
+                       plan.batch_inner)
 
 
 def run_case(case: Case, dev: cg.Device, peers: Peers, copy_bw: dict, seen: set) -> dict:

@@ -125,7 +125,7 @@ def test_batch_dimensions_broadcast_against_each_other(cpu, monkeypatch, shape_a
     x = cg.asarray(a, device=cpu)
     y = (cg.asarray(np.ascontiguousarray(np.swapaxes(b, -1, -2)), device=cpu).swapaxes(-1, -2)
          if tb else cg.asarray(b, device=cpu))
-    monkeypatch.setattr(matmul_op, "_packed",
+    monkeypatch.setattr(matmul_op, "packed",
                         lambda *args: pytest.fail("operand packed: two levels expected"))
     got = np.asarray(cg.matmul(x, y, kernel=KERNEL, params=params))
     assert rel_error(got, np.matmul(a.astype(np.float64), b)) < 1e-5

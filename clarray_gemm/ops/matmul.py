@@ -28,7 +28,6 @@ from ..array import DeviceArray, asarray, empty, host_result, zeros
 from ..array.geometry import c_strides
 from ..device import Device
 from ..kernels import gemm, gemm_mma
-from ..kernels.copy import merge_dims
 from ..kernels.crossover import prefer_host
 from ..kernels.gemm import GemmOperand, GemmProblem
 from ..kernels.plans import PlanCache
@@ -36,6 +35,8 @@ from ..kernels.variant import Choice
 from ..dtypes import NARROW_INT_PRODUCTS, mma_operand_dtype
 from ..memory import Storage, format_bytes
 from ._common import compute_dtype, device_of, numpy_answers, operand, take_operands
+from .matmul_operands import (host_operand, operand_layout, operand_strides2, packed, shape2,
+                              two_level_layouts)
 from .precision import TF32_BOUND, resolve_precision
 
 try:  # NumPy's own exception type for this error (a TypeError subclass); private in NumPy 2.x
@@ -78,68 +79,6 @@ def _shapes(a_shape, b_shape):
 
 
 
-
-
-def _matrix_layout(shape2: tuple, strides2: tuple, batch_shape: tuple, rows: int, cols: int
-                   ) -> tuple[int, bool, list[int]] | None:
-    """(ld, trans, element stride per batch dimension) of an operand of 2-D-or-more ``shape2``
-    / element ``strides2`` broadcast to (batch..., rows, cols); None when its matrices are not
-    row- or column-major."""
-    nb = len(batch_shape)
-    own = len(shape2) - 2
-    bstrides = [0] * (nb - own) + [0 if n == 1 else s for n, s in zip(shape2[:-2], strides2[:-2])]
-    sr, sc = strides2[-2], strides2[-1]
-    if cols == 1:
-        sc = 1
-    if rows == 1:
-        sr = cols if sc == 1 else 1
-    if sc == 1 and sr >= max(cols, 1):
-        return sr, False, bstrides
-    if sr == 1 and sc >= max(rows, 1):
-        return sc, True, bstrides
-    return None
-
-
-def _layout(shape2: tuple, strides2: tuple, batch_shape: tuple, rows: int, cols: int
-            ) -> tuple[int, int, bool] | None:
-    """(ld, batch stride, trans) of an operand of 2-D-or-more ``shape2`` / element ``strides2``
-    broadcast to (batch..., rows, cols), or None when no kernel can address that layout with
-    one batch stride."""
-    found = _matrix_layout(shape2, strides2, batch_shape, rows, cols)
-    if found is None:
-        return None
-    ld, trans, bstrides = found
-    dims, (merged,) = merge_dims(batch_shape, bstrides)
-    if len(dims) > 1 or any(s < 0 for s in merged):
-        return None
-    return ld, merged[0] if dims else 0, trans
-
-
-def _two_level_layouts(a: DeviceArray, b: DeviceArray, batch_shape: tuple, M: int, N: int,
-                       K: int) -> tuple[int, tuple, tuple] | None:
-    """Batch dimensions that need two strides per operand, as in (8, 1, m, k) @ (1, 32, k, n):
-    (inner batch count, A's (ld, outer stride, trans, inner stride), B's likewise), or None
-    when the two operands' batch strides do not merge into exactly two levels."""
-    found_a = _matrix_layout(*_operand_strides2(a, True), batch_shape, M, K)
-    found_b = _matrix_layout(*_operand_strides2(b, False), batch_shape, K, N)
-    if found_a is None or found_b is None:
-        return None
-    dims, (sa, sb) = merge_dims(batch_shape, found_a[2], found_b[2])
-    if len(dims) != 2 or any(s < 0 for s in (*sa, *sb)):
-        return None
-    return (dims[1], (found_a[0], sa[0], found_a[1], sa[1]),
-            (found_b[0], sb[0], found_b[1], sb[1]))
-
-
-def _operand_strides2(x: DeviceArray, vec_front: bool) -> tuple[tuple, tuple]:
-    """Shape and element strides of ``x`` with a 1-D operand made 2-D as matmul does."""
-    isz = x.itemsize
-    strides = tuple(s // isz for s in x.strides)
-    if x.ndim != 1:
-        return x.shape, strides
-    if vec_front:
-        return (1,) + x.shape, (x.shape[0] * strides[0],) + strides
-    return x.shape + (1,), strides + (1,)
 
 
 class MatmulPlan:
@@ -208,9 +147,9 @@ class MatmulPlan:
         operands_on_device = (isinstance(a, DeviceArray) and a.dtype == compute
                               and isinstance(b, DeviceArray) and b.dtype == compute)
         if isinstance(a, DeviceArray) and a.dtype == compute:
-            self.a_layout = _layout(*_operand_strides2(a, True), batch_shape, M, K)
+            self.a_layout = operand_layout(*operand_strides2(a, True), batch_shape, M, K)
         if isinstance(b, DeviceArray) and b.dtype == compute:
-            self.b_layout = _layout(*_operand_strides2(b, False), batch_shape, K, N)
+            self.b_layout = operand_layout(*operand_strides2(b, False), batch_shape, K, N)
         self.b_from_host = not isinstance(b, DeviceArray)
         if (operands_on_device and len(batch_shape) > 1
                 and (self.a_layout is None or self.b_layout is None)
@@ -228,8 +167,8 @@ class MatmulPlan:
             # Uploaded as a contiguous device array: the same kernel path (and prepared launch)
             # as a device operand, the upload one copy into a mapped buffer.
             self.b_from_host = False
-            shape2 = _shape2(b.shape, False)
-            self.b_layout = _layout(shape2, c_strides(shape2, 1), batch_shape, K, N)
+            b_shape2 = shape2(b.shape, False)
+            self.b_layout = operand_layout(b_shape2, c_strides(b_shape2, 1), batch_shape, K, N)
             problem = GemmProblem(self.batch, M, N, K, compute, op_a,
                                   self._operand(b, self.b_layout, K, N, isz, None),
                                   GemmOperand(None, 0, N, M * N, False), self.precision)
@@ -241,7 +180,7 @@ class MatmulPlan:
     def _plan_two_level(self, a, b, kernel, params) -> bool:
         """Plan a product whose batch dimensions broadcast against each other on a kernel
         that addresses two batch levels (no packed copies); False where none takes it."""
-        found = _two_level_layouts(a, b, self.batch_shape, self.M, self.N, self.K)
+        found = two_level_layouts(a, b, self.batch_shape, self.M, self.N, self.K)
         if found is None:
             return False
         inner, a_layout, b_layout = found
@@ -297,10 +236,10 @@ class MatmulPlan:
         M, N, K, batch_shape = self.M, self.N, self.K, self.batch_shape
         isz = compute.itemsize
         if self.a_layout is None:
-            a = _packed(a, batch_shape, M, K, compute, device, True)
+            a = packed(a, batch_shape, M, K, compute, device, True)
         if not self.b_from_host:
             if self.b_layout is None:
-                b = _packed(b, batch_shape, K, N, compute, device, False)
+                b = packed(b, batch_shape, K, N, compute, device, False)
             elif type(b) is not DeviceArray:
                 b = asarray(np.asarray(b, compute), device=device)
         if self.prepared is not None:  # the repeated-call path: buffers and offsets only
@@ -313,7 +252,7 @@ class MatmulPlan:
             return self._finish(c)
         op_a = self._operand(a, self.a_layout, M, K, isz, a.storage.kernel_buffer())
         if self.b_from_host:
-            op_b = _host_operand(np.asarray(b, compute), batch_shape, K, N)
+            op_b = host_operand(np.asarray(b, compute), batch_shape, K, N)
         else:
             op_b = self._operand(b, self.b_layout, K, N, isz, b.storage.kernel_buffer())
         c = self._new_c()
@@ -402,32 +341,6 @@ def _offset_arg(x: DeviceArray, layout, isz: int) -> np.int64:
     if layout is None or x.offset == 0:
         return _ZERO
     return np.int64(x.offset // isz)
-
-
-def _packed(x: Any, batch_shape: tuple, rows: int, cols: int, compute: np.dtype,
-            device: Device, vec_front: bool) -> DeviceArray:
-    """``x`` as a contiguous (batch..., rows, cols) device array in the compute dtype."""
-    if not isinstance(x, DeviceArray):
-        return asarray(np.broadcast_to(np.asarray(x, compute).reshape(
-            _shape2(np.shape(x), vec_front)), batch_shape + (rows, cols)), device=device)
-    view = x.reshape(_shape2(x.shape, vec_front)).broadcast_view(batch_shape + (rows, cols))
-    return view.astype(compute, order="C")
-
-
-def _shape2(shape: tuple, vec_front: bool) -> tuple:
-    if len(shape) != 1:
-        return tuple(shape)
-    return (1,) + tuple(shape) if vec_front else tuple(shape) + (1,)
-
-
-def _host_operand(b: np.ndarray, batch_shape: tuple, rows: int, cols: int) -> GemmOperand:
-    """A NumPy operand as (1 or batch, rows, cols) host data (one matrix stays one)."""
-    batch = math.prod(batch_shape)
-    b = b.reshape(_shape2(b.shape, False))
-    if b.ndim == 2:
-        return gemm.host_operand(b[None], batch)
-    full = np.broadcast_to(b, batch_shape + (rows, cols))
-    return gemm.host_operand(full.reshape(batch, rows, cols), batch)
 
 
 _PLANS: PlanCache[MatmulPlan] = PlanCache("matmul")
