@@ -11,6 +11,9 @@ import numpy as np
 
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 UFUNCS: dict[np.ufunc, Callable[..., Any]] = {}
+# ``a <op> b`` for two device arrays (the operators' common call): (a, b) -> result, or
+# NotImplemented for the general ufunc path. Fewer Python frames than ``UFUNCS``' route.
+OPERATORS: dict[np.ufunc, Callable[[Any, Any], Any]] = {}
 # ufunc methods other than __call__ ("reduce", "accumulate"): (ufunc, inputs, kwargs) -> result
 # or NotImplemented.
 UFUNC_METHODS: dict[str, Callable[..., Any]] = {}
@@ -19,7 +22,7 @@ LIKE_FUNCTIONS: set[Callable[..., Any]] = set()
 # Advanced (non-basic) indexing of a device array: (array, key) -> result or NotImplemented.
 GETITEM: Callable[[Any, Any], Any] | None = None
 
-__all__ = ["NumPyDecides", "FUNCTIONS", "UFUNCS", "UFUNC_METHODS", "LIKE_FUNCTIONS", "implements",
+__all__ = ["NumPyDecides", "FUNCTIONS", "UFUNCS", "OPERATORS", "UFUNC_METHODS", "LIKE_FUNCTIONS", "implements",
            "implements_ufunc", "register_namespace", "array_namespace", "register_strided_copy",
            "strided_copy", "register_copy_on_host", "copy_on_host", "register_host_fallback",
            "host_function", "host_ufunc", "register_dlpack", "dlpack_device", "dlpack_export"]

@@ -161,6 +161,36 @@ def test_device_and_numpy_operands_share_a_plan_whatever_the_strides(device, hos
         assert _OPERATOR_PLANS.builds == builds
 
 
+@pytest.mark.parametrize("host", [False, True], ids=["kernels", "host-path"])
+def test_operators_of_two_device_arrays_take_the_registered_short_path(device, host,
+                                                                       monkeypatch):
+    """``x + y`` and ``x @ y`` of two device arrays go through ``_dispatch.OPERATORS``; when
+    that path declines (NotImplemented, or a dtype only NumPy computes with) the ufunc route
+    answers, with NumPy's result either way."""
+    from clarray_gemm import _dispatch
+
+    if host and not device.info.host_unified_memory:
+        pytest.skip("no host path on this device")
+    a, b = random_array((5, 7), np.float32, 31), random_array((5, 7), np.float32, 32)
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    used = []
+    for ufunc in (np.add, np.matmul):
+        real = _dispatch.OPERATORS[ufunc]
+        monkeypatch.setitem(_dispatch.OPERATORS, ufunc,
+                            lambda p, q, real=real, u=ufunc: used.append(u) or real(p, q))
+    with cg.host_path(host):
+        np.testing.assert_array_equal(np.asarray(x + y), a + b)
+        assert_matches(x @ y.T, a @ b.T)
+        assert used == [np.add, np.matmul]
+
+        def declines(p, q):
+            raise _dispatch.NumPyDecides("test")
+        monkeypatch.setitem(_dispatch.OPERATORS, np.add, declines)
+        np.testing.assert_array_equal(np.asarray(x + y), a + b)
+        monkeypatch.setitem(_dispatch.OPERATORS, np.add, lambda p, q: NotImplemented)
+        np.testing.assert_array_equal(np.asarray(x + y), a + b)
+
+
 def test_repeated_calls_reuse_one_plan(device):
     from clarray_gemm.ops.matmul import _PLANS
 

@@ -65,6 +65,16 @@ _MISSING = object()
 def _operators(ufunc: np.ufunc):
     """``__op__``, ``__rop__`` and ``__iop__`` for a binary ufunc."""
     def forward(self, other):
+        if type(other) is DeviceArray:  # two device arrays: the registered short path first
+            fast = _dispatch.OPERATORS.get(ufunc)
+            if fast is not None:
+                try:
+                    result = fast(self, other)
+                except _dispatch.NumPyDecides:  # dtypes only NumPy computes with
+                    result = NotImplemented
+                if result is not NotImplemented:
+                    return result
+            return call_ufunc(ufunc, (self, other), {})
         if _should_defer(self, other):
             return NotImplemented
         return call_ufunc(ufunc, (self, other), {})

@@ -23,7 +23,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._dispatch import NumPyDecides, implements, implements_ufunc
+from .._dispatch import OPERATORS, NumPyDecides, implements, implements_ufunc
 from ..array import DeviceArray, asarray, empty, host_result, zeros
 from ..array.geometry import c_strides
 from ..device import Device
@@ -444,18 +444,27 @@ def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params, precision=None
 _UNSUPPORTED_KW = {"axis", "signature", "where", "order", "subok", "keepdims", "extobj"}
 
 
+def _matmul_operator(a: DeviceArray, b: DeviceArray) -> Any:
+    """``a @ b`` for two device arrays: a shorter key than plan_for's (offsets & 255 keep what
+    _operand_key's ``% (16 * itemsize)`` keeps) for the same plan object."""
+    if a.device is not b.device:
+        return NotImplemented
+    key = (a.layout_key, a.offset & 255, b.layout_key, b.offset & 255, a.device,
+           resolve_precision(None))
+    plan = _OPERATOR_PLANS.find(key) or _OPERATOR_PLANS.get(
+        key, lambda: plan_for(a, b, None, a.device))
+    return plan.run(a, b)
+
+
+OPERATORS[np.matmul] = _matmul_operator
+
+
 @implements_ufunc(np.matmul)
 def _matmul_ufunc(ufunc, inputs, kwargs):
     if not kwargs and len(inputs) == 2:  # ``a @ b``: straight to the plan
         a, b = inputs
         if type(a) is DeviceArray and type(b) is DeviceArray and a.device is b.device:
-            # two device arrays: a shorter key (offsets & 255 keep what _operand_key's
-            # ``% (16 * itemsize)`` keeps) for the same plan object
-            key = (a.layout_key, a.offset & 255, b.layout_key, b.offset & 255, a.device,
-                   resolve_precision(None))
-            plan = _OPERATOR_PLANS.find(key) or _OPERATOR_PLANS.get(
-                key, lambda: plan_for(a, b, None, a.device))
-            return plan.run(a, b)
+            return _matmul_operator(a, b)
         # a device array and an ndarray: the same plan as plan_for's (an ndarray is keyed by
         # dtype and shape there too), on a short key
         if type(a) is DeviceArray and type(b) is np.ndarray:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy._core import umath
 
-from .._dispatch import implements, implements_ufunc
+from .._dispatch import OPERATORS, implements, implements_ufunc
 from ..array import DeviceArray, host_function
 from .elementwise import PYTHON_SCALARS, OpSpec, binary_plan, run_op, scalar_plan, unary_plan
 
@@ -53,6 +53,27 @@ _UFUNCS = {
 
 SPECS: dict[np.ufunc, OpSpec] = {u: OpSpec(name, u, u.nin, u.nout) for u, name in _UFUNCS.items()}
 WHERE = OpSpec("WHERE", np.where, 3, 1, cond_first=True)  # type: ignore[arg-type]
+
+
+def _operator(spec: OpSpec):
+    """``a <op> b`` for two device arrays on one device: the plan on its short key, run where
+    it is one fresh output (a flat kernel or NumPy's loop into a fresh host result); else
+    NotImplemented and ``device_ufunc`` decides."""
+    def run(a: DeviceArray, b: DeviceArray) -> Any:
+        if a.device is not b.device:
+            return NotImplemented
+        plan = binary_plan(spec, a, b, a.device)
+        if plan.fresh_flat:
+            return plan.run_binary(a, b)
+        if plan.fresh_host:
+            return plan.run_binary_host(a, b)
+        return NotImplemented
+    return run
+
+
+# power is left to device_ufunc (its scalar exponents take other ufuncs)
+OPERATORS.update((u, _operator(spec)) for u, spec in SPECS.items()
+                 if u.nin == 2 and u.nout == 1 and u not in (np.power, np.float_power))
 CLIP = SPECS[umath.clip]
 
 _KWARGS = {"out", "casting", "where", "dtype"}
