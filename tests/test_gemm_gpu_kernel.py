@@ -349,5 +349,18 @@ def test_gpu_batched_and_transposed(real_gpu):
     assert rel_error(got, np.matmul(a.astype(np.float64), np.swapaxes(b, -1, -2))) < 1e-5
 
 
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape_a,shape_b", [((8, 1, 64, 64), (1, 32, 64, 64)),
+                                             ((3, 1, 129, 65), (1, 5, 65, 131))])
+def test_gpu_batch_dimensions_broadcast_against_each_other(real_gpu, shape_a, shape_b):
+    """The default choice on a GPU reads both operands in place in two batch levels."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(shape_a).astype(np.float32)
+    b = rng.standard_normal(shape_b).astype(np.float32)
+    x, y = cg.asarray(a, device=real_gpu), cg.asarray(b, device=real_gpu)
+    assert rel_error(np.asarray(x @ y), np.matmul(a.astype(np.float64), b)) < 1e-5
+    assert "batches: two levels" in cg.explain_matmul(x, y)
+
 if __name__ == "__main__":
     _oclgrind_child()
