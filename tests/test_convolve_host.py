@@ -30,6 +30,21 @@ def test_host_fft_matches_numpy(n, m, dtype):
                 assert_matches(got, want, rtol)
 
 
+@pytest.mark.parametrize("backend", ["scipy", "numpy"])
+def test_host_fft_on_several_threads_matches_numpy(monkeypatch, backend):
+    """The threaded transforms (scipy's workers, or numpy.fft's blocks spread over a pool),
+    taken here at sizes that run on one thread by default."""
+    monkeypatch.setattr(convolve_host, "_THREAD_MIN_POINTS", 1)
+    monkeypatch.setattr(convolve_host, "_cores", lambda: 2)
+    if backend == "numpy":
+        monkeypatch.setattr(convolve_host, "_backend",
+                            lambda: (np.fft.rfft, np.fft.irfft, {}, False))
+    for n, m in ((4099, 31), (20000, 257), (65537, 1023)):
+        a, v = random_array(n, np.float32, n), random_array(m, np.float32, m)
+        got = convolve_host.fft_convolve_full(a, v)
+        assert_matches(got, np.convolve(a.astype(np.float64), v.astype(np.float64)))
+
+
 def test_host_fft_takes_integer_and_mixed_inputs_with_a_float_result():
     a = random_array(3000, np.int16, 1)
     v = random_array(300, np.float32, 2)
