@@ -151,10 +151,6 @@ class MatmulPlan:
         if isinstance(b, DeviceArray) and b.dtype == compute:
             self.b_layout = operand_layout(*operand_strides2(b, False), batch_shape, K, N)
         self.b_from_host = not isinstance(b, DeviceArray)
-        if (operands_on_device and len(batch_shape) > 1
-                and (self.a_layout is None or self.b_layout is None)
-                and self._plan_two_level(a, b, kernel, params)):
-            return
         isz = compute.itemsize
         op_a = self._operand(a, self.a_layout, M, K, isz, None)
         op_b = (gemm.host_operand(np.empty((1 if b.ndim <= 2 else self.batch, K, N), compute),
@@ -173,6 +169,11 @@ class MatmulPlan:
                                   self._operand(b, self.b_layout, K, N, isz, None),
                                   GemmOperand(None, 0, N, M * N, False), self.precision)
             self.choice = gemm.choose(self.device, problem, kernel, params)
+        if (operands_on_device and len(batch_shape) > 1
+                and (self.a_layout is None or self.b_layout is None)
+                and self.choice.variant.name in gemm.TWO_LEVEL_KERNELS
+                and self._plan_two_level(a, b, kernel, params)):
+            return  # the kernel chosen for the packed operands reads them in place instead
         prepare = self.choice.variant.prepare
         self.prepared = (prepare(self.device, problem, self.choice.params)
                          if prepare is not None and not self.b_from_host else None)
