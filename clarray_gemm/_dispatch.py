@@ -22,10 +22,11 @@ LIKE_FUNCTIONS: set[Callable[..., Any]] = set()
 # Advanced (non-basic) indexing of a device array: (array, key) -> result or NotImplemented.
 GETITEM: Callable[[Any, Any], Any] | None = None
 
-__all__ = ["NumPyDecides", "FUNCTIONS", "UFUNCS", "OPERATORS", "UFUNC_METHODS", "LIKE_FUNCTIONS", "implements",
-           "implements_ufunc", "register_namespace", "array_namespace", "register_strided_copy",
-           "strided_copy", "register_copy_on_host", "copy_on_host", "register_host_fallback",
-           "host_function", "host_ufunc", "register_dlpack", "dlpack_device", "dlpack_export"]
+__all__ = ["NumPyDecides", "FUNCTIONS", "UFUNCS", "OPERATORS", "UFUNC_METHODS", "LIKE_FUNCTIONS",
+           "implements", "implements_ufunc", "register_namespace", "array_namespace",
+           "register_strided_copy", "strided_copy", "register_copy_on_host", "copy_on_host",
+           "register_host_fallback", "host_function", "host_ufunc", "register_dlpack",
+           "dlpack_device", "dlpack_export"]
 
 
 

@@ -79,6 +79,7 @@ def resolve(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict
     if rows:
         lanes = d["LANES"] or min(32, wg, _pow2_at_least(-(-p.K // vw)))
         per_group, per_slice_item = wg // lanes, lanes * vw
+        rt = d["RT"] or min(_RT_COLS_LARGE, wg)  # gemv_rows does not read RT
     else:
         lanes = 1
         rt = d["RT"] or min(_RT_COLS_LARGE if elements >= _LARGE_MATRIX else _RT_COLS, wg)
@@ -95,7 +96,7 @@ def resolve(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict
     ksplit = -(-p.K // kc)  # no empty slices
     aligned_stride = x[2] if rows else x[3]
     aligned = all(s % vw == 0 for s in (x[1], aligned_stride, x[4] if p.batch > 1 else 0))
-    d.update(WG=wg, VW=vw, LANES=lanes, RT=d["RT"] or min(_RT_COLS_LARGE, wg) if rows else rt,
+    d.update(WG=wg, VW=vw, LANES=lanes, RT=rt,
              KSPLIT=ksplit, KC=kc, ROWS=rows, ALIGNED=int(aligned), V_UNIT=int(v[2] == 1),
              GROUPS=-(-rows_r // per_group))
     return d

@@ -445,16 +445,21 @@ def _matmul_axes(a, b, out, dtype, casting, axes, kernel, params, precision=None
 _UNSUPPORTED_KW = {"axis", "signature", "where", "order", "subok", "keepdims", "extobj"}
 
 
+def _run_on_short_key(key: tuple, a: Any, b: Any, device: Device) -> Any:
+    """``a @ b`` by the plan plan_for would give, cached under ``key``: a shorter key built by
+    the caller (a device array's offset & 255 keeps what _operand_key's ``% (16 * itemsize)``
+    keeps; an ndarray is keyed by dtype and shape in both)."""
+    plan = _OPERATOR_PLANS.find(key) or _OPERATOR_PLANS.get(
+        key, lambda: plan_for(a, b, None, device))
+    return plan.run(a, b)
+
+
 def _matmul_operator(a: DeviceArray, b: DeviceArray) -> Any:
-    """``a @ b`` for two device arrays: a shorter key than plan_for's (offsets & 255 keep what
-    _operand_key's ``% (16 * itemsize)`` keeps) for the same plan object."""
+    """``a @ b`` for two device arrays (``_dispatch.OPERATORS``' entry)."""
     if a.device is not b.device:
         return NotImplemented
-    key = (a.layout_key, a.offset & 255, b.layout_key, b.offset & 255, a.device,
-           resolve_precision(None))
-    plan = _OPERATOR_PLANS.find(key) or _OPERATOR_PLANS.get(
-        key, lambda: plan_for(a, b, None, a.device))
-    return plan.run(a, b)
+    return _run_on_short_key((a.layout_key, a.offset & 255, b.layout_key, b.offset & 255,
+                              a.device, resolve_precision(None)), a, b, a.device)
 
 
 OPERATORS[np.matmul] = _matmul_operator
@@ -466,18 +471,12 @@ def _matmul_ufunc(ufunc, inputs, kwargs):
         a, b = inputs
         if type(a) is DeviceArray and type(b) is DeviceArray and a.device is b.device:
             return _matmul_operator(a, b)
-        # a device array and an ndarray: the same plan as plan_for's (an ndarray is keyed by
-        # dtype and shape there too), on a short key
         if type(a) is DeviceArray and type(b) is np.ndarray:
-            key = (a.layout_key, a.offset & 255, b.dtype, b.shape, a.device,
-                   resolve_precision(None), "b from the host")
-            return (_OPERATOR_PLANS.find(key) or _OPERATOR_PLANS.get(
-                key, lambda: plan_for(a, b, None, a.device))).run(a, b)
+            return _run_on_short_key((a.layout_key, a.offset & 255, b.dtype, b.shape, a.device,
+                                      resolve_precision(None), "b from the host"), a, b, a.device)
         if type(a) is np.ndarray and type(b) is DeviceArray:
-            key = (a.dtype, a.shape, b.layout_key, b.offset & 255, b.device,
-                   resolve_precision(None), "a from the host")
-            return (_OPERATOR_PLANS.find(key) or _OPERATOR_PLANS.get(
-                key, lambda: plan_for(a, b, None, b.device))).run(a, b)
+            return _run_on_short_key((a.dtype, a.shape, b.layout_key, b.offset & 255, b.device,
+                                      resolve_precision(None), "a from the host"), a, b, b.device)
         a, b = operand(a), operand(b)
         return plan_for(a, b, None, device_of(a, b)).run(a, b)
     if len(inputs) != 2 or _UNSUPPORTED_KW & kwargs.keys():

@@ -10,6 +10,7 @@ raised for device loops; the values are NumPy's.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -55,24 +56,25 @@ SPECS: dict[np.ufunc, OpSpec] = {u: OpSpec(name, u, u.nin, u.nout) for u, name i
 WHERE = OpSpec("WHERE", np.where, 3, 1, cond_first=True)  # type: ignore[arg-type]
 
 
-def _operator(spec: OpSpec):
-    """``a <op> b`` for two device arrays on one device: the plan on its short key, run where
-    it is one fresh output (a flat kernel or NumPy's loop into a fresh host result); else
-    NotImplemented and ``device_ufunc`` decides."""
-    def run(a: DeviceArray, b: DeviceArray) -> Any:
-        if a.device is not b.device:
-            return NotImplemented
-        plan = binary_plan(spec, a, b, a.device)
-        if plan.fresh_flat:
-            return plan.run_binary(a, b)
-        if plan.fresh_host:
-            return plan.run_binary_host(a, b)
+def _on_two_device_arrays(spec: OpSpec, a: DeviceArray, b: DeviceArray) -> Any:
+    """``spec(a, b)`` for two device arrays without keywords, by the plan on its short key;
+    NotImplemented where they are on two devices or no device loop runs it."""
+    if a.device is not b.device:
         return NotImplemented
-    return run
+    plan = binary_plan(spec, a, b, a.device)
+    if plan.fresh_flat:
+        return plan.run_binary(a, b)
+    if plan.fresh_host:
+        return plan.run_binary_host(a, b)
+    if plan.supported:
+        result = plan.run((a, b), None, None)
+        return result[0] if len(result) == 1 else result
+    return NotImplemented
 
 
-# power is left to device_ufunc (its scalar exponents take other ufuncs)
-OPERATORS.update((u, _operator(spec)) for u, spec in SPECS.items()
+# The operators' entries (``a + b`` of two device arrays); power is left to device_ufunc (its
+# scalar exponents take other ufuncs).
+OPERATORS.update((u, partial(_on_two_device_arrays, spec)) for u, spec in SPECS.items()
                  if u.nin == 2 and u.nout == 1 and u not in (np.power, np.float_power))
 CLIP = SPECS[umath.clip]
 
@@ -124,15 +126,10 @@ def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
                 return result[0] if len(result) == 1 else result
         if len(inputs) == 2:  # the operators: two device arrays, a plan on a short key
             a, b = inputs
-            if type(a) is DeviceArray and type(b) is DeviceArray and a.device is b.device:
-                plan = binary_plan(SPECS[ufunc], a, b, a.device)
-                if plan.fresh_flat:
-                    return plan.run_binary(a, b)
-                if plan.fresh_host:
-                    return plan.run_binary_host(a, b)
-                if plan.supported:
-                    result = plan.run(inputs, None, None)
-                    return result[0] if len(result) == 1 else result
+            if type(a) is DeviceArray and type(b) is DeviceArray:
+                result = _on_two_device_arrays(SPECS[ufunc], a, b)
+                if result is not NotImplemented:
+                    return result
             elif ((type(a) is DeviceArray and type(b) in PYTHON_SCALARS)
                   or (type(b) is DeviceArray and type(a) in PYTHON_SCALARS)):
                 # a Python scalar: the plan depends on its type only, unless an int needs
