@@ -18,7 +18,8 @@ from ._dispatch import NumPyDecides
 
 __all__ = ["ctype", "dtype_defines", "KERNEL_DTYPES", "FLOATING", "WIDEN", "compute_dtype",
            "unsupported_dtype", "kernel_supports", "device_copy_supported", "bfloat16_dtype",
-           "mma_operand_dtype", "check_device_dtype", "numpy_only", "NARROW_INT_PRODUCTS"]
+           "mma_operand_dtype", "check_device_dtype", "numpy_only", "NARROW_INT_PRODUCTS", "PYTHON_SCALARS",
+           "TYPED_SCALARS"]
 
 _C_TYPES = {
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
@@ -28,6 +29,13 @@ _C_TYPES = {
     np.dtype(np.int64): "long", np.dtype(np.uint64): "ulong",
     np.dtype(np.float16): "half",
 }
+
+PYTHON_SCALARS = (bool, int, float)
+"""Python numbers: "weak" scalars (NEP 50) whose value, not type, meets the array's dtype."""
+
+TYPED_SCALARS = frozenset((*PYTHON_SCALARS, *(np.dtype(c).type for c in "?bBhHiIlLqQefdgFDG")))
+"""Scalar types whose type alone fixes what a ufunc computes with them: the Python numbers and
+NumPy's numeric scalars (an elementwise plan may be keyed by the type, not the value)."""
 
 KERNEL_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64,
                                                  np.uint32, np.uint64))

@@ -327,11 +327,13 @@ class Storage:
             self._to_device()
 
     @classmethod
-    def adopting(cls, device: Device, host: np.ndarray) -> "Storage":
+    def adopting(cls, device: Device, host: np.ndarray, nbytes: int | None = None) -> "Storage":
         """A host-born storage whose memory is ``host`` (1-D uint8, at least one byte, that no
-        one else writes): a fresh NumPy result taken over without a copy (unified memory)."""
+        one else writes; ``nbytes`` of it, all by default): a fresh NumPy result taken over
+        without a copy, or fresh memory for one (unified memory). The same state as
+        ``Storage(device, nbytes, True)`` builds, with one Python frame less."""
         self = object.__new__(cls)
-        self.device, self.nbytes = device, host.nbytes
+        self.device, self.nbytes = device, host.nbytes if nbytes is None else nbytes
         self._exports = self._read_map = self._mapping = self._buffer = None
         self._read_is_copy = self._write_mapped = False
         self._unified = True

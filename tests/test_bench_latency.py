@@ -165,6 +165,23 @@ def test_each_program_keeps_its_own_numpy_time(device):
     assert nap.ours.seconds >= 0.02 and nap.ok and copy.ok
 
 
+def test_both_sides_are_measured_three_times_interleaved(device, monkeypatch):
+    """NumPy and ours alternate (NumPy, ours, NumPy, ours, then both again after every
+    program) and each keeps its fastest measurement."""
+    from clarray_gemm.bench.timing import Timing
+
+    sides, seconds = [], iter([0.9, 0.8, 0.3, 0.5, 0.6, 0.4])
+
+    def fake_wall_seconds(call, **clock):
+        sides.append(type(call()).__name__)
+        return Timing(next(seconds), 0.0, 1, "wall")
+    monkeypatch.setattr(programs, "wall_seconds", fake_wall_seconds)
+    ones = lambda rng: (np.ones(4, np.float32),)  # noqa: E731
+    (row,) = programs.run(device, programs=(programs.Program("copy", "-", np.copy, ones),))
+    assert sides == ["ndarray"] * 6  # every call's results are read back with np.asarray
+    assert row.numpy.seconds == 0.3 and row.ours.seconds == 0.4
+
+
 def test_device_array_inputs_are_converted_once_and_read_back(device):
     inputs = (np.ones(3, np.float32), (np.zeros(2, np.float32), np.arange(4.0)))
     on_device = programs.to_device(inputs, device)

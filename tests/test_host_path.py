@@ -89,6 +89,32 @@ def test_operator_fast_paths_on_the_host_path_are_numpys_bit_for_bit(device, hos
         assert host.tobytes() == np.ascontiguousarray(want).tobytes()
 
 
+def test_numpy_scalars_take_the_short_path_with_numpys_types(device, host_path, monkeypatch):
+    """NumPy scalars are typed (NEP 50): keyed by their type (the short path, not run_op), each
+    gives NumPy's result dtype and bits in either order, and a float32 scalar's plan is not
+    reused for a float64 one."""
+    from clarray_gemm.ops import ufuncs
+
+    def general_path(*args, **kwargs):
+        raise AssertionError("a NumPy scalar operand took the general path")
+    monkeypatch.setattr(ufuncs, "run_op", general_path)
+    a = random_array((7, 33), np.float32, 11)
+    a[0, :3] = [np.nan, -0.0, np.inf]
+    i = np.arange(-3, 4, dtype=np.int8)
+    x, xi = cg.asarray(a, device=device), cg.asarray(i, device=device)
+    cases = [(x / np.float32(3.0), a / np.float32(3.0)), (x / np.float64(3.0), a / np.float64(3.0)),
+             (np.float32(-0.0) * x, np.float32(-0.0) * a), (x - np.float16(2.5), a - np.float16(2.5)),
+             (xi + np.uint8(200), i + np.uint8(200)), (xi * np.int64(3), i * np.int64(3)),
+             (np.int8(100) + xi, np.int8(100) + i), (xi < np.float32(0.5), i < np.float32(0.5)),
+             (x > np.bool_(True), a > np.bool_(True))]
+    with np.errstate(all="ignore"):
+        for got, want in cases:
+            assert isinstance(got, cg.DeviceArray)
+            host = np.asarray(got)
+            assert host.dtype == want.dtype and host.shape == want.shape
+            assert host.tobytes() == np.ascontiguousarray(want).tobytes()
+
+
 def test_in_place_operators_on_the_host_path(device, host_path):
     a = random_array((5, 6), np.float32, 9)
     x = cg.asarray(a, device=device)

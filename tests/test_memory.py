@@ -143,6 +143,28 @@ def test_small_host_resident_arrays_are_host_born(unified, n):
     np.testing.assert_array_equal(np.asarray(x), np.arange(n))
 
 
+@pytest.mark.parametrize("nbytes", [0, 4, 4096])
+def test_host_results_are_the_host_born_storages_that_storage_builds(unified, nbytes):
+    """host_result's written-out constructor (``Storage.adopting``) leaves a storage in the
+    state ``Storage(device, nbytes, True)`` gives: the two must not drift apart."""
+    from clarray_gemm.array.device_array import host_result
+    from clarray_gemm.memory import Storage
+
+    built = Storage(unified, nbytes, True)
+    n = nbytes // 4
+    out, view = host_result(unified, nbytes, (n,), np.dtype(np.float32), (4,))
+    fast = out.storage
+    for slot in Storage.__slots__:
+        if slot != "__weakref__":
+            mine, theirs = getattr(fast, slot), getattr(built, slot)
+            if slot == "_host":
+                assert mine.dtype == theirs.dtype == np.uint8 and mine.size == theirs.size
+            else:
+                assert mine == theirs, slot
+    view[:] = np.arange(n)
+    np.testing.assert_array_equal(np.asarray(out), np.arange(n))
+
+
 def test_host_born_to_kernel_and_back(unified):
     """A kernel (host path off, as in the suite) gets a buffer holding the host-born bytes; the
     host reads the kernel's result after it."""

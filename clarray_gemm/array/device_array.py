@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from operator import attrgetter
 from typing import Any, Sequence
 
 import numpy as np
@@ -22,7 +23,7 @@ from .. import _dispatch
 from ..dtypes import check_device_dtype, device_copy_supported
 from ..device import Device, get_device
 from ..fallbacks import record_host_call
-from ..memory import Storage
+from ..memory import HOST_BORN_MAX_BYTES, Storage
 from .geometry import (anchor, basic_view_geometry, c_strides, check_byte_size, f_strides,
                        is_basic_index, normalize_shape)
 
@@ -60,6 +61,7 @@ def _should_defer(self: "DeviceArray", other: Any) -> bool:
 
 
 _MISSING = object()
+_new_object = object.__new__
 
 
 def _operators(ufunc: np.ufunc):
@@ -169,17 +171,19 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         return self
 
     # -- attributes ------------------------------------------------------------------------
-    shape = property(lambda self: self._shape, doc="Tuple of array dimensions.")
-    dtype = property(lambda self: self._dtype, doc="Data type of the elements.")
-    strides = property(lambda self: self._strides, doc="Bytes to step in each dimension.")
+    # C getters (attrgetter), not lambdas: reading ``x.shape`` or ``x.device`` builds no Python
+    # frame, which the hot paths read several times per call
+    shape = property(attrgetter("_shape"), doc="Tuple of array dimensions.")
+    dtype = property(attrgetter("_dtype"), doc="Data type of the elements.")
+    strides = property(attrgetter("_strides"), doc="Bytes to step in each dimension.")
     ndim = property(lambda self: len(self._shape), doc="Number of dimensions.")
-    size = property(lambda self: self._size, doc="Number of elements.")
-    itemsize = property(lambda self: self._dtype.itemsize)
+    size = property(attrgetter("_size"), doc="Number of elements.")
+    itemsize = property(attrgetter("_dtype.itemsize"))
     nbytes = property(lambda self: self._size * self._dtype.itemsize,
                       doc="Bytes of the elements (not of the underlying buffer).")
-    device = property(lambda self: self._storage.device, doc="The OpenCL device holding the data.")
-    storage = property(lambda self: self._storage, doc="The shared host-mapped buffer.")
-    offset = property(lambda self: self._offset, doc="Byte offset of element 0 in the buffer.")
+    device = property(attrgetter("_storage.device"), doc="The OpenCL device holding the data.")
+    storage = property(attrgetter("_storage"), doc="The shared host-mapped buffer.")
+    offset = property(attrgetter("_offset"), doc="Byte offset of element 0 in the buffer.")
 
     @property
     def is_c_contiguous(self) -> bool:
@@ -571,18 +575,36 @@ def new_array(shape: Any, dtype: Any, device: Device, order: str = "C",
     return DeviceArray.from_storage(storage, shape, dtype, strides)
 
 
-def host_result(device: Device, nbytes: int, shape: tuple, dtype: np.dtype,
-                strides: tuple) -> tuple[DeviceArray, np.ndarray]:
+def host_result(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, strides: tuple,
+                *operands: Any) -> list:
     """Internal API for the host path (unified-memory devices): a fresh host-resident array of
     normalised geometry and the writable ndarray of its elements for NumPy to fill (kept as the
-    array's host view, so the next operation on it builds none)."""
-    out = DeviceArray.from_storage(Storage(device, nbytes, True), shape, dtype, strides)
-    raw = out._storage._host
-    if raw is None:  # not host-resident (a discrete device): the checked route
-        return out, out.host_view(write=True)
+    array's host view, so the next operation on it builds none), followed by the host view of
+    each of ``operands`` (anything but a device array as it is)."""
+    if nbytes <= HOST_BORN_MAX_BYTES and device.info.host_unified_memory:
+        # from_storage and Storage(device, nbytes, True) written out: every small result of the
+        # host path comes here, and each Python frame costs ~0.5 us inside a program's loop
+        raw = np.empty(nbytes or 1, np.uint8)
+        out = _new_object(DeviceArray)
+        out._storage, out._shape, out._dtype = Storage.adopting(device, raw, nbytes), shape, dtype
+        out._strides, out._offset, out._size = strides, 0, math.prod(shape)
+        out.layout_key = (dtype, shape, strides)
+    else:
+        out = DeviceArray.from_storage(Storage(device, nbytes, True), shape, dtype, strides)
+        raw = out._storage._host
+        if raw is None:  # not host-resident (a discrete device): the checked route
+            return out, out.host_view(write=True)
     view = np.ndarray(shape, dtype, raw, 0, strides)
     out._host_cache = (raw, view)
-    return out, view
+    if not operands:
+        return out, view
+    results = [out, view]
+    for x in operands:
+        if type(x) is DeviceArray:  # host_view() with its common case (the same mapping as
+            cache = x._host_cache   # last time) read here: one Python frame less per operand
+            x = cache[1] if cache is not None and cache[0] is x._storage._host else x.host_view()
+        results.append(x)
+    return results
 
 
 def adopt_host(result: np.ndarray, device: Device) -> DeviceArray:

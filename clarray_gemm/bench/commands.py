@@ -66,7 +66,8 @@ def programs(device: Device, args: argparse.Namespace) -> int:
         rows = bench.run(device, budget_s=budget, min_reps=min_reps, progress=bar)
     print(f"plain NumPy programs run on NumPy arrays and on device arrays (inputs converted "
           f"once, outside the clock; results read with np.asarray inside it); per-call wall "
-          f"time, median of >= {min_reps} calls and ~{budget:g} s; float32; ratio: NumPy time / "
+          f"time, median of >= {min_reps} calls and ~{budget:g} s, the fastest of three such "
+          f"measurements per side, interleaved; float32; ratio: NumPy time / "
           f"ours (>1: ours is faster); errors: relative norm error against the same program in "
           f"float64 NumPy (labels exact), limit {bench.TOLERANCE:g}")
     print(host_load())

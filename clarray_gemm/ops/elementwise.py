@@ -21,15 +21,15 @@ import numpy as np
 from ..array import DeviceArray, asarray, host_result
 from ..array.geometry import c_strides
 from ..device import Device, register_fork_reset
+from ..dtypes import PYTHON_SCALARS
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.crossover import prefer_host
 from ..kernels.plans import PlanCache
 from ..kernels.programs import ctype, get_kernel
 from ..memory import Storage
 
-__all__ = ["OpSpec", "ElementwisePlan", "plan_for", "binary_plan", "run_op", "kernel_dtype"]
-
-PYTHON_SCALARS = (bool, int, float)
+__all__ = ["OpSpec", "ElementwisePlan", "PLANS", "plan_for", "binary_plan", "run_op",
+           "kernel_dtype"]
 
 
 @dataclass(frozen=True, eq=False)  # one object per operation (ufuncs.SPECS): identity keys plans
@@ -265,20 +265,18 @@ class ElementwisePlan:
     def run_unary_host(self, a: DeviceArray) -> DeviceArray:
         """``run((a,), None, None)`` for a one-output host-path plan (``fresh_host``): NumPy's
         loop from the operand's mapping into a fresh host-resident buffer."""
-        out, view = host_result(self.device, self.out_nbytes, self.shape, self.result,
-                                self.out_strides)
-        self.spec.ufunc(a.host_view(), out=view, casting=self.casting)
+        out, view, host_a = host_result(self.device, self.out_nbytes, self.shape, self.result,
+                                        self.out_strides, a)
+        self.spec.ufunc(host_a, out=view, casting=self.casting)
         return out
 
     def run_binary_host(self, a: Any, b: Any) -> DeviceArray:
         """``run((a, b), None, None)`` for a one-output host-path plan (``fresh_host``; device
         arrays, or a device array and a Python scalar that needs no range check): NumPy's loop
         from the operands' mappings straight into a fresh host-resident buffer."""
-        out, view = host_result(self.device, self.out_nbytes, self.shape, self.result,
-                                self.out_strides)
-        self.spec.ufunc(a.host_view() if type(a) is DeviceArray else a,
-                        b.host_view() if type(b) is DeviceArray else b,
-                        out=view, casting=self.casting)
+        out, view, host_a, host_b = host_result(self.device, self.out_nbytes, self.shape,
+                                                self.result, self.out_strides, a, b)
+        self.spec.ufunc(host_a, host_b, out=view, casting=self.casting)
         return out
 
     def _launch_flat(self, inputs: tuple, targets: list, mask: Any) -> None:
@@ -344,7 +342,8 @@ def _overlaps_differently(out: DeviceArray, x: DeviceArray) -> bool:
             and (x.offset, x.strides, x.shape) != (out.offset, out.strides, out.shape))
 
 
-_PLANS: PlanCache[ElementwisePlan] = PlanCache("elementwise")
+PLANS: PlanCache[ElementwisePlan] = PlanCache("elementwise")
+"""Every elementwise plan, on the keys plan_for, binary_plan and scalar_plan build."""
 
 
 def plan_for(spec: OpSpec, inputs: tuple, outs: tuple | None, mask: Any, casting: str,
@@ -356,14 +355,14 @@ def plan_for(spec: OpSpec, inputs: tuple, outs: tuple | None, mask: Any, casting
     out_desc = None if outs is None else tuple((o.dtype, o.shape, o.strides) for o in outs)
     mask_desc = None if mask is None else _describe(mask)
     key = (spec, device, descs, out_desc, mask_desc, casting, dtype)
-    return _PLANS.get(key, lambda: ElementwisePlan(spec, inputs, outs, mask, casting, dtype,
+    return PLANS.get(key, lambda: ElementwisePlan(spec, inputs, outs, mask, casting, dtype,
                                                    device))
 
 
 def unary_plan(spec: OpSpec, a: DeviceArray, device: Device) -> ElementwisePlan:
     """The plan of ``spec(a)`` for a device array and no keywords: one dict hit on a short key."""
     key = (spec, device, a.layout_key)
-    return _PLANS.find(key) or _PLANS.get(
+    return PLANS.find(key) or PLANS.get(
         key, lambda: plan_for(spec, (a,), None, None, "same_kind", None, device))
 
 
@@ -371,16 +370,17 @@ def binary_plan(spec: OpSpec, a: DeviceArray, b: DeviceArray, device: Device) ->
     """The plan of ``spec(a, b)`` for two device arrays and no keywords (the operators' call):
     one dict hit on a short key."""
     key = (spec, device, a.layout_key, b.layout_key)
-    return _PLANS.find(key) or _PLANS.get(
+    return PLANS.find(key) or PLANS.get(
         key, lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))
 
 
 def scalar_plan(spec: OpSpec, a: Any, b: Any, device: Device) -> ElementwisePlan | None:
-    """The plan of ``spec(a, b)`` for a device array and a Python scalar (either order) and no
-    keywords: one dict hit on a short key (the plan depends on the scalar's type only)."""
+    """The plan of ``spec(a, b)`` for a device array and a scalar of ``TYPED_SCALARS`` (either
+    order) and no keywords: one dict hit on a short key (the plan depends on the scalar's type
+    only)."""
     key = (spec, device, a.layout_key if type(a) is DeviceArray else type(a),
            b.layout_key if type(b) is DeviceArray else type(b))
-    return _PLANS.find(key) or _PLANS.get(
+    return PLANS.find(key) or PLANS.get(
         key, lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))
 
 

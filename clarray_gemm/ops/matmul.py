@@ -37,6 +37,7 @@ from ..memory import Storage, format_bytes
 from ._common import compute_dtype, device_of, numpy_answers, operand, take_operands
 from .matmul_operands import (host_operand, operand_layout, operand_strides2, packed, shape2,
                               two_level_layouts)
+from . import precision as precision_state
 from .precision import TF32_BOUND, resolve_precision
 
 try:  # NumPy's own exception type for this error (a TypeError subclass); private in NumPy 2.x
@@ -213,10 +214,8 @@ class MatmulPlan:
         """Compute ``a @ b`` (operands with this plan's key) into a fresh device array."""
         device = self.device
         if self.host_into_mapping:
-            out, view = host_result(device, self.out_nbytes, self.out_shape, self.result_dtype,
-                                    self.out_strides)
-            ah = a.host_view() if type(a) is DeviceArray else a
-            bh = b.host_view() if type(b) is DeviceArray else b
+            out, view, ah, bh = host_result(device, self.out_nbytes, self.out_shape,
+                                            self.result_dtype, self.out_strides, a, b)
             if self.dtype_arg is None:
                 np.matmul(ah, bh, view)
             else:
@@ -455,11 +454,17 @@ def _run_on_short_key(key: tuple, a: Any, b: Any, device: Device) -> Any:
 
 
 def _matmul_operator(a: DeviceArray, b: DeviceArray) -> Any:
-    """``a @ b`` for two device arrays (``_dispatch.OPERATORS``' entry)."""
-    if a.device is not b.device:
+    """``a @ b`` for two device arrays (``_dispatch.OPERATORS``' entry): _run_on_short_key and
+    get_precision written out, as each Python frame costs ~0.5 us in a program's loop (where
+    the interpreter's caches are cold after the products)."""
+    device = a.device
+    if device is not b.device:
         return NotImplemented
-    return _run_on_short_key((a.layout_key, a.offset & 255, b.layout_key, b.offset & 255,
-                              a.device, resolve_precision(None)), a, b, a.device)
+    key = (a.layout_key, a.offset & 255, b.layout_key, b.offset & 255, device,
+           precision_state.block_precision.get() or precision_state.global_precision)
+    plan = _OPERATOR_PLANS.find(key) or _OPERATOR_PLANS.get(
+        key, lambda: plan_for(a, b, None, device))
+    return plan.run(a, b)
 
 
 OPERATORS[np.matmul] = _matmul_operator

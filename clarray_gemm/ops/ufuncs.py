@@ -18,7 +18,9 @@ from numpy._core import umath
 
 from .._dispatch import OPERATORS, implements, implements_ufunc
 from ..array import DeviceArray, host_function
-from .elementwise import PYTHON_SCALARS, OpSpec, binary_plan, run_op, scalar_plan, unary_plan
+from ..dtypes import PYTHON_SCALARS, TYPED_SCALARS
+from .elementwise import PLANS as elementwise_plans
+from .elementwise import OpSpec, binary_plan, run_op, scalar_plan, unary_plan
 
 __all__ = ["SPECS", "WHERE", "CLIP", "device_ufunc"]
 
@@ -57,11 +59,14 @@ WHERE = OpSpec("WHERE", np.where, 3, 1, cond_first=True)  # type: ignore[arg-typ
 
 
 def _on_two_device_arrays(spec: OpSpec, a: DeviceArray, b: DeviceArray) -> Any:
-    """``spec(a, b)`` for two device arrays without keywords, by the plan on its short key;
-    NotImplemented where they are on two devices or no device loop runs it."""
-    if a.device is not b.device:
+    """``spec(a, b)`` for two device arrays without keywords, by the plan on its short key
+    (binary_plan's, read here first: one Python frame less on a hit); NotImplemented where they
+    are on two devices or no device loop runs it."""
+    device = a.device
+    if device is not b.device:
         return NotImplemented
-    plan = binary_plan(spec, a, b, a.device)
+    plan = (elementwise_plans.find((spec, device, a.layout_key, b.layout_key))
+            or binary_plan(spec, a, b, device))
     if plan.fresh_flat:
         return plan.run_binary(a, b)
     if plan.fresh_host:
@@ -130,10 +135,10 @@ def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
                 result = _on_two_device_arrays(SPECS[ufunc], a, b)
                 if result is not NotImplemented:
                     return result
-            elif ((type(a) is DeviceArray and type(b) in PYTHON_SCALARS)
-                  or (type(b) is DeviceArray and type(a) in PYTHON_SCALARS)):
-                # a Python scalar: the plan depends on its type only, unless an int needs
-                # NumPy's range check (run_op does it)
+            elif ((type(a) is DeviceArray and type(b) in TYPED_SCALARS)
+                  or (type(b) is DeviceArray and type(a) in TYPED_SCALARS)):
+                # a Python or NumPy number: the plan depends on its type only, unless a Python
+                # int needs NumPy's range check (run_op does it)
                 device = a.device if type(a) is DeviceArray else b.device
                 plan = scalar_plan(SPECS[ufunc], a, b, device)
                 if plan is not None and plan.fresh_host and not plan.int_scalars:
