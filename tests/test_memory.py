@@ -147,7 +147,7 @@ def test_small_host_resident_arrays_are_host_born(unified, n):
 def test_host_results_are_the_host_born_storages_that_storage_builds(unified, nbytes):
     """host_result's written-out constructor (``Storage.adopting``) leaves a storage in the
     state ``Storage(device, nbytes, True)`` gives: the two must not drift apart."""
-    from clarray_gemm.array.device_array import host_result
+    from clarray_gemm.array.host_results import host_result
     from clarray_gemm.memory import Storage
 
     built = Storage(unified, nbytes, True)
@@ -184,7 +184,7 @@ def test_threads_sharing_a_host_resident_array_all_read_its_bytes(unified, n, mo
     slowed down so that the other threads run while the first one moves the storage: they
     must not take the new buffer before the bytes are in it (a race once seen as garbage in
     1 of ~5 runs of the 8-thread host-path test)."""
-    from clarray_gemm import memory
+    from clarray_gemm.memory import storage as memory  # where Storage looks new_buffer up
 
     def slow_new_buffer(*args, **kwargs):
         buffer = create(*args, **kwargs)

@@ -23,12 +23,11 @@ from .. import _dispatch
 from ..dtypes import check_device_dtype, device_copy_supported
 from ..device import Device, get_device
 from ..fallbacks import record_host_call
-from ..memory import HOST_BORN_MAX_BYTES, Storage
+from ..memory import Storage
 from .geometry import (anchor, basic_view_geometry, c_strides, check_byte_size, f_strides,
                        is_basic_index, normalize_shape)
 
-__all__ = ["DeviceArray", "call_ufunc", "new_array", "from_host", "host_result",
-           "adopt_host", "is_device_array"]
+__all__ = ["DeviceArray", "call_ufunc", "new_array", "from_host", "is_device_array"]
 
 
 def call_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
@@ -61,7 +60,6 @@ def _should_defer(self: "DeviceArray", other: Any) -> bool:
 
 
 _MISSING = object()
-_new_object = object.__new__
 
 
 def _operators(ufunc: np.ufunc):
@@ -573,54 +571,6 @@ def new_array(shape: Any, dtype: Any, device: Device, order: str = "C",
     storage = Storage(device, math.prod(shape) * dtype.itemsize, host_resident)
     strides = (f_strides if order == "F" else c_strides)(shape, dtype.itemsize)
     return DeviceArray.from_storage(storage, shape, dtype, strides)
-
-
-def host_result(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, strides: tuple,
-                *operands: Any) -> list:
-    """Internal API for the host path (unified-memory devices): a fresh host-resident array of
-    normalised geometry and the writable ndarray of its elements for NumPy to fill (kept as the
-    array's host view, so the next operation on it builds none), followed by the host view of
-    each of ``operands`` (anything but a device array as it is)."""
-    if nbytes <= HOST_BORN_MAX_BYTES and device.info.host_unified_memory:
-        # from_storage and Storage(device, nbytes, True) written out: every small result of the
-        # host path comes here, and each Python frame costs ~0.5 us inside a program's loop
-        raw = np.empty(nbytes or 1, np.uint8)
-        out = _new_object(DeviceArray)
-        out._storage, out._shape, out._dtype = Storage.adopting(device, raw, nbytes), shape, dtype
-        out._strides, out._offset, out._size = strides, 0, math.prod(shape)
-        out.layout_key = (dtype, shape, strides)
-    else:
-        out = DeviceArray.from_storage(Storage(device, nbytes, True), shape, dtype, strides)
-        raw = out._storage._host
-        if raw is None:  # not host-resident (a discrete device): the checked route
-            return out, out.host_view(write=True)
-    view = np.ndarray(shape, dtype, raw, 0, strides)
-    out._host_cache = (raw, view)
-    if not operands:
-        return out, view
-    results = [out, view]
-    for x in operands:
-        if type(x) is DeviceArray:  # host_view() with its common case (the same mapping as
-            cache = x._host_cache   # last time) read here: one Python frame less per operand
-            x = cache[1] if cache is not None and cache[0] is x._storage._host else x.host_view()
-        results.append(x)
-    return results
-
-
-def adopt_host(result: np.ndarray, device: Device) -> DeviceArray:
-    """A device array holding a fresh NumPy result that the caller gives up: on unified memory
-    its memory is taken over as a host-born storage (no copy) when NumPy owns it, C-contiguous,
-    aligned and writable; otherwise a copy (:func:`from_host`)."""
-    flags = result.flags
-    if (device.info.host_unified_memory and type(result) is np.ndarray and result.size
-            and flags.owndata and flags.c_contiguous and flags.aligned and flags.writeable
-            and result.dtype.isnative and not result.dtype.hasobject):
-        raw = result.reshape(-1).view(np.uint8)
-        out = DeviceArray.from_storage(Storage.adopting(device, raw), result.shape,
-                                       result.dtype, result.strides)
-        out._host_cache = (raw, result)
-        return out
-    return from_host(result, device)
 
 
 def from_host(host: np.ndarray, device: Device) -> DeviceArray:

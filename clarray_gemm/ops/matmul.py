@@ -455,8 +455,7 @@ def _run_on_short_key(key: tuple, a: Any, b: Any, device: Device) -> Any:
 
 def _matmul_operator(a: DeviceArray, b: DeviceArray) -> Any:
     """``a @ b`` for two device arrays (``_dispatch.OPERATORS``' entry): _run_on_short_key and
-    get_precision written out, as each Python frame costs ~0.5 us in a program's loop (where
-    the interpreter's caches are cold after the products)."""
+    get_precision written out, three calls fewer on the most common call."""
     device = a.device
     if device is not b.device:
         return NotImplemented
