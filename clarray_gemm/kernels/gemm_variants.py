@@ -432,6 +432,46 @@ def _cpu_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl
     return event
 
 
+def _cpu_prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
+    """``run(a_buf, a_off, b_buf, b_off, c_buf)``: _cpu_launch with its kernels, panel counts
+    and fixed arguments resolved once; a call allocates the two panel buffers and enqueues."""
+    mr, nv, wg = params["MR"], params["NV"], params["WG"]
+    nr = (params["VW"] or vector_width(device.info, p.dtype)) * nv
+    a, b, c = p.a, p.b, p.c
+    pack, kernel = _cpu_kernels(device, p.dtype, mr, nr // nv, nv)
+    itemsize = np.dtype(p.dtype).itemsize
+
+    def packing(op: GemmOperand, outer: int, width: int, so: int, sk: int) -> tuple:
+        panels = -(-outer // width)
+        count = 1 if op.batch_stride == 0 else p.batch
+        per_batch = panels * p.K * width
+        head = (i32(outer), i32(p.K), i32(width), i32(panels))
+        tail = (i64(so), i64(sk), i64(op.batch_stride))
+        return ((p.K, count * panels), head, tail, count * per_batch * itemsize, panels,
+                i64(per_batch if count > 1 else 0))
+    a_geo, a_head, a_tail, a_bytes, a_panels, a_pb = packing(
+        a, p.M, mr, *((1, a.ld) if a.trans else (a.ld, 1)))
+    b_geo, b_head, b_tail, b_bytes, b_panels, b_pb = packing(
+        b, p.N, nr, *((b.ld, 1) if b.trans else (1, b.ld)))
+    kc = params["KC"] if params["KC"] > 0 else p.K
+    geometry = ((_round_up(a_panels, wg), b_panels, p.batch), (wg, 1, 1))
+    sizes = (i32(p.M), i32(p.N), i32(p.K))
+    slices = [(i32(k0), i32(min(kc, p.K - k0)), i32(k0 > 0)) for k0 in range(0, p.K, kc)]
+    a_fixed, b_fixed = (i32(a_panels), a_pb), (i32(b_panels), b_pb)
+    c_fixed = (i64(c.offset), i32(c.ld), i64(c.batch_stride))
+
+    def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
+        queue = device.queue
+        ap, bp = new_buffer(device, a_bytes), new_buffer(device, b_bytes)
+        pack(queue, a_geo, None, *a_head, a_buf, a_off, *a_tail, ap)
+        pack(queue, b_geo, None, *b_head, b_buf, b_off, *b_tail, bp)
+        for k_slice in slices:
+            event = kernel(queue, *geometry, *sizes, *k_slice, ap, *a_fixed, bp, *b_fixed,
+                           c_buf, *c_fixed)
+        return event
+    return run
+
+
 def _cpu_rank(p: GemmProblem, info: DeviceInfo) -> float:
     if _tiny(p):
         return 0.5
@@ -442,7 +482,7 @@ CPU = Variant(
     name="cpu", source="gemm_cpu.cl", entry="gemm_cpu",
     summary="CPU: packed panels, MR x (VW*NV) register block per work-item, no barriers",
     defaults={"MR": 6, "VW": 0, "NV": 2, "WG": 1, "KC": 512}, fits=_cpu_fits, rank=_cpu_rank,
-    launch=_cpu_launch,
+    launch=_cpu_launch, prepare=_cpu_prepare,
     tunable={"MR": (4, 6, 8), "VW": (0, 8, 16), "NV": (1, 2, 3, 4), "WG": (1, 2, 4, 8),
              "KC": (0, 256, 512, 1024)},
 )

@@ -67,9 +67,6 @@ def _elem_strides(x: DeviceArray) -> list[int]:
     return [s // x.itemsize for s in x.strides]
 
 
-
-
-
 class ReducePlan:
     """``rop`` of ``x`` over ``axes`` into a fresh array of the kept shape (``out_dtype``),
     accumulating in ``acc``; ``mean`` divides by the reduced count; ``norm`` (with ``sum``)
