@@ -183,16 +183,19 @@ def test_unit_stride_reductions_at_every_alignment(n, start):
     single and split launches: NumPy's answers, ties (the first index) and NaN rules."""
     rng = np.random.default_rng(n + start)
     a = rng.standard_normal(n).astype(np.float32)
-    a[n // 3] = a[n - 2] = np.float32(9.0)  # a tie: the first index wins
-    a[n // 5] = a[n - 1] = np.float32(-9.0)
+    a[n // 3] = a[n // 3 + 1] = a[n - 2] = np.float32(9.0)  # ties (two within one vector
+    a[n // 5] = a[n - 1] = np.float32(-9.0)                # of 4): the first index wins
     i = rng.integers(-1000, 1000, n).astype(np.int32)
-    x, xi = cg.asarray(a), cg.asarray(i)
+    d = a.astype(np.float64)
+    x, xi, xd = cg.asarray(a), cg.asarray(i), cg.asarray(d)
     with cg.host_path(False):
         for got, want in ((np.argmax(x[start:]), np.argmax(a[start:])),
                           (np.argmin(x[start:]), np.argmin(a[start:])),
                           (np.max(x[start:]), np.max(a[start:])),
                           (np.sum(xi[start:]), np.sum(i[start:])),
-                          (np.argmax(xi[start:]), np.argmax(i[start:]))):
+                          (np.argmax(xi[start:]), np.argmax(i[start:])),
+                          (np.argmax(xd[start:]), np.argmax(d[start:])),
+                          (np.min(xd[start:]), np.min(d[start:]))):
             assert np.asarray(got) == want and np.asarray(got).dtype == np.asarray(want).dtype
         np.testing.assert_allclose(np.asarray(np.sum(x[start:])), a[start:].sum(dtype=np.float64),
                                    rtol=1e-5)

@@ -1,7 +1,9 @@
 """Reduction bandwidth at 2^26 float32 against the device's copy bandwidth, for the accumulators
 per lane (``LANE_ACCS`` of opencl/reduce.cl) and the elements a lane reduces before a reduction
 is split in two launches (``_PER_LANE`` of ops/reduce_plan.py): which setting brings
-``np.argmax`` to the others' bandwidth.
+``np.argmax`` to the others' bandwidth; then, at the defaults, vector loads (``VEC_RED``: an
+aligned run, ``x[:-1]``) against scalar ones (the same run one element off, ``x[1:]``, where
+the kernel falls back to scalar loads).
 
     python benches/probes/reduce_lanes.py [--device NVIDIA] [--log2n 26]
 """
@@ -54,6 +56,19 @@ def main() -> None:
         print(f"| {lanes} | {chunk} | " + " | ".join(cells) + " |")
     reduce_plan._defines, reduce_plan._PER_LANE = defines, per_lane
     clear_all()
+    print("\n| reduction (defaults) | vector loads GB/s (of copy) | scalar loads GB/s (of copy) |")
+    print("|---|---|---|")
+    wide = cg.asarray(host.astype(np.float64), device=device)
+    ints = cg.asarray((host * 1000).astype(np.int32), device=device)
+    rows = {"argmax": (np.argmax, x), "argmin": (np.argmin, x), "max": (np.max, x),
+            "sum": (np.sum, x), "sum int32": (np.sum, ints), "sum float64": (np.sum, wide),
+            "argmax float64": (np.argmax, wide)}
+    for name, (fn, arr) in rows.items():
+        cells = []
+        for view in (arr[:-1], arr[1:]):
+            gbs = view.nbytes / median_us(lambda: fn(view), 30, sync=queue.finish) * 1e-3
+            cells.append(f"{gbs:.0f} ({gbs / copy_gbs:.0%})")
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
