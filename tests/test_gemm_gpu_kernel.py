@@ -230,6 +230,45 @@ def test_shape_heuristic(h100_info):
     assert (forced["BM"], forced["KSPLIT"]) == (128, 2)
 
 
+def test_edge_split_cuts_only_slivers_of_large_single_products(cpu, h100_info):
+    assert gemm_gpu.edge_split(_problem(4097, 2049, 3001), h100_info, {}) == (4096, 2048)
+    assert gemm_gpu.edge_split(_problem(4097, 2048, 512), h100_info, {}) == (4096, 2048)
+    assert gemm_gpu.edge_split(_problem(4096, 4096, 4096), h100_info, {}) is None  # no sliver
+    assert gemm_gpu.edge_split(_problem(4160, 4096, 512), h100_info, {}) is None  # half a tile
+    assert gemm_gpu.edge_split(_problem(257, 257, 64), h100_info, {}) is None  # < one wave
+    assert gemm_gpu.edge_split(_problem(4097, 2049, 3001), cpu.info, {}) is None  # no GPU
+    batched = dataclasses.replace(_problem(4097, 2049, 301), batch=2)
+    assert gemm_gpu.edge_split(batched, h100_info, {}) is None
+
+
+@pytest.mark.parametrize("ta,tb", [(False, True), (True, False)])
+def test_edge_split_products_write_every_part(cpu, h100_info, ta, tb):
+    """The split plan on a GPU (the CPU driver's context behind a device that reports the
+    H100's capabilities, 16 units): the main block, the rows below it and the columns beside
+    it (each with its own kernel), from transposed views at an offset, every element of one C
+    as NumPy's."""
+    gpu = object.__new__(cg.Device)
+    gpu.__dict__.update(cpu.__dict__)
+    gpu.info = dataclasses.replace(h100_info, compute_units=16)  # 8 x 8 tiles fill a wave
+    rng = np.random.default_rng(9)
+    M, N, K = 515, 513, 33
+    a_store = rng.standard_normal((K + 1, M) if ta else (M, K + 1)).astype(np.float32)
+    b_store = rng.standard_normal((N, K + 1) if tb else (K + 1, N)).astype(np.float32)
+    a = (a_store[1:] if ta else a_store[:, 1:])
+    b = (b_store[:, 1:] if tb else b_store[1:])
+    with cg.host_path(False):
+        xs, ys = cg.asarray(a_store, device=gpu), cg.asarray(b_store, device=gpu)
+        x = (xs[1:] if ta else xs[:, 1:])
+        y = (ys[:, 1:] if tb else ys[1:])
+        x, y = (x.T if ta else x), (y.T if tb else y)
+        explained = cg.explain_matmul(x, y)
+        assert "split where the last tiles would hold slivers" in explained, explained
+        for _ in range(2):  # the plan's first call and a repeated one
+            got = np.asarray(x @ y)
+            want = (a.T if ta else a).astype(np.float64) @ (b.T if tb else b)
+            assert rel_error(got, want) < 1e-5
+
+
 def test_rank_and_fits(cpu, h100_info):
     variant = gemm.CATALOGUE[KERNEL]
     p = _problem(512, 512, 512)
@@ -340,6 +379,20 @@ def test_gpu_chosen_and_correct(real_gpu, shape):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(4097, 2049, 300), (4096, 2050, 257)])
+def test_gpu_slivers_split_off(real_gpu, shape):
+    """A sliver of rows or columns past the last whole tile runs as its own product."""
+    M, N, K = shape
+    rng = np.random.default_rng(M + N)
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    x, y = cg.asarray(a, device=real_gpu), cg.asarray(b, device=real_gpu)
+    assert "split where the last tiles would hold slivers" in cg.explain_matmul(x, y)
+    for _ in range(2):
+        assert rel_error(np.asarray(x @ y), a.astype(np.float64) @ b) < 1e-5
+
+
+@pytest.mark.gpu
 def test_gpu_batched_and_transposed(real_gpu):
     rng = np.random.default_rng(2)
     a = rng.standard_normal((64, 96, 80)).astype(np.float32)
@@ -347,7 +400,6 @@ def test_gpu_batched_and_transposed(real_gpu):
     x, y = cg.asarray(a, device=real_gpu), cg.asarray(b, device=real_gpu)
     got = np.asarray(x @ y.swapaxes(-1, -2))
     assert rel_error(got, np.matmul(a.astype(np.float64), np.swapaxes(b, -1, -2))) < 1e-5
-
 
 
 @pytest.mark.gpu
@@ -361,6 +413,7 @@ def test_gpu_batch_dimensions_broadcast_against_each_other(real_gpu, shape_a, sh
     x, y = cg.asarray(a, device=real_gpu), cg.asarray(b, device=real_gpu)
     assert rel_error(np.asarray(x @ y), np.matmul(a.astype(np.float64), b)) < 1e-5
     assert "batches: two levels" in cg.explain_matmul(x, y)
+
 
 if __name__ == "__main__":
     _oclgrind_child()

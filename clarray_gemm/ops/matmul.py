@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import operator
+from dataclasses import replace
 from typing import Any, Mapping
 
 import numpy as np
@@ -27,7 +28,7 @@ from .._dispatch import OPERATORS, NumPyDecides, implements, implements_ufunc
 from ..array import DeviceArray, asarray, empty, host_result, zeros
 from ..array.geometry import c_strides
 from ..device import Device
-from ..kernels import gemm, gemm_mma
+from ..kernels import gemm, gemm_gpu, gemm_mma
 from ..kernels.crossover import prefer_host
 from ..kernels.gemm import GemmOperand, GemmProblem
 from ..kernels.plans import PlanCache
@@ -114,6 +115,7 @@ class MatmulPlan:
         self.choice: Choice | None = None
         self.a_layout = self.b_layout = None
         self.batch_inner = 0  # > 0: two batch levels (see _plan_two_level)
+        self.edge_note = ""  # the parts of a product split by _plan_edges
         if math.prod(out_shape) == 0 or K == 0:
             self.kind, self.reason = "trivial", "empty or K = 0: no arithmetic to run"
         elif self.compute is None:
@@ -175,9 +177,51 @@ class MatmulPlan:
                 and self.choice.variant.name in gemm.TWO_LEVEL_KERNELS
                 and self._plan_two_level(a, b, kernel, params)):
             return  # the kernel chosen for the packed operands reads them in place instead
+        if (kernel is None and not params and not self.b_from_host
+                and self.a_layout is not None and self.b_layout is not None
+                and self.choice.variant.name == "gpu_blocked" and self._plan_edges(problem)):
+            return  # slivers of rows or columns split off as products of their own
         prepare = self.choice.variant.prepare
         self.prepared = (prepare(self.device, problem, self.choice.params)
                          if prepare is not None and not self.b_from_host else None)
+
+    def _plan_edges(self, problem: GemmProblem) -> bool:
+        """Cut ``problem`` where gemm_gpu.edge_split says: the main block, then the rows below
+        it and the columns beside it, each a product of its own (its own kernel choice) into
+        its part of one C; False where it does not apply."""
+        cut = gemm_gpu.edge_split(problem, self.device.info, self.choice.params)
+        if cut is None:
+            return False
+        m0, n0 = cut
+        p, a, b = problem, problem.a, problem.b
+        blocks = [(0, m0, 0, n0)]
+        if m0 < p.M:
+            blocks.append((m0, p.M - m0, 0, p.N))
+        if n0 < p.N:
+            blocks.append((0, m0, n0, p.N - n0))
+        launches, described = [], []
+        for r0, rows, c0, cols in blocks:
+            a_shift = r0 * (1 if a.trans else a.ld)
+            b_shift = c0 * (b.ld if b.trans else 1)
+            part = GemmProblem(1, rows, cols, p.K, p.dtype, replace(a, offset=a.offset + a_shift),
+                               replace(b, offset=b.offset + b_shift),
+                               GemmOperand(None, r0 * p.N + c0, p.N, p.M * p.N, False),
+                               p.precision)
+            choice = gemm.choose(self.device, part, None, None)
+            launch = (choice.variant.prepare(self.device, part, choice.params)
+                      if choice.variant.prepare is not None else None)
+            launches.append((launch or _launcher(self.device, part, choice), a_shift, b_shift))
+            described.append(f"rows {r0}:{r0 + rows} x columns {c0}:{c0 + cols} by "
+                             f"{choice.variant.name}")
+
+        def run(a_buf, a_off, b_buf, b_off, c_buf):
+            for launch, a_shift, b_shift in launches:
+                event = launch(a_buf, a_off + a_shift, b_buf, b_off + b_shift, c_buf)
+            return event
+        self.prepared = run
+        self.edge_note = ("\nsplit where the last tiles would hold slivers, one product each: "
+                          + "; ".join(described))
+        return True
 
     def _plan_two_level(self, a, b, kernel, params) -> bool:
         """Plan a product whose batch dimensions broadcast against each other on a kernel
@@ -297,7 +341,8 @@ class MatmulPlan:
         levels = (f"\nbatches: two levels ({self.batch // self.batch_inner} x "
                   f"{self.batch_inner}), broadcast batch dimensions read in place (no packed "
                   f"copies)" if self.batch_inner else "")
-        return head + "\n" + self.choice.describe() + levels + self._precision_note()
+        return (head + "\n" + self.choice.describe() + levels + self.edge_note
+                + self._precision_note())
 
     def _precision_note(self) -> str:
         """What runs on tensor cores (or why TF32 did not), where it applies."""
@@ -334,6 +379,17 @@ def _block_rows(plan: MatmulPlan, a_ndim: int, limit: int) -> int:
     per_row = plan.batch * max(N, K + 16) * isz
     rows = (limit // 2) // per_row // 8 * 8
     return rows if 0 < rows < M else 0
+
+
+def _launcher(device: Device, problem: GemmProblem, choice: Choice):
+    """A prepared launch's signature for a variant without one: ``run(a_buf, a_off, b_buf,
+    b_off, c_buf)`` through gemm.launch with ``problem``'s other fields."""
+    def run(a_buf, a_off, b_buf, b_off, c_buf):
+        return gemm.launch(device, replace(
+            problem, a=replace(problem.a, buffer=a_buf, offset=int(a_off)),
+            b=replace(problem.b, buffer=b_buf, offset=int(b_off)),
+            c=replace(problem.c, buffer=c_buf)), choice)
+    return run
 
 
 def _offset_arg(x: DeviceArray, layout, isz: int) -> np.int64:
