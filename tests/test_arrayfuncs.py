@@ -63,6 +63,23 @@ def test_joins(arrays, join_path):
         np.concatenate([x, x[0]])
 
 
+def test_repeated_concatenations_reuse_one_plan(arrays, join_path):
+    """One plan per (device, axis, dtype, casting, pieces' dtypes and shapes): a repeated call
+    builds none, and a piece of another dtype or length gets its own, with NumPy's result."""
+    from clarray_gemm.ops.joining import _PLANS
+
+    (a, b, c), (x, y, z) = arrays
+    same(np.concatenate([x, a], axis=-2), np.concatenate([a, a], axis=-2))
+    builds = _PLANS.builds
+    for _ in range(3):
+        same(np.concatenate([x, a], axis=-2), np.concatenate([a, a], axis=-2))
+    assert _PLANS.builds == builds
+    wide = cg.asarray(a.astype(np.int64))
+    same(np.concatenate([x, wide], axis=-2), np.concatenate([a, a.astype(np.int64)], axis=-2))
+    same(np.concatenate([x, x[:3]], axis=-2), np.concatenate([a, a[:3]], axis=-2))
+    assert _PLANS.builds == builds + 2
+
+
 def test_concatenate_gives_numpys_errors_and_negative_axes(arrays, join_path):
     """NumPy's rules come from empty stand-ins of the pieces: the same exceptions and messages,
     the result shape from the pieces' own lengths."""

@@ -10,8 +10,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._dispatch import implements
-from ..array import DeviceArray, asarray, empty, host_function
+from ..array import DeviceArray, asarray, empty, host_function, host_result
+from ..array.geometry import c_strides
+from ..device import Device
 from ..kernels.crossover import host_wins
+from ..kernels.plans import PlanCache
 from ._common import device_of
 
 __all__ = ["concatenate", "stack"]
@@ -28,10 +31,39 @@ def _template(x: Any, axis: int) -> np.ndarray:
     dtype without building a full-size result on the host."""
     dtype = x.dtype if isinstance(x, DeviceArray) else np.asarray(x).dtype
     shape = _shape(x)
-    if isinstance(axis, numbers.Integral) and -len(shape) <= axis < len(shape):
+    if (type(axis) is int or isinstance(axis, numbers.Integral)) and -len(shape) <= axis < len(shape):
         k = int(axis) % len(shape)
         shape = shape[:k] + (0,) + shape[k + 1:]
     return np.empty(shape, dtype)
+
+
+class _JoinPlan:
+    """What a concatenation's key decides: NumPy's result dtype and shape (from NumPy itself, on
+    empty templates of the pieces), the axis, and whether the host path copies the pieces."""
+
+    def __init__(self, arrays: list, axis: int, dtype: Any, casting: str, device: Device):
+        rule = np.concatenate([_template(a, axis) for a in arrays], axis=axis, dtype=dtype,
+                              casting=casting)
+        self.axis = axis % rule.ndim
+        shape = list(rule.shape)
+        shape[self.axis] = sum(_shape(a)[self.axis] for a in arrays)
+        self.shape, self.dtype = tuple(shape), rule.dtype
+        self.strides = c_strides(self.shape, self.dtype.itemsize)
+        self.nbytes = math.prod(self.shape) * self.dtype.itemsize
+        # below the copy crossover (every size on CPU drivers): NumPy's memcpy on the mappings
+        self.on_host = host_wins(device, "elementwise", self.dtype, math.prod(self.shape))
+
+
+_PLANS: PlanCache[_JoinPlan] = PlanCache("concatenate")
+
+
+def _piece_key(x: Any) -> tuple | None:
+    """The part of a concatenation's key for one piece; None where a piece has no short key
+    (lists, scalars: their plan is built every call)."""
+    t = type(x)
+    if t is DeviceArray or t is np.ndarray:
+        return (x.dtype, x.shape)
+    return None
 
 
 @implements(np.concatenate)
@@ -46,19 +78,20 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, *,
     if axis is None:
         arrays = [a.reshape(-1) if isinstance(a, DeviceArray) else np.ravel(a) for a in arrays]
         axis = 0
-    # NumPy's checks and result dtype (shapes, same_kind casting, axis bounds), on empty pieces.
-    rule = np.concatenate([_template(a, axis) for a in arrays], axis=axis, dtype=dtype,
-                          casting=casting)
-    axis = axis % rule.ndim
-    shape = list(rule.shape)
-    shape[axis] = sum(_shape(a)[axis] for a in arrays)
-    if host_wins(device, "elementwise", rule.dtype, math.prod(shape)):
-        # below the copy crossover (every size on CPU drivers): NumPy's memcpy on the mappings
-        result = empty(tuple(shape), rule.dtype, device=device, host_resident=True)
-        np.concatenate([a.host_view() if type(a) is DeviceArray else a for a in arrays],
-                       axis=axis, out=result.host_view(write=True), casting="unsafe")
+    pieces = tuple(_piece_key(a) for a in arrays)
+    if None in pieces or type(axis) is not int:
+        plan = _JoinPlan(arrays, axis, dtype, casting, device)
+    else:  # a repeated call: one dict hit
+        key = (device, axis, dtype, casting, pieces)
+        plan = _PLANS.find(key) or _PLANS.get(
+            key, lambda: _JoinPlan(arrays, axis, dtype, casting, device))
+    axis = plan.axis
+    if plan.on_host:
+        result, view, *host_pieces = host_result(device, plan.nbytes, plan.shape, plan.dtype,
+                                                 plan.strides, *arrays)
+        np.concatenate(host_pieces, axis=axis, out=view, casting="unsafe")
         return result
-    result = empty(tuple(shape), rule.dtype, device=device)
+    result = empty(plan.shape, plan.dtype, device=device)
     start = 0
     for piece in arrays:
         n = _shape(piece)[axis]
