@@ -18,8 +18,8 @@ from ._dispatch import NumPyDecides
 
 __all__ = ["ctype", "dtype_defines", "KERNEL_DTYPES", "FLOATING", "WIDEN", "compute_dtype",
            "unsupported_dtype", "kernel_supports", "device_copy_supported", "bfloat16_dtype",
-           "mma_operand_dtype", "check_device_dtype", "numpy_only", "NARROW_INT_PRODUCTS", "PYTHON_SCALARS",
-           "TYPED_SCALARS"]
+           "mma_operand_dtype", "check_device_dtype", "numpy_only", "NARROW_INT_PRODUCTS",
+           "PYTHON_SCALARS", "TYPED_SCALARS"]
 
 _C_TYPES = {
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",

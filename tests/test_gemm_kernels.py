@@ -117,19 +117,18 @@ def test_cpu_k_blocks_accumulate(dtype, device):
     check_every_element(run_into_poison(a, b, "cpu", device, params={"KC": 7}), a, b)
 
 
-def test_cpu_prepared_launch_takes_each_calls_operands(device, monkeypatch):
-    """The cpu kernel's prepared launch (every call of a plan after it is built, not
-    ``_cpu_launch``): each call's buffers and offsets (views at three offsets, one plan), a
-    batch, a transposed B and K in blocks of KC."""
-    from clarray_gemm.kernels import gemm_variants
+def test_cpu_prepared_launch_takes_each_calls_operands(device):
+    """The cpu kernel's prepared launch (every call of a plan after it is built): each call's
+    buffers and offsets (views at three offsets, one plan), a batch, a transposed B and K in
+    blocks of KC."""
+    from clarray_gemm.ops.matmul import plan_for
 
-    def launch_path(*args, **kwargs):  # _cpu_launch's packing step
-        raise AssertionError("the plan launched through _cpu_launch, not its prepared launch")
-    monkeypatch.setattr(gemm_variants, "_pack_panels", launch_path)
     big = random_array((3, 40, 70), np.float32, seed=13)
     b_t = random_array((3, 45, 64), np.float32, seed=14)  # B stored transposed
     x = cg.asarray(big, device=device)
     y = cg.asarray(b_t, device=device).mT
+    plan = plan_for(x[:, 0:33, 2:66], y, None, device, "cpu", {"KC": 7})
+    assert plan.kind == "kernel" and plan.prepared is not None, plan.describe()
     for r0 in (0, 1, 3):
         got = cg.matmul(x[:, r0:r0 + 33, 2:66], y, kernel="cpu", params={"KC": 7})
         check_every_element(got, big[:, r0:r0 + 33, 2:66], b_t.swapaxes(1, 2))

@@ -145,8 +145,9 @@ def test_small_host_resident_arrays_are_host_born(unified, n):
 
 @pytest.mark.parametrize("nbytes", [0, 4, 4096])
 def test_host_results_are_the_host_born_storages_that_storage_builds(unified, nbytes):
-    """host_result's written-out constructor (``Storage.adopting``) leaves a storage in the
-    state ``Storage(device, nbytes, True)`` gives: the two must not drift apart."""
+    """host_result's written-out constructors leave a storage in the state
+    ``Storage(device, nbytes, True)`` gives and an array as ``DeviceArray.from_storage`` builds
+    it: the two must not drift apart."""
     from clarray_gemm.array.host_results import host_result
     from clarray_gemm.memory import Storage
 
@@ -161,6 +162,9 @@ def test_host_results_are_the_host_born_storages_that_storage_builds(unified, nb
                 assert mine.dtype == theirs.dtype == np.uint8 and mine.size == theirs.size
             else:
                 assert mine == theirs, slot
+    twin = cg.DeviceArray.from_storage(built, (n,), np.dtype(np.float32), (4,))
+    for slot in ("_shape", "_dtype", "_strides", "_offset", "_size", "layout_key"):
+        assert getattr(out, slot) == getattr(twin, slot), slot
     view[:] = np.arange(n)
     np.testing.assert_array_equal(np.asarray(out), np.arange(n))
 

@@ -128,10 +128,8 @@ def _resolve(device: Device, family: str, dtype: np.dtype) -> tuple[float, bool]
 
 def host_wins(device: Device, family: str, dtype: np.dtype, work: float) -> bool:
     """Whether the host path runs a problem of ``work`` units (:func:`prefer_host` without its
-    reason: the per-call check of operations that need no text; the cache read written out,
-    one Python frame less)."""
-    resolved = _RESOLVED.find((device, family, dtype))
-    return work < (resolved or crossover(device, family, dtype))[0]
+    reason: the per-call check of operations that need no text)."""
+    return work < crossover(device, family, dtype)[0]
 
 
 def prefer_host(device: Device, family: str, dtype: np.dtype, work: float) -> str | None:

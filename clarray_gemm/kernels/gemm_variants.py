@@ -396,45 +396,10 @@ def _cpu_kernels(device: Device, dtype: np.dtype, mr: int, vw: int, nv: int) -> 
     return kernels
 
 
-def _pack_panels(device: Device, kernel, op: GemmOperand, outer: int, K: int, width: int,
-                 batch: int, so: int, sk: int, dtype: np.dtype) -> tuple[cl.Buffer, int, int]:
-    """Zero-padded k-major panels of ``width`` along ``outer``; returns (buffer, panels, batch
-    stride of the packed operand in elements)."""
-    panels = -(-outer // width)
-    count = 1 if op.batch_stride == 0 else batch
-    per_batch = panels * K * width
-    buf = new_buffer(device, count * per_batch * np.dtype(dtype).itemsize)
-    kernel(device.queue, (K, count * panels), None, i32(outer), i32(K), i32(width), i32(panels),
-           op.buffer, i64(op.offset), i64(so), i64(sk), i64(op.batch_stride), buf)
-    return buf, panels, (per_batch if count > 1 else 0)
-
-
-def _cpu_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
-    mr, nv, wg = params["MR"], params["NV"], params["WG"]
-    vw = params["VW"] or vector_width(device.info, p.dtype)
-    nr = vw * nv
-    a, b = p.a, p.b
-    a_so, a_sk = (1, a.ld) if a.trans else (a.ld, 1)
-    b_so, b_sk = (b.ld, 1) if b.trans else (1, b.ld)
-    pack, kernel = _cpu_kernels(device, p.dtype, mr, vw, nv)
-    ap, a_panels, a_pb = _pack_panels(device, pack, a, p.M, p.K, mr, p.batch, a_so, a_sk,
-                                      p.dtype)
-    bp, b_panels, b_pb = _pack_panels(device, pack, b, p.N, p.K, nr, p.batch, b_so, b_sk,
-                                      p.dtype)
-    c = p.c
-    kc = params["KC"] if params["KC"] > 0 else p.K
-    event = None
-    for k0 in range(0, p.K, kc):
-        event = kernel(device.queue, (_round_up(a_panels, wg), b_panels, p.batch), (wg, 1, 1),
-                       i32(p.M), i32(p.N), i32(p.K), i32(k0), i32(min(kc, p.K - k0)),
-                       i32(k0 > 0), ap, i32(a_panels), i64(a_pb), bp, i32(b_panels), i64(b_pb),
-                       c.buffer, i64(c.offset), i32(c.ld), i64(c.batch_stride))
-    return event
-
-
 def _cpu_prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
-    """``run(a_buf, a_off, b_buf, b_off, c_buf)``: _cpu_launch with its kernels, panel counts
-    and fixed arguments resolved once; a call allocates the two panel buffers and enqueues."""
+    """``run(a_buf, a_off, b_buf, b_off, c_buf)`` with the kernels, panel counts and fixed
+    arguments resolved once: each call packs A and B into zero-padded k-major panels (MR rows,
+    VW*NV columns) in fresh buffers, then multiplies them, K in blocks of KC."""
     mr, nv, wg = params["MR"], params["NV"], params["WG"]
     nr = (params["VW"] or vector_width(device.info, p.dtype)) * nv
     a, b, c = p.a, p.b, p.c
@@ -470,6 +435,11 @@ def _cpu_prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
                            c_buf, *c_fixed)
         return event
     return run
+
+
+def _cpu_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    return _cpu_prepare(device, p, params)(p.a.buffer, i64(p.a.offset), p.b.buffer,
+                                           i64(p.b.offset), p.c.buffer)
 
 
 def _cpu_rank(p: GemmProblem, info: DeviceInfo) -> float:

@@ -28,8 +28,7 @@ from ..kernels.plans import PlanCache
 from ..kernels.programs import ctype, get_kernel
 from ..memory import Storage
 
-__all__ = ["OpSpec", "ElementwisePlan", "PLANS", "plan_for", "binary_plan", "run_op",
-           "kernel_dtype"]
+__all__ = ["OpSpec", "ElementwisePlan", "plan_for", "binary_plan", "run_op", "kernel_dtype"]
 
 
 @dataclass(frozen=True, eq=False)  # one object per operation (ufuncs.SPECS): identity keys plans
@@ -342,8 +341,7 @@ def _overlaps_differently(out: DeviceArray, x: DeviceArray) -> bool:
             and (x.offset, x.strides, x.shape) != (out.offset, out.strides, out.shape))
 
 
-PLANS: PlanCache[ElementwisePlan] = PlanCache("elementwise")
-"""Every elementwise plan, on the keys plan_for, binary_plan and scalar_plan build."""
+_PLANS: PlanCache[ElementwisePlan] = PlanCache("elementwise")
 
 
 def plan_for(spec: OpSpec, inputs: tuple, outs: tuple | None, mask: Any, casting: str,
@@ -355,14 +353,14 @@ def plan_for(spec: OpSpec, inputs: tuple, outs: tuple | None, mask: Any, casting
     out_desc = None if outs is None else tuple((o.dtype, o.shape, o.strides) for o in outs)
     mask_desc = None if mask is None else _describe(mask)
     key = (spec, device, descs, out_desc, mask_desc, casting, dtype)
-    return PLANS.get(key, lambda: ElementwisePlan(spec, inputs, outs, mask, casting, dtype,
-                                                   device))
+    return _PLANS.get(key, lambda: ElementwisePlan(spec, inputs, outs, mask, casting, dtype,
+                                                    device))
 
 
 def unary_plan(spec: OpSpec, a: DeviceArray, device: Device) -> ElementwisePlan:
     """The plan of ``spec(a)`` for a device array and no keywords: one dict hit on a short key."""
     key = (spec, device, a.layout_key)
-    return PLANS.find(key) or PLANS.get(
+    return _PLANS.find(key) or _PLANS.get(
         key, lambda: plan_for(spec, (a,), None, None, "same_kind", None, device))
 
 
@@ -370,7 +368,7 @@ def binary_plan(spec: OpSpec, a: DeviceArray, b: DeviceArray, device: Device) ->
     """The plan of ``spec(a, b)`` for two device arrays and no keywords (the operators' call):
     one dict hit on a short key."""
     key = (spec, device, a.layout_key, b.layout_key)
-    return PLANS.find(key) or PLANS.get(
+    return _PLANS.find(key) or _PLANS.get(
         key, lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))
 
 
@@ -380,7 +378,7 @@ def scalar_plan(spec: OpSpec, a: Any, b: Any, device: Device) -> ElementwisePlan
     only)."""
     key = (spec, device, a.layout_key if type(a) is DeviceArray else type(a),
            b.layout_key if type(b) is DeviceArray else type(b))
-    return PLANS.find(key) or PLANS.get(
+    return _PLANS.find(key) or _PLANS.get(
         key, lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))
 
 

@@ -31,7 +31,7 @@ def _template(x: Any, axis: int) -> np.ndarray:
     dtype without building a full-size result on the host."""
     dtype = x.dtype if isinstance(x, DeviceArray) else np.asarray(x).dtype
     shape = _shape(x)
-    if (type(axis) is int or isinstance(axis, numbers.Integral)) and -len(shape) <= axis < len(shape):
+    if isinstance(axis, numbers.Integral) and -len(shape) <= axis < len(shape):
         k = int(axis) % len(shape)
         shape = shape[:k] + (0,) + shape[k + 1:]
     return np.empty(shape, dtype)

@@ -27,13 +27,9 @@ TF32_BOUND = ("|C_tf32 - A@B| <= (2u + u^2 + K*2^-24/(1 - K*2^-24)) * (|A|@|B|) 
 """The documented error bound of a TF32 product (the classic dot-product bound with the two
 input roundings of unit roundoff 2^-11 added)."""
 
-global_precision = settings.matmul_precision()
-"""The program's precision (``set_precision``)."""
-block_precision: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+_global = settings.matmul_precision()
+_local: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "clarray_gemm_precision", default=None)
-"""A ``precision`` block's value, None outside one. The matmul operator reads
-``block_precision.get() or global_precision`` inline: the value of :func:`get_precision`
-without a Python frame."""
 
 
 def _checked(value: str) -> str:
@@ -45,23 +41,23 @@ def _checked(value: str) -> str:
 
 def set_precision(value: str) -> None:
     """Set the float32 matmul precision for the program: ``"highest"`` or ``"tf32"``."""
-    global global_precision
-    global_precision = _checked(value)
+    global _global
+    _global = _checked(value)
 
 
 def get_precision() -> str:
     """The float32 matmul precision in force here (a ``precision`` block's, else the global)."""
-    return block_precision.get() or global_precision
+    return _local.get() or _global
 
 
 @contextlib.contextmanager
 def precision(value: str) -> Iterator[str]:
     """Use ``value`` as the float32 matmul precision inside a ``with`` block."""
-    token = block_precision.set(_checked(value))
+    token = _local.set(_checked(value))
     try:
         yield value
     finally:
-        block_precision.reset(token)
+        _local.reset(token)
 
 
 def resolve_precision(value: str | None) -> str:

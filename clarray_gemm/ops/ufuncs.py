@@ -19,7 +19,6 @@ from numpy._core import umath
 from .._dispatch import OPERATORS, implements, implements_ufunc
 from ..array import DeviceArray, host_function
 from ..dtypes import PYTHON_SCALARS, TYPED_SCALARS
-from .elementwise import PLANS as elementwise_plans
 from .elementwise import OpSpec, binary_plan, run_op, scalar_plan, unary_plan
 
 __all__ = ["SPECS", "WHERE", "CLIP", "device_ufunc"]
@@ -59,14 +58,12 @@ WHERE = OpSpec("WHERE", np.where, 3, 1, cond_first=True)  # type: ignore[arg-typ
 
 
 def _on_two_device_arrays(spec: OpSpec, a: DeviceArray, b: DeviceArray) -> Any:
-    """``spec(a, b)`` for two device arrays without keywords, by the plan on its short key
-    (binary_plan's, read here first: one Python frame less on a hit); NotImplemented where they
-    are on two devices or no device loop runs it."""
+    """``spec(a, b)`` for two device arrays without keywords, by the plan on its short key;
+    NotImplemented where they are on two devices or no device loop runs it."""
     device = a.device
     if device is not b.device:
         return NotImplemented
-    plan = (elementwise_plans.find((spec, device, a.layout_key, b.layout_key))
-            or binary_plan(spec, a, b, device))
+    plan = binary_plan(spec, a, b, device)
     if plan.fresh_flat:
         return plan.run_binary(a, b)
     if plan.fresh_host:
