@@ -109,7 +109,8 @@ def rel_fro(torch, got, ref) -> float:
 
 
 def ours(dev, kind: str, a: np.ndarray, b: np.ndarray, trans: bool, params=None):
-    """Our product as a device array (transposed views when ``trans``)."""
+    """Our product as a device array (transposed views when ``trans``): the default kernel, or
+    ``mma`` forced with ``params`` (the emulation rows)."""
     if trans:
         x = cg.asarray(np.ascontiguousarray(np.swapaxes(a, -1, -2)), device=dev)
         y = cg.asarray(np.ascontiguousarray(np.swapaxes(b, -1, -2)), device=dev)
@@ -117,7 +118,8 @@ def ours(dev, kind: str, a: np.ndarray, b: np.ndarray, trans: bool, params=None)
     else:
         x, y = cg.asarray(a, device=dev), cg.asarray(b, device=dev)
     prec = "tf32" if kind == "tf32" else None
-    return cg.matmul(x, y, kernel="mma", params=params, precision=prec), x, y
+    kernel = "mma" if params else None
+    return cg.matmul(x, y, kernel=kernel, params=params, precision=prec), x, y
 
 
 # -- correctness --------------------------------------------------------------------------------
@@ -185,6 +187,10 @@ def time_row(torch, dev, kind: str, n: int, fp32_ms: dict) -> None:
                                reps=reps).seconds
         torch.backends.cuda.matmul.allow_tf32 = False
         extra = ""
+        if kind != "tf32":   # the warp-level kernel, forced: what wgmma replaced on Hopper
+            mma_s = synced_seconds(lambda: cg.matmul(x, y, kernel="mma"), dev.queue.finish,
+                                   reps=reps).seconds
+            extra = f" | mma {mma_s * 1e3:.3f} ms ({cub_s / mma_s:.3f}x)"
         if kind == "tf32" and n in fp32_ms:
             extra = f" | {fp32_ms[n] / (ours_s * 1e3):.2f}x our fp32"
         log(f"| {kind} | {n} | {ours_s * 1e3:.3f} ({tflops(n, ours_s):.0f} TF/s) | "
@@ -354,6 +360,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="*", default=[4096, 8192])
     ap.add_argument("--quick", action="store_true", help="builds and small checks only")
+    ap.add_argument("--candidates", action="store_true",
+                    help="also the probes and the forced mma configurations (session 2's sweep)")
     ap.add_argument("--ptx-dir", default=os.environ.get("OUT"))
     ap.add_argument("--device", default=None, help="a device name substring (default: a GPU)")
     args = ap.parse_args()
@@ -409,6 +417,8 @@ def main() -> None:
         for kind in kinds:
             time_row(torch, dev, kind, n, fp32_ms)
     log(f"(default timings done at {time.perf_counter() - started:.0f} s)")
+    if not args.candidates:
+        return
     probes(dev)
     log("\n## Builds of the forced configurations (-cl-nv-verbose; row-major operands)")
     for kind in kinds:

@@ -130,6 +130,12 @@ class DeviceInfo:
         """True on NVIDIA sm_80+ (``mma.sync`` for float16, bfloat16 and TF32 via inline PTX)."""
         return self.is_nvidia and self.is_gpu and (self.compute_capability or (0, 0)) >= (8, 0)
 
+    @property
+    def warpgroup_mma(self) -> bool:
+        """True on NVIDIA sm_90 (Hopper: ``wgmma.mma_async``, which its OpenCL compiler reaches
+        as sm_90a; later architectures dropped the instruction)."""
+        return self.tensor_cores and (self.compute_capability or (0, 0))[0] == 9
+
     def as_rows(self) -> list[tuple[str, object]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
 

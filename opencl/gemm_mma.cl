@@ -231,79 +231,7 @@ inline float local_to_float(__local const LT* p, const int i)
 }
 #endif
 
-inline void store_out(__global OT* C, const long i, const float v)
-{
-#if ELEM == 1
-    vstore_half_rte(v, i, C);
-#else
-    C[i] = v;
-#endif
-}
-
-// -- global -> local --------------------------------------------------------------------------
-#if MMA_PTX
-// The shared-window address of a __local pointer (NVIDIA: __local pointers are shared-space
-// addresses, so the integer value is what ldmatrix's and cp.async's [addr] expect).
-#define SHARED_ADDR(p) ((uint)(size_t)(p))
-#endif
-
-inline void copy_commit(void)
-{
-#if MMA_PTX
-    asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-
-// Wait until at most STAGES - 2 committed copy groups are still in flight.
-inline void copy_wait(void)
-{
-#if MMA_PTX
-    asm volatile("cp.async.wait_group " STR(IN_FLIGHT) ";" ::: "memory");
-#endif
-}
-
-// One 16-byte chunk of an operand through registers: EPC elements along its contiguous axis
-// starting at `inner` in row `outer` of its storage; zeros past outer_lim / inner_lim.
-inline uint4 load_chunk(__global const GT* X, const int ld, const int outer, const int inner,
-                        const int outer_lim, const int inner_lim, const bool vec)
-{
-    if (outer >= outer_lim)
-        return (uint4)(0u);
-    __global const GT* p = X + (long)outer * ld + inner;
-    if (vec && inner + EPC <= inner_lim)
-        return *(__global const uint4*)p;
-    uint e[EPC];
-    #pragma unroll
-    for (int i = 0; i < EPC; ++i) {
-#if ELEM == 3
-        e[i] = inner + i < inner_lim ? as_uint(p[i]) : 0u;
-#else
-        e[i] = inner + i < inner_lim ? (uint)p[i] : 0u;
-#endif
-    }
-#if EPC == 4
-    return (uint4)(e[0], e[1], e[2], e[3]);
-#else
-    return (uint4)(e[0] | e[1] << 16, e[2] | e[3] << 16, e[4] | e[5] << 16, e[6] | e[7] << 16);
-#endif
-}
-
-// The chunk at (outer, inner) into local memory at dst: cp.async where it is a whole aligned
-// chunk (or a row past the matrix: zero-filled), through registers otherwise.
-inline void copy_chunk(__local LT* dst, __global const GT* X, const int ld, const int outer,
-                       const int inner, const int outer_lim, const int inner_lim, const bool vec)
-{
-#if MMA_PTX
-    if (vec && inner + EPC <= inner_lim) {
-        const bool inside = outer < outer_lim;
-        __global const GT* p = X + (inside ? (long)outer * ld + inner : 0);
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-                     :: "r"(SHARED_ADDR(dst)), "l"((ulong)p), "r"(inside ? 16 : 0) : "memory");
-        return;
-    }
-#endif
-    *(__local uint4*)dst = load_chunk(X, ld, outer, inner, outer_lim, inner_lim, vec);
-}
+#include "mma_copy.h"
 
 // Chunk c of a tile stored as rows of `len` elements: its row, its first element, and its
 // element offset in the swizzled tile. Unsigned, so that the constant divisions are shifts.
@@ -457,35 +385,6 @@ inline void warp_step(__local const LT* As, __local const LT* Bs, const int wm0,
         }
     }
 #endif
-}
-
-// C(row, n), C(row, n + 1) from one accumulator pair (n + 1 may be past N).
-inline void store_pair(__global OT* C, const long i, const bool both, const float v0,
-                       const float v1)
-{
-#if VEC_C && MMA_PTX && ELEM == 1
-    if (both) {
-        uint h2;
-        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h2) : "f"(v1), "f"(v0));
-        ((__global uint*)C)[i >> 1] = h2;
-        return;
-    }
-#elif VEC_C && MMA_PTX
-    if (both) {   // one 8-byte store (LLVM splits a float2 store of two unrelated scalars)
-        asm volatile("st.global.v2.f32 [%0], {%1, %2};" :: "l"((ulong)(C + i)), "f"(v0), "f"(v1)
-                     : "memory");
-        return;
-    }
-#elif VEC_C && ELEM != 1 && !SIMULATOR
-    // (Not on Oclgrind: it calls a vector built from two initialized floats uninitialized.)
-    if (both) {
-        *(__global float2*)(C + i) = (float2)(v0, v1);
-        return;
-    }
-#endif
-    store_out(C, i, v0);
-    if (both)
-        store_out(C, i + 1, v1);
 }
 
 #include "tile_order.h"

@@ -272,8 +272,10 @@ def test_mma_rejects_other_dtypes(device):
 def test_tensor_cores_float16_and_tf32(device, M, N, K, trans):
     a, b = _inputs(np.float16, M, N, K)
     x, y = _device_operands(device, a, b, trans)
-    assert "kernel: mma" in cg.explain_matmul(x, y)
-    got = np.asarray(x @ y)
+    # Hopper runs float16 on wgmma (tests/test_gemm_wgmma.py); mma is forced there
+    forced = {"kernel": "mma"} if device.info.warpgroup_mma else {}
+    assert "kernel: mma" in cg.explain_matmul(x, y, **forced)
+    got = np.asarray(cg.matmul(x, y, **forced))
     assert got.dtype == np.float16
     exact = a.astype(np.float64) @ b.astype(np.float64)
     assert np.linalg.norm(got - exact) <= 2e-3 * np.linalg.norm(exact)

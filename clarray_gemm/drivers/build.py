@@ -5,9 +5,15 @@ A cache entry that cannot be read (truncated pickle, missing file, a binary the 
 not a build failure: the program is built again from source without the cache, with a warning,
 and the cache folder is cleared. Only a failure of that source build is a
 :class:`KernelBuildError`.
+
+NVIDIA's OpenCL compiler targets sm_90 on Hopper, never sm_90a, whose instructions (``wgmma``)
+ptxas then refuses. A kernel writes such instructions as PTX comments marked ``// SM90A:``, and a
+build asked to ``retarget`` has its program's PTX retargeted to sm_90a with the marks removed and
+loaded as a program binary (:func:`retarget_sm90a`).
 """
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Sequence
 
@@ -15,7 +21,11 @@ import pyopencl as cl
 
 from . import calls, caches
 
-__all__ = ["KernelBuildError", "build"]
+__all__ = ["KernelBuildError", "build", "retarget_sm90a", "SM90A_MARK"]
+
+SM90A_MARK = "// SM90A: "
+"""Prefix of an inline-PTX line that only an sm_90a build may contain (see the module notes)."""
+_MARK_RE = re.compile(r"//\s*SM90A:\s*")
 
 
 class KernelBuildError(RuntimeError):
@@ -35,10 +45,38 @@ def _reason(exc: BaseException) -> str:
     return (lines[0] if lines else (text.splitlines() or [type(exc).__name__])[0])[:300]
 
 
+def retarget_sm90a(context: cl.Context, program: cl.Program,
+                   options: Sequence[str] = ()) -> cl.Program:
+    """``program`` (built for NVIDIA sm_90) rebuilt from its PTX with the ``SM90A_MARK`` lines
+    made instructions and the target raised to sm_90a."""
+    ptx = program.get_info(cl.program_info.BINARIES)[0].decode()
+    retargeted, count = re.subn(r"^\.target sm_90\b(?!a)", ".target sm_90a", ptx, count=1,
+                                flags=re.MULTILINE)
+    if not count:
+        raise ValueError("no '.target sm_90' line in the program's PTX")
+    retargeted = _MARK_RE.sub("", retargeted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        with calls.guard():
+            return cl.Program(context, context.devices, [retargeted.encode()]).build(
+                options=list(options))
+
+
 def build(context: cl.Context, text: str, options: Sequence[str], kernel: str,
-          driver: str) -> cl.Program:
-    """Build ``text`` (the source of ``kernel``) for ``context`` on ``driver``; raise
-    :class:`KernelBuildError` if the driver cannot."""
+          driver: str, retarget: bool = False) -> cl.Program:
+    """Build ``text`` (the source of ``kernel``) for ``context`` on ``driver``, and with
+    ``retarget`` rebuild it for sm_90a; raise :class:`KernelBuildError` if the driver cannot."""
+    program = _build_source(context, text, options, kernel, driver)
+    if not retarget:
+        return program
+    try:
+        return retarget_sm90a(context, program)
+    except (cl.Error, ValueError) as exc:
+        raise KernelBuildError(kernel, driver, "sm_90a rebuild: " + _reason(exc)) from exc
+
+
+def _build_source(context: cl.Context, text: str, options: Sequence[str], kernel: str,
+                  driver: str) -> cl.Program:
     caches.restore_pocl_cache_dir()
     cache_dir = caches.program_cache_dir()
     cached_failure = None

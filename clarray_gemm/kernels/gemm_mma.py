@@ -23,9 +23,11 @@ from .gemm import (GemmProblem, prepared_standard, standard_args, warp_tiled_siz
 from .programs import get_kernel
 from .variant import Variant
 
-__all__ = ["MMA", "mma_elem", "output_dtype", "VARIANTS"]
+__all__ = ["MMA", "mma_elem", "output_dtype", "TENSOR_CORE_KERNELS", "VARIANTS"]
 
 SOURCE = "gemm_mma.cl"
+TENSOR_CORE_KERNELS = ("mma", "wgmma")
+"""Kernels that take float16 and bfloat16 operands as they are (``gemm_wgmma.py`` too)."""
 _F16, _BF16, _TF32 = 1, 2, 3
 
 

@@ -61,7 +61,8 @@ def build_program(device: Device, source: str, defines: Mapping[str, object] | N
             if settings.nv_verbose() and device.info.is_nvidia:
                 opts.append("-cl-nv-verbose")
             prog = drivers_build(device.context, text, opts, source,
-                                 f"{device.info.platform} / {device.name}")
+                                 f"{device.info.platform} / {device.name}",
+                                 retarget=bool(defines.get("SM90A_PTX")))
             _cache[key] = prog
             _builds += 1
     return prog

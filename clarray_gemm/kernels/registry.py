@@ -6,7 +6,8 @@ the catalogue's order: ties in rank go to the earlier). ``kernels/__init__.py`` 
 """
 from __future__ import annotations
 
-from . import conv, gemm, gemm_dmma, gemm_gpu, gemm_mma, gemm_variants, gemv_split, tuned
+from . import (conv, gemm, gemm_dmma, gemm_gpu, gemm_mma, gemm_variants, gemm_wgmma, gemv_split,
+               tuned)
 from .variant import Catalogue
 
 __all__ = ["CATALOGUES", "register"]
@@ -19,6 +20,7 @@ _VARIANTS = (
     (gemm.CATALOGUE, gemm_variants.VARIANTS),  # tiled, regtile, vec, image, const_b, gemv, cpu
     (gemm.CATALOGUE, gemm_gpu.VARIANTS),       # gpu_blocked
     (gemm.CATALOGUE, gemm_mma.VARIANTS),       # mma (tensor cores)
+    (gemm.CATALOGUE, gemm_wgmma.VARIANTS),     # wgmma (Hopper tensor cores)
     (gemm.CATALOGUE, gemm_dmma.VARIANTS),      # dmma (FP64 tensor cores)
     (gemm.CATALOGUE, gemv_split.VARIANTS),     # gemv_split
     (conv.CATALOGUE, conv.VARIANTS),           # basic, const, tiled, cached, vec, gpu, fft

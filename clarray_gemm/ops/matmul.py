@@ -31,6 +31,7 @@ from ..device import Device
 from ..kernels import gemm, gemm_gpu, gemm_mma
 from ..kernels.crossover import prefer_host
 from ..kernels.gemm import GemmOperand, GemmProblem
+from ..kernels.gemm_mma import TENSOR_CORE_KERNELS
 from ..kernels.plans import PlanCache
 from ..kernels.variant import Choice
 from ..dtypes import NARROW_INT_PRODUCTS, mma_operand_dtype
@@ -101,8 +102,8 @@ class MatmulPlan:
         # Operands the tensor-core kernel takes as they are (float16, bfloat16): computed in
         # their own dtype where the device has tensor cores or the kernel is forced.
         mma_dtype = mma_operand_dtype(a.dtype, b.dtype, self.result_dtype)
-        if mma_dtype is not None and (kernel == "mma" or (kernel is None
-                                                          and device.info.tensor_cores)):
+        if mma_dtype is not None and (kernel in TENSOR_CORE_KERNELS or (
+                kernel is None and device.info.tensor_cores)):
             self.compute = mma_dtype
         self.c_dtype = (gemm_mma.output_dtype(self.compute) if mma_dtype is not None
                         and self.compute == mma_dtype else self.compute)
@@ -345,7 +346,7 @@ class MatmulPlan:
 
     def _precision_note(self) -> str:
         """What runs on tensor cores (or why TF32 did not), where it applies."""
-        mma = self.choice is not None and self.choice.variant is gemm_mma.MMA
+        mma = self.choice is not None and self.choice.variant.name in TENSOR_CORE_KERNELS
         how = "emulated (EMULATE=1)" if mma and self.choice.params["EMULATE"] else "tensor cores"
         if mma and self.compute != np.float32:
             return (f"\n{how}: {self.compute} operands, float32 accumulation, C rounded once "

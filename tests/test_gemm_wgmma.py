@@ -1,0 +1,217 @@
+"""The warpgroup tensor-core GEMM (``wgmma``, opencl/gemm_wgmma.cl) and the sm_90a rebuild.
+
+Off Hopper (PoCL, Oclgrind) the kernel runs only when forced with ``EMULATE=1``: the same tiles,
+swizzled layouts (K-major at 32, 64 and 128-byte rows, MN-major panels), copy ring, edges and
+C stores, with the warpgroup product computed in plain OpenCL C from the layouts the instruction
+reads. The inline-PTX build runs only on NVIDIA sm_90 (skipped elsewhere) and in
+benches/gpu_tensor_cores.py.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+from clarray_gemm.dtypes import bfloat16_dtype
+from clarray_gemm.kernels import gemm_wgmma
+
+ROOT = Path(__file__).resolve().parents[1]
+BF16 = bfloat16_dtype()
+HOPPER = cg.default_device().info.warpgroup_mma
+# One warpgroup, 64 x 64 tiles: the emulation's cost stays small.
+SMALL = {"EMULATE": 1, "BM": 64, "BN": 64, "BK": 16, "WGS": 1, "STAGES": 2, "WG_INFLIGHT": 0}
+SHAPES = [(1, 1, 1), (7, 33, 31), (65, 17, 33), (1, 200, 17), (129, 70, 257)]
+ORIENTATIONS = [(False, False), (True, False), (False, True), (True, True)]
+
+
+def _inputs(dtype, M, N, K, batch=1, seed=0):
+    rng = np.random.default_rng(seed)
+    shape_a = (batch, M, K) if batch > 1 else (M, K)
+    shape_b = (batch, K, N) if batch > 1 else (K, N)
+    return (rng.standard_normal(shape_a).astype(np.float32).astype(dtype),
+            rng.standard_normal(shape_b).astype(np.float32).astype(dtype))
+
+
+def _operand(device, a, trans):
+    """``a`` on the device, stored transposed (a column-major view) when ``trans``."""
+    if not trans:
+        return cg.asarray(a, device=device)
+    return cg.asarray(np.ascontiguousarray(np.swapaxes(a, -1, -2)), device=device).mT
+
+
+def _within_one_rounding(got, a, b):
+    """Every element within one rounding of the result dtype of the float64 product, plus the
+    float32 accumulation's own bound (K * 2^-24 * |A|@|B|)."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    exact = a64 @ b64
+    slack = np.spacing(np.abs(exact).astype(got.dtype)).astype(np.float64)
+    slack += a.shape[-1] * 2.0 ** -24 * (np.abs(a64) @ np.abs(b64))
+    return np.abs(got.astype(np.float64) - exact) <= slack
+
+
+def _poisoned_out(device, shape, dtype):
+    return cg.asarray(np.full(shape, np.nan, dtype), device=device)
+
+
+@pytest.mark.parametrize("ta,tb", ORIENTATIONS)
+@pytest.mark.parametrize("M,N,K", SHAPES)
+def test_emulated_float16_every_orientation(device, M, N, K, ta, tb):
+    a, b = _inputs(np.float16, M, N, K, seed=M + N + K)
+    x, y = _operand(device, a, ta), _operand(device, b, tb)
+    out = _poisoned_out(device, (M, N), np.float16)
+    got = np.asarray(cg.matmul(x, y, out=out, kernel="wgmma", params=SMALL))
+    assert got.dtype == np.float16 and got.shape == (M, N)
+    assert _within_one_rounding(got, a, b).all()
+
+
+@pytest.mark.parametrize("ta,tb", ORIENTATIONS)
+@pytest.mark.parametrize("params", [
+    {"BK": 32, "STAGES": 3, "WG_INFLIGHT": 1},            # 64-byte K-major rows
+    {"BK": 64, "STAGES": 2},                              # 128-byte K-major rows
+    {"BM": 128, "BN": 128, "STAGES": 4, "WG_INFLIGHT": 1},  # two m64 products per warpgroup
+    {"BM": 128, "WGS": 2, "BN": 256, "BK": 16},           # two warpgroups, one n256 product
+])
+def test_emulated_tile_shapes_and_rings(device, params, ta, tb):
+    # Many K steps through each ring; N and M past one tile; a batch of two.
+    a, b = _inputs(np.float16, 70, 260, 203, batch=2, seed=len(params))
+    x, y = _operand(device, a, ta), _operand(device, b, tb)
+    call = lambda: np.asarray(cg.matmul(x, y, kernel="wgmma", params={**SMALL, **params}))  # noqa: E731
+    got = call()
+    assert got.shape == (2, 70, 260)
+    assert _within_one_rounding(got, a, b).all()
+    np.testing.assert_array_equal(call(), got)   # the prepared launch gives the same bits
+
+
+def test_emulated_float16_specials(device):
+    a = np.ones((9, 20), np.float16)
+    b = np.ones((20, 11), np.float16)
+    a[2, 3], a[4, 0], b[5, 7] = np.nan, np.inf, -np.inf
+    a[6] = -0.0
+    b[:, 9] = 0.0
+    got = np.asarray(cg.matmul(cg.asarray(a, device=device), cg.asarray(b, device=device),
+                               kernel="wgmma", params=SMALL))
+    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    finite = ~np.isnan(want)
+    np.testing.assert_array_equal(got[finite].view(np.uint16), want[finite].view(np.uint16))
+
+
+@pytest.mark.skipif(BF16 is None, reason="needs ml_dtypes (bfloat16)")
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, True)])
+def test_emulated_bfloat16(device, ta, tb):
+    a, b = _inputs(BF16, 33, 65, 47)
+    x, y = _operand(device, a, ta), _operand(device, b, tb)
+    got = np.asarray(cg.matmul(x, y, kernel="wgmma", params=SMALL))
+    assert got.dtype == np.float32   # NumPy's result type with ml_dtypes
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    bound = 47 * 2.0 ** -24 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+    assert (np.abs(got - exact) <= bound + 1e-30).all()
+
+
+def test_forced_wgmma_off_hopper_says_why(device):
+    if device.info.warpgroup_mma:
+        pytest.skip("this device runs wgmma")
+    x = cg.asarray(np.ones((4, 4), np.float16), device=device)
+    with pytest.raises(ValueError, match="needs NVIDIA Hopper"):
+        cg.matmul(x, x, kernel="wgmma")
+
+
+@pytest.mark.parametrize("params,why", [
+    ({"BN": 96}, "BN in"), ({"BM": 192, "WGS": 1}, "BM = 64"), ({"STAGES": 6}, "STAGES"),
+    ({"STAGES": 2, "WG_INFLIGHT": 1}, "STAGES - 1 - WG_INFLIGHT"),
+])
+def test_wgmma_rejects_bad_tiles(device, params, why):
+    x = cg.asarray(np.ones((4, 4), np.float16), device=device)
+    with pytest.raises(ValueError, match=why):
+        cg.matmul(x, x, kernel="wgmma", params={**SMALL, **params})
+
+
+def test_wgmma_takes_only_16_bit_floats(device):
+    x = cg.asarray(np.ones((4, 4), np.float32), device=device)
+    with pytest.raises(ValueError, match="float16 or bfloat16"):
+        cg.matmul(x, x, kernel="wgmma", params=SMALL)
+
+
+def test_default_tiles_take_hoppers_static_local_allowance():
+    nbytes = gemm_wgmma._tile_bytes({**gemm_wgmma.WGMMA.defaults})
+    assert nbytes == 4 * (128 + 256) * 32 * 2
+    assert nbytes > 48 * 1024   # the default needs the static-local allowance of Hopper
+
+
+# -- Hopper ---------------------------------------------------------------------------------
+@pytest.mark.skipif(not HOPPER, reason="needs NVIDIA Hopper (sm_90)")
+@pytest.mark.parametrize("ta,tb", ORIENTATIONS)
+@pytest.mark.parametrize("M,N,K", [(129, 77, 200), (1, 8, 16), (256, 512, 256), (300, 257, 1000)])
+def test_hopper_float16_every_orientation(device, M, N, K, ta, tb):
+    a, b = _inputs(np.float16, M, N, K)
+    x, y = _operand(device, a, ta), _operand(device, b, tb)
+    assert "kernel: wgmma" in cg.explain_matmul(x, y)
+    out = _poisoned_out(device, (M, N), np.float16)
+    got = np.asarray(cg.matmul(x, y, out=out))
+    assert _within_one_rounding(got, a, b).all()
+
+
+@pytest.mark.skipif(not HOPPER, reason="needs NVIDIA Hopper (sm_90)")
+@pytest.mark.parametrize("params", [
+    {"BM": 128, "BN": 128, "BK": 64, "WGS": 2, "STAGES": 3},
+    {"BM": 128, "BN": 64, "BK": 32, "WGS": 1, "STAGES": 4},
+    {"BM": 64, "BN": 128, "BK": 16, "WGS": 1, "STAGES": 2, "WG_INFLIGHT": 0},
+])
+def test_hopper_forced_tiles(device, params):
+    a, b = _inputs(np.float16, 333, 300, 517, batch=2)
+    got = np.asarray(cg.matmul(cg.asarray(a, device=device), cg.asarray(b, device=device),
+                               kernel="wgmma", params=params))
+    assert _within_one_rounding(got, a, b).all()
+
+
+@pytest.mark.skipif(not HOPPER or BF16 is None, reason="needs NVIDIA Hopper and ml_dtypes")
+def test_hopper_bfloat16(device):
+    a, b = _inputs(BF16, 257, 300, 129)
+    got = np.asarray(cg.asarray(a, device=device) @ cg.asarray(b, device=device))
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.linalg.norm(got - exact) <= 1e-5 * np.linalg.norm(exact)
+
+
+# -- Oclgrind ---------------------------------------------------------------------------------
+OCLGRIND_SCRIPT = r"""
+import json, sys
+import numpy as np
+import clarray_gemm as cg
+M, N, K, batch, ta, tb, params = sys.argv[1:]
+M, N, K, batch, ta, tb = int(M), int(N), int(K), int(batch), int(ta), int(tb)
+dev = next(d for d in cg.devices() if d.info.is_simulator)
+rng = np.random.default_rng(0)
+a = rng.standard_normal((batch, M, K)).astype(np.float16)
+b = rng.standard_normal((batch, K, N)).astype(np.float16)
+def put(v, t):
+    return cg.asarray(np.ascontiguousarray(v.swapaxes(1, 2)), device=dev).mT if t else cg.asarray(v, device=dev)
+got = np.asarray(cg.matmul(put(a, ta), put(b, tb), kernel="wgmma", params=json.loads(params)))
+exact = np.matmul(a.astype(np.float64), b.astype(np.float64))
+ok = np.isfinite(got).all() and np.linalg.norm(got - exact) <= 2e-3 * np.linalg.norm(exact)
+print("ok" if ok else "MISMATCH")
+sys.exit(0 if ok else 3)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("M,N,K,batch,ta,tb,params", [
+    (33, 70, 40, 1, 0, 0, SMALL), (7, 65, 33, 2, 1, 1, SMALL),
+    (65, 9, 50, 1, 1, 0, {**SMALL, "BK": 32, "STAGES": 3, "WG_INFLIGHT": 1}),
+])
+def test_emulated_wgmma_is_clean_under_oclgrind(oclgrind, M, N, K, batch, ta, tb, params):
+    from test_gemm_oclgrind import oclgrind_problems
+    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
+               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", OCLGRIND_SCRIPT, str(M), str(N),
+           str(K), str(batch), str(ta), str(tb), json.dumps(params)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    problems = oclgrind_problems(proc.stderr)
+    assert not problems, "\n\n".join(problems[:5])
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.stdout, proc.stderr[-2000:])
