@@ -138,6 +138,19 @@ def test_wgmma_takes_only_16_bit_floats(device):
         cg.matmul(x, x, kernel="wgmma", params=SMALL)
 
 
+def test_sm90a_ptx_turns_marks_into_instructions():
+    from clarray_gemm.drivers.build import SM90A_MARK, sm90a_ptx
+    ptx = (".version 9.0\n.target sm_90, texmode_independent\n"
+           f"\t{SM90A_MARK}wgmma.fence.sync.aligned;\n// a comment stays\n")
+    out = sm90a_ptx(ptx)
+    assert ".target sm_90a, texmode_independent" in out
+    assert "\twgmma.fence.sync.aligned;" in out and "SM90A" not in out
+    assert "// a comment stays" in out
+    assert sm90a_ptx(out) == out   # a compiler that already targets sm_90a
+    with pytest.raises(ValueError, match="targets no sm_90"):
+        sm90a_ptx(".target sm_80\n")
+
+
 def test_default_tiles_take_hoppers_static_local_allowance():
     nbytes = gemm_wgmma._tile_bytes({**gemm_wgmma.WGMMA.defaults})
     assert nbytes == 4 * (128 + 256) * 32 * 2

@@ -40,12 +40,14 @@ TESTS = Path(__file__).resolve().parent
 EXPECTED_REFUSALS = {
     "image": "float32 only",
     "gpu_blocked": ("float32 and float64 only", "bytes of local memory"),
-    # the tensor-core kernels run only on NVIDIA sm_80+ (their EMULATE=1 paths run under
-    # Oclgrind, every dtype they take, in tests/test_gemm_mma.py and tests/test_gemm_dmma.py)
+    # the tensor-core kernels run only on NVIDIA sm_80+ / sm_90 (their EMULATE=1 paths run
+    # under Oclgrind, every dtype they take, in tests/test_gemm_mma.py, test_gemm_wgmma.py and
+    # test_gemm_dmma.py)
     "mma": ("float16 or bfloat16 operands", "needs NVIDIA tensor cores"),
+    "wgmma": ("float16 or bfloat16 operands", "needs NVIDIA Hopper"),
     "dmma": ("float64 only", "needs NVIDIA tensor cores"),
 }
-TENSOR_CORE_KERNELS = ("mma", "dmma")
+TENSOR_CORE_KERNELS = ("mma", "wgmma", "dmma")
 
 
 def run_child(*args: str, uninitialized: bool = True) -> dict:

@@ -21,7 +21,7 @@ import pyopencl as cl
 
 from . import calls, caches
 
-__all__ = ["KernelBuildError", "build", "retarget_sm90a", "SM90A_MARK"]
+__all__ = ["KernelBuildError", "build", "retarget_sm90a", "sm90a_ptx", "SM90A_MARK"]
 
 SM90A_MARK = "// SM90A: "
 """Prefix of an inline-PTX line that only an sm_90a build may contain (see the module notes)."""
@@ -45,20 +45,24 @@ def _reason(exc: BaseException) -> str:
     return (lines[0] if lines else (text.splitlines() or [type(exc).__name__])[0])[:300]
 
 
-def retarget_sm90a(context: cl.Context, program: cl.Program,
-                   options: Sequence[str] = ()) -> cl.Program:
-    """``program`` (built for NVIDIA sm_90) rebuilt from its PTX with the ``SM90A_MARK`` lines
-    made instructions and the target raised to sm_90a."""
-    ptx = program.get_info(cl.program_info.BINARIES)[0].decode()
-    retargeted, count = re.subn(r"^\.target sm_90\b(?!a)", ".target sm_90a", ptx, count=1,
+def sm90a_ptx(ptx: str) -> str:
+    """``ptx`` with its target raised to sm_90a and its ``SM90A_MARK`` lines made instructions."""
+    # (a compiler that already targets sm_90a keeps its target; the marks go either way)
+    retargeted, count = re.subn(r"^\.target sm_90a?\b", ".target sm_90a", ptx, count=1,
                                 flags=re.MULTILINE)
     if not count:
-        raise ValueError("no '.target sm_90' line in the program's PTX")
-    retargeted = _MARK_RE.sub("", retargeted)
+        raise ValueError("the program's PTX targets no sm_90 (no '.target sm_90' line)")
+    return _MARK_RE.sub("", retargeted)
+
+
+def retarget_sm90a(context: cl.Context, program: cl.Program,
+                   options: Sequence[str] = ()) -> cl.Program:
+    """``program`` (built for NVIDIA sm_90) rebuilt from its PTX by :func:`sm90a_ptx`."""
+    ptx = sm90a_ptx(program.get_info(cl.program_info.BINARIES)[0].decode())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cl.CompilerWarning)
         with calls.guard():
-            return cl.Program(context, context.devices, [retargeted.encode()]).build(
+            return cl.Program(context, context.devices, [ptx.encode()]).build(
                 options=list(options))
 
 
