@@ -1,5 +1,6 @@
-// Warpgroup tensor-core GEMM (NVIDIA sm_90a: wgmma.mma_async through inline PTX) for float16 and
-// bfloat16 operands, float32 accumulation; a portable emulation of the same tiles elsewhere.
+// Warpgroup tensor-core GEMM (NVIDIA sm_90a: wgmma.mma_async through inline PTX) for float16,
+// bfloat16 and TF32 operands, float32 accumulation; a portable emulation of the same tiles
+// elsewhere.
 //
 //   C[b](m, n) = sum_k A[b](m, k) * B[b](k, n)     (float32 accumulation, C rounded once)
 //
@@ -16,14 +17,19 @@
 // descriptors, so each tile is stored in one of the two canonical layouts the instruction reads:
 //
 //   K-major (row-major A, column-major B: K contiguous in global memory): one row of BK elements
-//     (BK*2 = 32, 64 or 128 bytes: the swizzle width) per M or N index; the 16-byte chunks of a
+//     (32, 64 or 128 bytes: the swizzle width) per M or N index; the 16-byte chunks of a
 //     row XOR-ed with address bits 7.. (SWZ); descriptor SBO = 8 rows, swizzle mode by row width.
 //   MN-major (column-major A, row-major B: M or N contiguous): panels of 64 M or N indices (128
 //     bytes) by BK rows of K, 128-byte swizzle (chunk ^ k % 8); LBO = one panel (the stride
 //     along M or N, MN_LBO), SBO = 8 K rows (1024 bytes, MN_SBO); the instruction transposes.
 //
+// TF32 operands must be K-major (the instruction has no transpose for them): the host hands
+// this kernel A row-major and B column-major, rounded to TF32 (opencl/tf32_pack.cl), since the
+// instruction reads float32 bits and drops the 13 low ones.
+//
 // Every tile starts on a 1024-byte boundary (the swizzle repeats every 1024 bytes of address).
-// A K slice of 16 moves a K-major descriptor by 32 bytes and an MN-major one by 16 rows.
+// A K slice (KSTEP: 16 elements of 16 bits, 8 of TF32: 32 bytes) moves a K-major descriptor by
+// 32 bytes and an MN-major one by 16 rows.
 //
 // Pipeline (per step s; L = STAGES - 1 - WG_INFLIGHT steps of copies ahead):
 //   wait for step s's copies, fence them into the async proxy, barrier;
@@ -39,14 +45,15 @@
 // Launch: local size (128 * WGS, 1, 1); global (128 * WGS * ceil(N/BN), ceil(M/BM), batch).
 //
 // Parameters (-D):
-//   ELEM        1: float16 (C float16), 2: bfloat16 (C float32)
+//   ELEM        1: float16 (C float16), 2: bfloat16 (C float32), 3: TF32 (C float32; A
+//               row-major and B column-major only)
 //   MMA_PTX     1: wgmma through inline PTX (NVIDIA sm_90a only; the host never sets it
 //               elsewhere); 0: emulation (each work-item computes its accumulators from local
 //               memory through the same layouts)
 //   TRANS_A/B   operand orientation (see gemm_naive.cl)
 //   BM          64 * WGS * (1 or 2)
 //   BN          64, 128 or 256 (one wgmma's N)
-//   BK          16, 32 or 64
+//   BK          a K-major row of 32, 64 or 128 bytes: 16, 32 or 64 (16-bit), 8, 16 or 32 (TF32)
 //   WGS         warpgroups per work-group (along M)
 //   STAGES      local tiles in the copy ring (2 to 5)
 //   WG_INFLIGHT product groups left in flight at the end of a step (0 or 1)
@@ -119,6 +126,16 @@
 #define SM90A ""
 #endif
 
+#if ELEM == 3
+typedef float GT;
+typedef uint LT;             // float32 bits, already TF32
+typedef float OT;
+#define WG_TYPE "tf32"
+#define WG_K "k8"
+#define EPC 4                // elements per 16-byte chunk
+#define ESIZE 4
+#define KSTEP 8              // K of one product
+#else
 typedef ushort GT;
 typedef ushort LT;
 #if ELEM == 1
@@ -128,27 +145,39 @@ typedef half OT;             // float16 @ float16 -> float16, as NumPy
 typedef float OT;            // bfloat16 @ bfloat16 -> float32, as NumPy with ml_dtypes
 #define WG_TYPE "bf16"
 #endif
-#define EPC 8                // elements per 16-byte chunk
+#define WG_K "k16"
+#define EPC 8
+#define ESIZE 2
+#define KSTEP 16
+#endif
 
 #define NTHREADS (128 * WGS)
 #define WG_ROWS (BM / WGS)   // C rows per warpgroup
 #define MREP (WG_ROWS / 64)  // m64 products per warpgroup and K slice
 #define NACC (BN / 2)        // accumulators per work-item and product
-#define KROW_BYTES (BK * 2)  // a K-major tile row
+#define KROW_BYTES (BK * ESIZE)  // a K-major tile row
 
 #if (BM % (64 * WGS)) || (MREP != 1 && MREP != 2) || (BN != 64 && BN != 128 && BN != 256) \
-    || (BK != 16 && BK != 32 && BK != 64) || STAGES < 2 || STAGES > 5 \
+    || (KROW_BYTES != 32 && KROW_BYTES != 64 && KROW_BYTES != 128) || STAGES < 2 || STAGES > 5 \
     || (WG_INFLIGHT != 0 && WG_INFLIGHT != 1) || STAGES - 1 - WG_INFLIGHT < 1
 #error "gemm_wgmma.cl: tile parameters violate the constraints in the header"
 #endif
-#if ELEM != 1 && ELEM != 2
-#error "gemm_wgmma.cl: ELEM must be 1 (float16) or 2 (bfloat16)"
+#if ELEM != 1 && ELEM != 2 && ELEM != 3
+#error "gemm_wgmma.cl: ELEM must be 1 (float16), 2 (bfloat16) or 3 (TF32)"
+#endif
+#if ELEM == 3 && (TRANS_A || !TRANS_B)
+#error "gemm_wgmma.cl: TF32 takes A row-major and B column-major (K-major) only"
 #endif
 
 #define TNSP_A TRANS_A       // 1: the A tile is MN-major (the instruction transposes it)
 #define TNSP_B (!TRANS_B)
-#define A_BYTES (BM * BK * 2)
-#define B_BYTES (BK * BN * 2)
+#if ELEM == 3
+#define WG_TRANS ""
+#else
+#define WG_TRANS ", " STR(TNSP_A) ", " STR(TNSP_B)
+#endif
+#define A_BYTES (BM * BK * ESIZE)
+#define B_BYTES (BK * BN * ESIZE)
 #define LOOKAHEAD (STAGES - 1 - WG_INFLIGHT)
 
 #define STR_(x) #x
@@ -180,10 +209,10 @@ typedef float OT;            // bfloat16 @ bfloat16 -> float32, as NumPy with ml
 #if TRANS_A
 #define A_OFF(m, k) MN_OFF(k, m)
 #else
-#define A_OFF(m, k) (KM_OFF(m, (uint)(k) >> 3) + ((uint)(k) & 7u) * 2)
+#define A_OFF(m, k) (KM_OFF(m, (uint)(k) / EPC) + ((uint)(k) % EPC) * ESIZE)
 #endif
 #if TRANS_B
-#define B_OFF(k, n) (KM_OFF(n, (uint)(k) >> 3) + ((uint)(k) & 7u) * 2)
+#define B_OFF(k, n) (KM_OFF(n, (uint)(k) / EPC) + ((uint)(k) % EPC) * ESIZE)
 #else
 #define B_OFF(k, n) MN_OFF(k, n)
 #endif
@@ -318,7 +347,7 @@ inline ulong smem_desc(const uint addr, const uint lbo, const uint sbo, const ui
 }
 
 #define KM_MODE (KROW_BYTES == 128 ? 1u : KROW_BYTES == 64 ? 2u : 3u)
-// Descriptor of rows r0.. (M or N) of a tile at K slice j (of 16).
+// Descriptor of rows r0.. (M or N) of a tile at K slice j (of KSTEP).
 #define KM_DESC(tile, r0, j) smem_desc(SHARED_ADDR(tile) + (uint)(r0) * KROW_BYTES + (j) * 32u, \
                                        16u, 8u * KROW_BYTES, KM_MODE)
 #define MN_DESC(tile, x0, j) smem_desc(SHARED_ADDR(tile) + ((uint)(x0) >> 6) * (BK * 128) \
@@ -350,8 +379,10 @@ inline float tile_value(__local const uchar* tile, const uint off)
 {
 #if ELEM == 1
     return vload_half(0, (__local const half*)(tile + off));
-#else
+#elif ELEM == 2
     return as_float((uint)*(__local const ushort*)(tile + off) << 16);
+#else
+    return as_float(*(__local const uint*)(tile + off) & 0xFFFFE000u);   // the 13 low bits dropped
 #endif
 }
 #endif
@@ -363,7 +394,7 @@ inline void step_products(__local uchar* At, __local uchar* Bt, const int wg_row
 #if MMA_PTX
     asm volatile(SM90A "wgmma.fence.sync.aligned;" ::: "memory");
     #pragma unroll
-    for (int j = 0; j < BK / 16; ++j) {
+    for (int j = 0; j < BK / KSTEP; ++j) {
         const ulong db = B_DESC(Bt, j);
         #pragma unroll
         for (int r = 0; r < MREP; ++r)

@@ -1,4 +1,5 @@
-"""The warpgroup tensor-core GEMM (``wgmma``, opencl/gemm_wgmma.cl) and the sm_90a rebuild.
+"""The warpgroup tensor-core GEMM (``wgmma``, opencl/gemm_wgmma.cl), its TF32 operand packing
+(opencl/tf32_pack.cl) and the sm_90a rebuild.
 
 Off Hopper (PoCL, Oclgrind) the kernel runs only when forced with ``EMULATE=1``: the same tiles,
 swizzled layouts (K-major at 32, 64 and 128-byte rows, MN-major panels), copy ring, edges and
@@ -96,7 +97,8 @@ def test_emulated_float16_specials(device):
     b[:, 9] = 0.0
     got = np.asarray(cg.matmul(cg.asarray(a, device=device), cg.asarray(b, device=device),
                                kernel="wgmma", params=SMALL))
-    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    with np.errstate(invalid="ignore"):
+        want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     finite = ~np.isnan(want)
     np.testing.assert_array_equal(got[finite].view(np.uint16), want[finite].view(np.uint16))
@@ -132,10 +134,68 @@ def test_wgmma_rejects_bad_tiles(device, params, why):
         cg.matmul(x, x, kernel="wgmma", params={**SMALL, **params})
 
 
-def test_wgmma_takes_only_16_bit_floats(device):
+def test_wgmma_takes_only_16_bit_floats_and_tf32(device):
     x = cg.asarray(np.ones((4, 4), np.float32), device=device)
-    with pytest.raises(ValueError, match="float16 or bfloat16"):
-        cg.matmul(x, x, kernel="wgmma", params=SMALL)
+    with pytest.raises(ValueError, match="float16 or bfloat16 operands, or float32 with"):
+        cg.matmul(x, x, kernel="wgmma", params=SMALL)   # float32 at precision "highest"
+
+
+U_TF32 = 2.0 ** -11
+
+
+def _tf32_bound_holds(got, a, b, near=1e-6):
+    """ops/precision.py's bound, and proof that the inputs were rounded to TF32 (nearest): the
+    result within ``near`` (relative) of the exact product of the rounded inputs. Tensor cores
+    add in their own order and precision, so on the GPU ``near`` is looser (still ~3x below
+    the distance to the exact product, and to the product of truncated inputs)."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    exact = a64 @ b64
+    K = a.shape[-1]
+    gamma = K * 2.0 ** -24 / (1 - K * 2.0 ** -24)
+    bound = (2 * U_TF32 + U_TF32 ** 2 + gamma) * (np.abs(a64) @ np.abs(b64))
+    rounded = [np.frombuffer(((v.view(np.uint32) + 0x1000) & 0xFFFFE000).astype(np.uint32)
+                             .tobytes(), np.float32).reshape(v.shape) for v in (a, b)]
+    product = rounded[0].astype(np.float64) @ rounded[1].astype(np.float64)
+    scale = np.linalg.norm(exact)
+    assert (np.abs(got - exact) <= bound).all(), "outside the TF32 bound"
+    assert np.linalg.norm(got - product) <= near * scale, (
+        "not the product of rounded inputs", np.linalg.norm(got - product) / scale)
+    assert np.linalg.norm(got - exact) > 1e-5 * scale, "inputs not rounded to TF32"
+    return True
+
+
+@pytest.mark.parametrize("ta,tb", ORIENTATIONS)
+@pytest.mark.parametrize("M,N,K", [(7, 31, 33), (65, 70, 130), (1, 8, 16), (33, 1, 7)])
+def test_emulated_tf32_packs_every_orientation(device, M, N, K, ta, tb):
+    a, b = _inputs(np.float32, M, N, K, seed=3)
+    x, y = _operand(device, a, ta), _operand(device, b, tb)
+    out = _poisoned_out(device, (M, N), np.float32)
+    got = np.asarray(cg.matmul(x, y, out=out, kernel="wgmma", params=SMALL, precision="tf32"))
+    assert got.dtype == np.float32
+    assert _tf32_bound_holds(got, a, b)
+
+
+@pytest.mark.parametrize("params", [{"BK": 8}, {"BK": 32, "STAGES": 3, "WG_INFLIGHT": 1}])
+def test_emulated_tf32_batches_and_row_widths(device, params):
+    # 32- and 128-byte K-major rows; A shared by every batch (packed once).
+    a, b = _inputs(np.float32, 40, 70, 101, batch=3, seed=5)
+    a = a[0]
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    got = np.asarray(cg.matmul(x, y, kernel="wgmma", params={**SMALL, **params},
+                               precision="tf32"))
+    assert got.shape == (3, 40, 70)
+    assert all(_tf32_bound_holds(got[i], a, b[i]) for i in range(3))
+
+
+def test_tf32_packed_layout():
+    from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
+    op = GemmOperand(None, 0, 10, 0, False)
+    p = GemmProblem(3, 5, 7, 10, np.dtype(np.float32), op, GemmOperand(None, 0, 7, 70, True),
+                    op, precision="tf32")
+    packed, nbytes = gemm_wgmma.tf32_packed(p)
+    assert packed.a == GemmOperand(None, 0, 12, 0, False)            # shared A packed once
+    assert packed.b == GemmOperand(None, 5 * 12, 12, 7 * 12, True)    # then B, per batch
+    assert nbytes == 4 * (5 + 3 * 7) * 12
 
 
 def test_sm90a_ptx_turns_marks_into_instructions():
@@ -183,6 +243,15 @@ def test_hopper_forced_tiles(device, params):
     assert _within_one_rounding(got, a, b).all()
 
 
+@pytest.mark.skipif(not HOPPER, reason="needs NVIDIA Hopper (sm_90)")
+@pytest.mark.parametrize("ta,tb", ORIENTATIONS)
+def test_hopper_tf32(device, ta, tb):
+    a, b = _inputs(np.float32, 300, 257, 517, seed=7)
+    x, y = _operand(device, a, ta), _operand(device, b, tb)
+    assert "kernel: wgmma" in cg.explain_matmul(x, y, precision="tf32")
+    assert _tf32_bound_holds(np.asarray(cg.matmul(x, y, precision="tf32")), a, b, near=1e-4)
+
+
 @pytest.mark.skipif(not HOPPER or BF16 is None, reason="needs NVIDIA Hopper and ml_dtypes")
 def test_hopper_bfloat16(device):
     a, b = _inputs(BF16, 257, 300, 129)
@@ -196,15 +265,17 @@ OCLGRIND_SCRIPT = r"""
 import json, sys
 import numpy as np
 import clarray_gemm as cg
-M, N, K, batch, ta, tb, params = sys.argv[1:]
+kind, M, N, K, batch, ta, tb, params = sys.argv[1:]
 M, N, K, batch, ta, tb = int(M), int(N), int(K), int(batch), int(ta), int(tb)
 dev = next(d for d in cg.devices() if d.info.is_simulator)
 rng = np.random.default_rng(0)
-a = rng.standard_normal((batch, M, K)).astype(np.float16)
-b = rng.standard_normal((batch, K, N)).astype(np.float16)
+dtype = np.float32 if kind == "tf32" else np.float16
+a = rng.standard_normal((batch, M, K)).astype(dtype)
+b = rng.standard_normal((batch, K, N)).astype(dtype)
 def put(v, t):
     return cg.asarray(np.ascontiguousarray(v.swapaxes(1, 2)), device=dev).mT if t else cg.asarray(v, device=dev)
-got = np.asarray(cg.matmul(put(a, ta), put(b, tb), kernel="wgmma", params=json.loads(params)))
+got = np.asarray(cg.matmul(put(a, ta), put(b, tb), kernel="wgmma", params=json.loads(params),
+                          precision="tf32" if kind == "tf32" else None))
 exact = np.matmul(a.astype(np.float64), b.astype(np.float64))
 ok = np.isfinite(got).all() and np.linalg.norm(got - exact) <= 2e-3 * np.linalg.norm(exact)
 print("ok" if ok else "MISMATCH")
@@ -213,17 +284,19 @@ sys.exit(0 if ok else 3)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("M,N,K,batch,ta,tb,params", [
-    (33, 70, 40, 1, 0, 0, SMALL), (7, 65, 33, 2, 1, 1, SMALL),
-    (65, 9, 50, 1, 1, 0, {**SMALL, "BK": 32, "STAGES": 3, "WG_INFLIGHT": 1}),
+@pytest.mark.parametrize("kind,M,N,K,batch,ta,tb,params", [
+    ("float16", 33, 70, 40, 1, 0, 0, SMALL), ("float16", 7, 65, 33, 2, 1, 1, SMALL),
+    ("float16", 65, 9, 50, 1, 1, 0, {**SMALL, "BK": 32, "STAGES": 3, "WG_INFLIGHT": 1}),
+    ("tf32", 33, 40, 37, 2, 1, 0, SMALL), ("tf32", 9, 35, 70, 1, 0, 1, SMALL),
 ])
-def test_emulated_wgmma_is_clean_under_oclgrind(oclgrind, M, N, K, batch, ta, tb, params):
+def test_emulated_wgmma_is_clean_under_oclgrind(oclgrind, kind, M, N, K, batch, ta, tb,
+                                                params):
     from test_gemm_oclgrind import oclgrind_problems
     env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
                OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", OCLGRIND_SCRIPT, str(M), str(N),
-           str(K), str(batch), str(ta), str(tb), json.dumps(params)]
+    cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", OCLGRIND_SCRIPT, kind, str(M),
+           str(N), str(K), str(batch), str(ta), str(tb), json.dumps(params)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
     problems = oclgrind_problems(proc.stderr)
     assert not problems, "\n\n".join(problems[:5])

@@ -1,6 +1,11 @@
-"""The warpgroup tensor-core GEMM (``opencl/gemm_wgmma.cl``): float16 and bfloat16 products on
-NVIDIA Hopper (``DeviceInfo.warpgroup_mma``) through ``wgmma.mma_async``, whose operands are read
-straight from swizzled local tiles by descriptor.
+"""The warpgroup tensor-core GEMM (``opencl/gemm_wgmma.cl``): float16 and bfloat16 products, and
+float32 products in TF32 where the caller opted in (``precision="tf32"``), on NVIDIA Hopper
+(``DeviceInfo.warpgroup_mma``) through ``wgmma.mma_async``, whose operands are read straight from
+swizzled local tiles by descriptor.
+
+TF32 operands must be K-major and are read as they lie, low bits dropped; so a TF32 product first
+packs A (row-major) and B (column-major) rounded to TF32 into a scratch buffer
+(``opencl/tf32_pack.cl``), which keeps the documented TF32 bound of ``ops/precision.py``.
 
 ``EMULATE=1`` builds the same tiles and copy ring with the warpgroup product computed in plain
 OpenCL C from the layouts the instruction reads (``MMA_PTX=0``): it runs on any device (PoCL,
@@ -13,8 +18,10 @@ from typing import Mapping
 import numpy as np
 import pyopencl as cl
 
+from dataclasses import replace
+
 from ..device import Device, DeviceInfo
-from .gemm import GemmProblem, prepared_standard, standard_args
+from .gemm import GemmOperand, GemmProblem, prepared_standard, split_workspace, standard_args
 from .gemm_mma import mma_elem
 from .programs import get_kernel
 from .variant import Variant
@@ -22,6 +29,8 @@ from .variant import Variant
 __all__ = ["WGMMA", "VARIANTS"]
 
 SOURCE = "gemm_wgmma.cl"
+PACK_SOURCE = "tf32_pack.cl"
+_TF32 = 3
 # NVIDIA's OpenCL reports 48 KiB of local memory, but a kernel's static __local arrays may take
 # the 227 KiB a Hopper block can have (148 KiB measured on the H100; a __local argument above
 # 48 KiB is refused).
@@ -32,52 +41,70 @@ def _threads(params: Mapping[str, int]) -> int:
     return 128 * params["WGS"]
 
 
-def _tile_bytes(params: Mapping[str, int]) -> int:
-    return params["STAGES"] * (params["BM"] + params["BN"]) * params["BK"] * 2
+def _esize(elem: int | None) -> int:
+    return 4 if elem == _TF32 else 2
+
+
+def _bk(elem: int | None, params: Mapping[str, int]) -> int:
+    """BK, with 0 resolved: 32 for 16-bit operands, 16 for TF32 (64-byte tile rows)."""
+    return params["BK"] or (16 if elem == _TF32 else 32)
+
+
+def _tile_bytes(params: Mapping[str, int], elem: int | None = 1) -> int:
+    return (params["STAGES"] * (params["BM"] + params["BN"]) * _bk(elem, params)
+            * _esize(elem))
 
 
 def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
     elem = mma_elem(p)
-    if elem not in (1, 2):
-        return f"float16 or bfloat16 operands only (not {np.dtype(p.dtype)})"
+    if elem is None:
+        return (f"float16 or bfloat16 operands, or float32 with precision 'tf32', only "
+                f"(not {np.dtype(p.dtype)} at precision {p.precision!r})")
     if not params["EMULATE"] and not info.warpgroup_mma:
         cc = info.compute_capability
         return ("needs NVIDIA Hopper (sm_90) for wgmma; this device: "
                 + (f"sm_{cc[0]}{cc[1]}" if cc else info.vendor or "unknown")
                 + "; EMULATE=1 runs the portable emulation")
-    bm, bn, bk, wgs, stages = (params[k] for k in ("BM", "BN", "BK", "WGS", "STAGES"))
+    bm, bn, wgs, stages = (params[k] for k in ("BM", "BN", "WGS", "STAGES"))
+    bk, esize = _bk(elem, params), _esize(elem)
     if wgs < 1 or bm % (64 * wgs) or bm // (64 * wgs) not in (1, 2):
         return "needs BM = 64 * WGS or 128 * WGS"
-    if bn not in (64, 128, 256) or bk not in (16, 32, 64):
-        return "needs BN in (64, 128, 256) and BK in (16, 32, 64)"
+    if bn not in (64, 128, 256) or bk * esize not in (32, 64, 128):
+        return (f"needs BN in (64, 128, 256) and BK in "
+                f"{tuple(b // esize for b in (32, 64, 128))} (tile rows of 32, 64 or 128 bytes)")
     if not 2 <= stages <= 5 or params["WG_INFLIGHT"] not in (0, 1) \
             or stages - 1 - params["WG_INFLIGHT"] < 1:
         return "needs 2 <= STAGES <= 5, WG_INFLIGHT 0 or 1 and STAGES - 1 - WG_INFLIGHT >= 1"
     threads = _threads(params)
-    if (bm * bk // 8) % threads or (bn * bk // 8) % threads:
-        return f"BM*BK/8 and BN*BK/8 must be multiples of the work-group size {threads}"
+    epc = 16 // esize
+    if (bm * bk // epc) % threads or (bn * bk // epc) % threads:
+        return (f"BM*BK/{epc} and BN*BK/{epc} (16-byte chunks) must be multiples of the "
+                f"work-group size {threads}")
     if threads > info.max_work_group_size:
         return f"work-group of {threads} exceeds the device's {info.max_work_group_size}"
     limit = _LOCAL_LIMIT if info.is_nvidia else info.local_mem_bytes
-    if _tile_bytes(params) > limit:
-        return f"needs {_tile_bytes(params)} bytes of local memory, the device allows {limit}"
+    if _tile_bytes(params, elem) > limit:
+        return (f"needs {_tile_bytes(params, elem)} bytes of local memory, the device allows "
+                f"{limit}")
     return None
 
 
 def _rank(p: GemmProblem, info: DeviceInfo) -> float:
     # Above mma (200) wherever wgmma runs: the same products at twice its tensor-core rate.
-    return 210.0 if info.warpgroup_mma and mma_elem(p) in (1, 2) else 0.0
+    return 210.0 if info.warpgroup_mma and mma_elem(p) is not None else 0.0
 
 
 def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> dict[str, object]:
     """The ``-D`` defines of the kernel for this problem on this device."""
-    d: dict[str, object] = {k: params[k] for k in ("BM", "BN", "BK", "WGS", "STAGES",
-                                                   "WG_INFLIGHT", "GROUP_M")}
+    elem = mma_elem(p)
+    d: dict[str, object] = {k: params[k] for k in ("BM", "BN", "WGS", "STAGES", "WG_INFLIGHT",
+                                                   "GROUP_M")}
+    epc = 16 // _esize(elem)
     ptx = int(not params["EMULATE"] and device.info.warpgroup_mma)
     # NVIDIA's OpenCL compiler targets sm_90: wgmma needs the sm_90a rebuild (drivers/build.py)
-    d.update(ELEM=mma_elem(p), MMA_PTX=ptx, SM90A_PTX=ptx,
-             TRANS_A=int(p.a.trans), TRANS_B=int(p.b.trans), VEC_A=int(p.a.aligned(8)),
-             VEC_B=int(p.b.aligned(8)), VEC_C=int(p.c.aligned(2)),
+    d.update(ELEM=elem, BK=_bk(elem, params), MMA_PTX=ptx, SM90A_PTX=ptx,
+             TRANS_A=int(p.a.trans), TRANS_B=int(p.b.trans), VEC_A=int(p.a.aligned(epc)),
+             VEC_B=int(p.b.aligned(epc)), VEC_C=int(p.c.aligned(2)),
              SIMULATOR=int(device.info.is_simulator))
     for name in ("MN_LBO", "MN_SBO"):   # descriptor strides: forcible, for probes
         if params.get(name):
@@ -91,7 +118,50 @@ def _sizes(p: GemmProblem, d: Mapping[str, object]) -> tuple[tuple, tuple]:
     return (threads * tiles_n, tiles_m, p.batch), (threads, 1, 1)
 
 
+def tf32_packed(p: GemmProblem) -> tuple[GemmProblem, int]:
+    """The TF32 problem the kernel runs after packing (A row-major then B column-major in one
+    scratch buffer, rows of K rounded up to whole 16-byte chunks; an operand shared by every
+    batch packed once), and the scratch bytes it needs."""
+    kp = -(-p.K // 4) * 4
+    a_batches = p.batch if p.a.batch_stride else 1
+    a = GemmOperand(None, 0, kp, p.M * kp if p.a.batch_stride else 0, False)
+    b = GemmOperand(None, a_batches * p.M * kp, kp, p.N * kp if p.b.batch_stride else 0, True)
+    b_batches = p.batch if p.b.batch_stride else 1
+    return replace(p, a=a, b=b), 4 * (a_batches * p.M + b_batches * p.N) * kp
+
+
+def _prepare_tf32(device: Device, p: GemmProblem, params: Mapping[str, int]):
+    """Pack A and B (tf32_pack.cl), then the product of the packed operands."""
+    packed, nbytes = tf32_packed(p)
+    d = defines_for(device, packed, params)
+    gs, ls = _sizes(packed, d)
+    product = prepared_standard(device, packed, get_kernel(device, SOURCE, "gemm_wgmma", d),
+                                gs, ls)
+    i32, i64 = np.int32, np.int64
+    kp, a_at, b_at = i32(packed.a.ld), i64(packed.a.offset), i64(packed.b.offset)
+    # X(r, k) of A is A(m, k); of B, B(k, n) with r = n: transposed unless B is column-major
+    packs = []
+    for rows, op, trans, at in ((p.M, p.a, p.a.trans, a_at), (p.N, p.b, not p.b.trans, b_at)):
+        kernel = get_kernel(device, PACK_SOURCE, "tf32_pack", {"TRANS": int(trans)})
+        batches = p.batch if op.batch_stride else 1
+        size = (32 * -(-p.K // 32), 8 * -(-rows // 32), batches)
+        packs.append((kernel, size, i32(rows), i32(op.ld), i64(op.batch_stride), at))
+    k = i32(p.K)
+
+    def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
+        scratch = split_workspace(device, nbytes)
+        q = device.queue
+        for (kernel, size, rows, ld, stride, at), buf, off in zip(packs, (a_buf, b_buf),
+                                                                   (a_off, b_off)):
+            kernel(q, size, (32, 8, 1), rows, k, buf, i64(off), ld, stride, scratch, at, kp)
+        return product(scratch, a_at, scratch, b_at, c_buf)
+    return run
+
+
 def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    if mma_elem(p) == _TF32:
+        return _prepare_tf32(device, p, params)(p.a.buffer, p.a.offset, p.b.buffer,
+                                                p.b.offset, p.c.buffer)
     d = defines_for(device, p, params)
     kernel = get_kernel(device, SOURCE, "gemm_wgmma", d)
     gs, ls = _sizes(p, d)
@@ -99,6 +169,8 @@ def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Eve
 
 
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
+    if mma_elem(p) == _TF32:
+        return _prepare_tf32(device, p, params)
     d = defines_for(device, p, params)
     gs, ls = _sizes(p, d)
     return prepared_standard(device, p, get_kernel(device, SOURCE, "gemm_wgmma", d), gs, ls)
@@ -106,15 +178,16 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
 
 WGMMA = Variant(
     name="wgmma", source=SOURCE, entry="gemm_wgmma",
-    summary="Hopper tensor cores: wgmma.mma_async (float16, bfloat16) via inline PTX reading "
-            "swizzled local tiles by descriptor, cp.async into a STAGES-deep ring; EMULATE=1: "
-            "the same tiles in plain OpenCL C",
+    summary="Hopper tensor cores: wgmma.mma_async (float16, bfloat16, TF32 from operands "
+            "packed rounded) via inline PTX reading swizzled local tiles by descriptor, "
+            "cp.async into a STAGES-deep ring; EMULATE=1: the same tiles in plain OpenCL C",
     # 128 x 256 tiles, four 32-deep stages (96 KiB): 463 / 543 TF/s at 4096^3 / 8192^3 on the
     # H100, the fastest of the 16 configurations swept (benches/runs/h100-wgmma-s9.md).
-    defaults={"BM": 128, "BN": 256, "BK": 32, "WGS": 2, "STAGES": 4, "WG_INFLIGHT": 1,
+    # (BK 0: 32 for 16-bit operands, 16 for TF32: 64-byte rows, the same 96 KiB ring.)
+    defaults={"BM": 128, "BN": 256, "BK": 0, "WGS": 2, "STAGES": 4, "WG_INFLIGHT": 1,
               "GROUP_M": 8, "MN_LBO": 0, "MN_SBO": 0, "EMULATE": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
-    tunable={"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (16, 32, 64), "WGS": (1, 2),
+    tunable={"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (8, 16, 32, 64), "WGS": (1, 2),
              "STAGES": (2, 3, 4, 5), "WG_INFLIGHT": (0, 1), "GROUP_M": (1, 8)},
 )
 
