@@ -9,6 +9,7 @@ benches/gpu_tensor_cores.py.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -173,6 +174,8 @@ def test_emulated_tf32_packs_every_orientation(device, M, N, K, ta, tb):
     got = np.asarray(cg.matmul(x, y, out=out, kernel="wgmma", params=SMALL, precision="tf32"))
     assert got.dtype == np.float32
     assert _tf32_bound_holds(got, a, b)
+    text = cg.explain_matmul(x, y, kernel="wgmma", params=SMALL, precision="tf32")
+    assert "precision: tf32 (emulated (EMULATE=1); A and B first packed K-major" in text
 
 
 @pytest.mark.parametrize("params", [{"BK": 8}, {"BK": 32, "STAGES": 3, "WG_INFLIGHT": 1}])
@@ -196,6 +199,55 @@ def test_tf32_packed_layout():
     assert packed.a == GemmOperand(None, 0, 12, 0, False)            # shared A packed once
     assert packed.b == GemmOperand(None, 5 * 12, 12, 7 * 12, True)    # then B, per batch
     assert nbytes == 4 * (5 + 3 * 7) * 12
+
+
+def _nvidia(info, cc):
+    return dataclasses.replace(info, vendor="NVIDIA Corporation", type="GPU",
+                               compute_capability=cc, is_simulator=False)
+
+
+def test_wgmma_ranks_first_on_hopper_only(device):
+    from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
+    from clarray_gemm.kernels.gemm_mma import MMA
+    op = GemmOperand(None, 0, 512, 0)
+    half = GemmProblem(1, 512, 512, 512, np.dtype(np.float16), op, op, op)
+    tf32 = dataclasses.replace(half, dtype=np.dtype(np.float32), precision="tf32")
+    hopper = _nvidia(device.info, (9, 0))
+    for problem in (half, tf32):
+        assert gemm_wgmma.WGMMA.rank(problem, hopper) > MMA.rank(problem, hopper) > 0
+        for cc in ((8, 0), (10, 0)):   # Ampere has no wgmma; Blackwell dropped it
+            assert gemm_wgmma.WGMMA.rank(problem, _nvidia(device.info, cc)) == 0
+            assert MMA.rank(problem, _nvidia(device.info, cc)) > 0
+    plain = dataclasses.replace(tf32, precision="highest")
+    assert gemm_wgmma.WGMMA.rank(plain, hopper) == 0
+
+
+def test_a_failed_sm90a_rebuild_moves_the_choice_on(device, monkeypatch):
+    # A Hopper whose driver refuses the rebuild: the first product records why and runs the
+    # next kernel (mma, made to emulate: PoCL builds no PTX); later choices skip wgmma.
+    from clarray_gemm.drivers import KernelBuildError
+    from clarray_gemm.kernels import gemm_mma
+    from clarray_gemm.kernels.plans import PlanCache
+    from clarray_gemm.ops import matmul as matmul_ops
+    monkeypatch.setattr(device, "info", _nvidia(device.info, (9, 0)))
+    monkeypatch.setattr(gemm_wgmma, "_rebuild_failed", {})
+    calls = []
+
+    def refuse(*args, **kwargs):
+        calls.append(args)
+        raise KernelBuildError("gemm_wgmma.cl", "test driver", "sm_90a rebuild: refused")
+    monkeypatch.setattr(gemm_wgmma, "get_kernel", refuse)
+    monkeypatch.setitem(gemm_mma.MMA.defaults, "EMULATE", 1)
+    monkeypatch.setattr(matmul_ops, "_PLANS", PlanCache("matmul test"))
+    a, b = _inputs(np.float16, 33, 40, 50)
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    got = np.asarray(x @ y)
+    assert calls and _within_one_rounding(got, a, b).all()
+    assert "refused" in gemm_wgmma._rebuild_failed[device.info]
+    text = cg.explain_matmul(x, y)
+    assert "kernel: mma" in text
+    with pytest.raises(ValueError, match="could not build its sm_90a rebuild .*refused"):
+        cg.matmul(x, y, kernel="wgmma")          # forced, it says why
 
 
 def test_sm90a_ptx_turns_marks_into_instructions():

@@ -21,6 +21,7 @@ import pyopencl as cl
 from dataclasses import replace
 
 from ..device import Device, DeviceInfo
+from ..drivers import KernelBuildError
 from .gemm import GemmOperand, GemmProblem, prepared_standard, split_workspace, standard_args
 from .gemm_mma import mma_elem
 from .programs import get_kernel
@@ -31,6 +32,19 @@ __all__ = ["WGMMA", "VARIANTS"]
 SOURCE = "gemm_wgmma.cl"
 PACK_SOURCE = "tf32_pack.cl"
 _TF32 = 3
+
+_rebuild_failed: dict[DeviceInfo, str] = {}
+"""Devices whose driver could not build the kernel's sm_90a rebuild, and why: the variant stops
+fitting there, and an automatic choice moves to the next kernel (``ops/matmul.py``)."""
+
+
+def _kernel(device: Device, defines: Mapping[str, object]):
+    try:
+        return get_kernel(device, SOURCE, "gemm_wgmma", defines)
+    except KernelBuildError as exc:
+        if defines.get("SM90A_PTX"):
+            _rebuild_failed[device.info] = exc.reason
+        raise
 # NVIDIA's OpenCL reports 48 KiB of local memory, but a kernel's static __local arrays may take
 # the 227 KiB a Hopper block can have (148 KiB measured on the H100; a __local argument above
 # 48 KiB is refused).
@@ -65,6 +79,8 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
         return ("needs NVIDIA Hopper (sm_90) for wgmma; this device: "
                 + (f"sm_{cc[0]}{cc[1]}" if cc else info.vendor or "unknown")
                 + "; EMULATE=1 runs the portable emulation")
+    if not params["EMULATE"] and info in _rebuild_failed:
+        return f"this driver could not build its sm_90a rebuild ({_rebuild_failed[info]})"
     bm, bn, wgs, stages = (params[k] for k in ("BM", "BN", "WGS", "STAGES"))
     bk, esize = _bk(elem, params), _esize(elem)
     if wgs < 1 or bm % (64 * wgs) or bm // (64 * wgs) not in (1, 2):
@@ -135,8 +151,7 @@ def _prepare_tf32(device: Device, p: GemmProblem, params: Mapping[str, int]):
     packed, nbytes = tf32_packed(p)
     d = defines_for(device, packed, params)
     gs, ls = _sizes(packed, d)
-    product = prepared_standard(device, packed, get_kernel(device, SOURCE, "gemm_wgmma", d),
-                                gs, ls)
+    product = prepared_standard(device, packed, _kernel(device, d), gs, ls)
     i32, i64 = np.int32, np.int64
     kp, a_at, b_at = i32(packed.a.ld), i64(packed.a.offset), i64(packed.b.offset)
     # X(r, k) of A is A(m, k); of B, B(k, n) with r = n: transposed unless B is column-major
@@ -163,9 +178,8 @@ def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Eve
         return _prepare_tf32(device, p, params)(p.a.buffer, p.a.offset, p.b.buffer,
                                                 p.b.offset, p.c.buffer)
     d = defines_for(device, p, params)
-    kernel = get_kernel(device, SOURCE, "gemm_wgmma", d)
     gs, ls = _sizes(p, d)
-    return kernel(device.queue, gs, ls, *standard_args(p))
+    return _kernel(device, d)(device.queue, gs, ls, *standard_args(p))
 
 
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
@@ -173,7 +187,7 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
         return _prepare_tf32(device, p, params)
     d = defines_for(device, p, params)
     gs, ls = _sizes(p, d)
-    return prepared_standard(device, p, get_kernel(device, SOURCE, "gemm_wgmma", d), gs, ls)
+    return prepared_standard(device, p, _kernel(device, d), gs, ls)
 
 
 WGMMA = Variant(

@@ -28,6 +28,7 @@ from .._dispatch import OPERATORS, NumPyDecides, implements, implements_ufunc
 from ..array import DeviceArray, asarray, empty, host_result, zeros
 from ..array.geometry import c_strides
 from ..device import Device
+from ..drivers import KernelBuildError
 from ..kernels import gemm, gemm_gpu, gemm_mma
 from ..kernels.crossover import prefer_host
 from ..kernels.gemm import GemmOperand, GemmProblem
@@ -182,8 +183,19 @@ class MatmulPlan:
                 and self.choice.variant.name == "gpu_blocked" and self._plan_edges(problem)):
             return  # slivers of rows or columns split off as products of their own
         prepare = self.choice.variant.prepare
-        self.prepared = (prepare(self.device, problem, self.choice.params)
-                         if prepare is not None and not self.b_from_host else None)
+        try:
+            self.prepared = (prepare(self.device, problem, self.choice.params)
+                             if prepare is not None and not self.b_from_host else None)
+        except KernelBuildError:
+            # A kernel the driver cannot build may stop fitting (wgmma's sm_90a rebuild): an
+            # automatic choice then takes the next one; a forced kernel raises.
+            retry = gemm.choose(self.device, problem, kernel, params)
+            if kernel is not None or retry.variant is self.choice.variant:
+                raise
+            self.choice = retry
+            prepare = retry.variant.prepare
+            self.prepared = (prepare(self.device, problem, retry.params)
+                             if prepare is not None and not self.b_from_host else None)
 
     def _plan_edges(self, problem: GemmProblem) -> bool:
         """Cut ``problem`` where gemm_gpu.edge_split says: the main block, then the rows below
@@ -354,7 +366,9 @@ class MatmulPlan:
         if self.result_dtype != np.float32 or self.precision != "tf32":
             return ""
         if mma:
-            return f"\nprecision: tf32 ({how}; error bound: {TF32_BOUND})"
+            packed = ("; A and B first packed K-major, rounded to TF32"
+                      if self.choice.variant.name == "wgmma" else "")
+            return f"\nprecision: tf32 ({how}{packed}; error bound: {TF32_BOUND})"
         if self.choice is None:
             return "\nprecision: tf32 requested, float32 arithmetic ran (no kernel)"
         why = dict(self.choice.rejected).get("mma") or (
