@@ -14,7 +14,7 @@ from ..device import Device, register_fork_reset
 from ..drivers import calls
 from .transfers import format_bytes
 
-__all__ = ["new_buffer", "free_cached_memory", "take_parked", "unmap", "Mapping", "HostExport",
+__all__ = ["new_buffer", "buffer_holding", "free_cached_memory", "take_parked", "unmap", "Mapping", "HostExport",
            "MAP_RW"]
 
 _FLAGS = cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR
@@ -61,6 +61,20 @@ def new_buffer(device: Device, nbytes: int) -> cl.MemoryObject:
             raise MemoryError(
                 f"cannot allocate {format_bytes(nbytes)} ({nbytes} bytes) on {device} "
                 f"(device memory {format_bytes(device.info.global_mem_bytes)}): {exc}") from None
+
+
+def buffer_holding(device: Device, host: np.ndarray) -> cl.MemoryObject:
+    """A new ``READ_WRITE | ALLOC_HOST_PTR`` buffer created holding the bytes of ``host`` (1-D
+    uint8, at least one byte): ``COPY_HOST_PTR``, so the copy is part of the allocation, not a
+    command on the queue. A CPU driver runs each queue command from its own thread, and waiting
+    for one costs ~80 us on PoCL. Not from the pool: for small host-born storages
+    (``storage.HOST_BORN_MAX_BYTES``). Raises ``MemoryError`` as :func:`new_buffer` does."""
+    try:
+        with calls.guard():
+            return cl.Buffer(device.context, _FLAGS | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
+    except (cl.MemoryError, cl.LogicError, cl.RuntimeError) as exc:
+        raise MemoryError(f"cannot allocate {format_bytes(host.nbytes)} on {device}: {exc}") \
+            from None
 
 
 # Freed host-resident buffers of unified-memory devices, still mapped: (device, nbytes) -> list of

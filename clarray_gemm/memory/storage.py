@@ -12,7 +12,8 @@ import pyopencl as cl
 
 from ..device import Device
 from ..drivers import calls
-from .buffers import MAP_RW, HostExport, Mapping, new_buffer, take_parked, unmap
+from .buffers import (MAP_RW, HostExport, Mapping, buffer_holding, new_buffer, take_parked,
+                      unmap)
 from .transfers import count_transfer
 
 __all__ = ["Storage", "HOST_BORN_MAX_BYTES"]
@@ -323,11 +324,17 @@ class Storage:
         return self._buffer
 
     def _detach_for_kernel(self) -> None:
-        """Unified memory: give kernels a fresh, unmapped buffer with this storage's bytes."""
-        buffer = new_buffer(self.device, self.nbytes)
-        if self.nbytes:
-            calls.copy(self.device.queue, buffer, self._host[: self.nbytes], is_blocking=True)
+        """Unified memory: give kernels a fresh, unmapped buffer with this storage's bytes
+        (small ones created holding them: no queue command to wait for)."""
+        if 0 < self.nbytes <= HOST_BORN_MAX_BYTES:
+            buffer = buffer_holding(self.device, self._host[: self.nbytes])
             count_transfer(device_to_device=self.nbytes)
+        else:
+            buffer = new_buffer(self.device, self.nbytes)
+            if self.nbytes:
+                calls.copy(self.device.queue, buffer, self._host[: self.nbytes],
+                           is_blocking=True)
+                count_transfer(device_to_device=self.nbytes)
         self._buffer = buffer
         self._exports = self._mapping = None  # the views keep the old mapping
         self._host = None
