@@ -23,7 +23,8 @@ from .gemm import (GemmProblem, prepared_standard, standard_args, warp_tiled_siz
 from .programs import get_kernel
 from .variant import Variant
 
-__all__ = ["MMA", "mma_elem", "output_dtype", "TENSOR_CORE_KERNELS", "VARIANTS"]
+__all__ = ["MMA", "mma_elem", "output_dtype", "operand_refusal", "device_arch",
+           "TENSOR_CORE_KERNELS", "VARIANTS"]
 
 SOURCE = "gemm_mma.cl"
 TENSOR_CORE_KERNELS = ("mma", "wgmma")
@@ -70,16 +71,28 @@ def _local_limit(info: DeviceInfo, dynamic: bool) -> int:
     return max(info.local_mem_bytes, (227 if cc >= (9, 0) else 163) * 1024)
 
 
+def operand_refusal(p: GemmProblem) -> str | None:
+    """Why a tensor-core kernel cannot take the problem's operands, or None."""
+    if mma_elem(p) is not None:
+        return None
+    return (f"float16 or bfloat16 operands, or float32 with precision 'tf32', only "
+            f"(not {np.dtype(p.dtype)} at precision {p.precision!r})")
+
+
+def device_arch(info: DeviceInfo) -> str:
+    """The device as a refusal names it: ``sm_90``, or its vendor."""
+    cc = info.compute_capability
+    return f"sm_{cc[0]}{cc[1]}" if cc else info.vendor or "unknown"
+
+
 def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    why = operand_refusal(p)
+    if why:
+        return why
     elem = mma_elem(p)
-    if elem is None:
-        return (f"float16 or bfloat16 operands, or float32 with precision 'tf32', only "
-                f"(not {np.dtype(p.dtype)} at precision {p.precision!r})")
     if not params["EMULATE"] and not info.tensor_cores:
-        cc = info.compute_capability
-        return ("needs NVIDIA tensor cores (sm_80 or newer; this device: "
-                + (f"sm_{cc[0]}{cc[1]}" if cc else info.vendor or "unknown")
-                + "); EMULATE=1 runs the portable emulation")
+        return (f"needs NVIDIA tensor cores (sm_80 or newer; this device: {device_arch(info)}); "
+                f"EMULATE=1 runs the portable emulation")
     g = _geometry(p, params)
     if min(g.values()) < 1 or g["BM"] % g["WM"] or g["BN"] % g["WN"] or g["WM"] % 16 \
             or g["WN"] % 16 or g["BK"] % 16:

@@ -13,17 +13,16 @@ Oclgrind) and is only ever chosen by force, for tests.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping
 
 import numpy as np
 import pyopencl as cl
 
-from dataclasses import replace
-
 from ..device import Device, DeviceInfo
 from ..drivers import KernelBuildError
 from .gemm import GemmOperand, GemmProblem, prepared_standard, split_workspace, standard_args
-from .gemm_mma import mma_elem
+from .gemm_mma import device_arch, mma_elem, operand_refusal
 from .programs import get_kernel
 from .variant import Variant
 
@@ -45,6 +44,8 @@ def _kernel(device: Device, defines: Mapping[str, object]):
         if defines.get("SM90A_PTX"):
             _rebuild_failed[device.info] = exc.reason
         raise
+
+
 # NVIDIA's OpenCL reports 48 KiB of local memory, but a kernel's static __local arrays may take
 # the 227 KiB a Hopper block can have (148 KiB measured on the H100; a __local argument above
 # 48 KiB is refused).
@@ -70,15 +71,13 @@ def _tile_bytes(params: Mapping[str, int], elem: int | None = 1) -> int:
 
 
 def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    why = operand_refusal(p)
+    if why:
+        return why
     elem = mma_elem(p)
-    if elem is None:
-        return (f"float16 or bfloat16 operands, or float32 with precision 'tf32', only "
-                f"(not {np.dtype(p.dtype)} at precision {p.precision!r})")
     if not params["EMULATE"] and not info.warpgroup_mma:
-        cc = info.compute_capability
-        return ("needs NVIDIA Hopper (sm_90) for wgmma; this device: "
-                + (f"sm_{cc[0]}{cc[1]}" if cc else info.vendor or "unknown")
-                + "; EMULATE=1 runs the portable emulation")
+        return (f"needs NVIDIA Hopper (sm_90) for wgmma; this device: {device_arch(info)}; "
+                f"EMULATE=1 runs the portable emulation")
     if not params["EMULATE"] and info in _rebuild_failed:
         return f"this driver could not build its sm_90a rebuild ({_rebuild_failed[info]})"
     bm, bn, wgs, stages = (params[k] for k in ("BM", "BN", "WGS", "STAGES"))
@@ -196,7 +195,7 @@ WGMMA = Variant(
             "packed rounded) via inline PTX reading swizzled local tiles by descriptor, "
             "cp.async into a STAGES-deep ring; EMULATE=1: the same tiles in plain OpenCL C",
     # 128 x 256 tiles, four 32-deep stages (96 KiB): 463 / 543 TF/s at 4096^3 / 8192^3 on the
-    # H100, the fastest of the 16 configurations swept (benches/runs/h100-wgmma-s9.md).
+    # H100, the fastest of the configurations swept (benches/runs/h100-wgmma-s9.md).
     # (BK 0: 32 for 16-bit operands, 16 for TF32: 64-byte rows, the same 96 KiB ring.)
     defaults={"BM": 128, "BN": 256, "BK": 0, "WGS": 2, "STAGES": 4, "WG_INFLIGHT": 1,
               "GROUP_M": 8, "MN_LBO": 0, "MN_SBO": 0, "EMULATE": 0},

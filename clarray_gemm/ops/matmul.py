@@ -189,8 +189,10 @@ class MatmulPlan:
         except KernelBuildError:
             # A kernel the driver cannot build may stop fitting (wgmma's sm_90a rebuild): an
             # automatic choice then takes the next one; a forced kernel raises.
-            retry = gemm.choose(self.device, problem, kernel, params)
-            if kernel is not None or retry.variant is self.choice.variant:
+            if kernel is not None:
+                raise
+            retry = gemm.choose(self.device, problem, None, params)
+            if retry.variant is self.choice.variant:
                 raise
             self.choice = retry
             prepare = retry.variant.prepare
