@@ -74,12 +74,12 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
     why = operand_refusal(p)
     if why:
         return why
-    elem = mma_elem(p)
     if not params["EMULATE"] and not info.warpgroup_mma:
         return (f"needs NVIDIA Hopper (sm_90) for wgmma; this device: {device_arch(info)}; "
                 f"EMULATE=1 runs the portable emulation")
     if not params["EMULATE"] and info in _rebuild_failed:
         return f"this driver could not build its sm_90a rebuild ({_rebuild_failed[info]})"
+    elem = mma_elem(p)
     bm, bn, wgs, stages = (params[k] for k in ("BM", "BN", "WGS", "STAGES"))
     bk, esize = _bk(elem, params), _esize(elem)
     if wgs < 1 or bm % (64 * wgs) or bm // (64 * wgs) not in (1, 2):

@@ -182,10 +182,8 @@ class MatmulPlan:
                 and self.a_layout is not None and self.b_layout is not None
                 and self.choice.variant.name == "gpu_blocked" and self._plan_edges(problem)):
             return  # slivers of rows or columns split off as products of their own
-        prepare = self.choice.variant.prepare
         try:
-            self.prepared = (prepare(self.device, problem, self.choice.params)
-                             if prepare is not None and not self.b_from_host else None)
+            self.prepared = self._prepared_launch(problem)
         except KernelBuildError:
             # A kernel the driver cannot build may stop fitting (wgmma's sm_90a rebuild): an
             # automatic choice then takes the next one; a forced kernel raises.
@@ -195,9 +193,14 @@ class MatmulPlan:
             if retry.variant is self.choice.variant:
                 raise
             self.choice = retry
-            prepare = retry.variant.prepare
-            self.prepared = (prepare(self.device, problem, retry.params)
-                             if prepare is not None and not self.b_from_host else None)
+            self.prepared = self._prepared_launch(problem)
+
+    def _prepared_launch(self, problem: GemmProblem):
+        """The chosen variant's prepared launch, or None (no ``prepare``, or B from the host)."""
+        prepare = self.choice.variant.prepare
+        if prepare is None or self.b_from_host:
+            return None
+        return prepare(self.device, problem, self.choice.params)
 
     def _plan_edges(self, problem: GemmProblem) -> bool:
         """Cut ``problem`` where gemm_gpu.edge_split says: the main block, then the rows below
