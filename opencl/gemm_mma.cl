@@ -204,6 +204,8 @@ typedef float OT;            // bfloat16 @ bfloat16 -> float32, as NumPy with ml
 #endif
 
 // -- element conversions ---------------------------------------------------------------------
+#include "tf32.h"
+
 // float32 -> TF32 bits, rounded to nearest, ties away from zero (cvt.rna.tf32.f32).
 inline uint to_tf32(const float x)
 {
@@ -212,8 +214,7 @@ inline uint to_tf32(const float x)
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
     return r;
 #else
-    const uint u = as_uint(x);
-    return isnan(x) ? u : ((u + 0x1000u) & 0xFFFFE000u);
+    return to_tf32_bits(as_uint(x));
 #endif
 }
 

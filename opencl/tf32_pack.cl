@@ -4,54 +4,92 @@
 //   Y[b](r, k) = tf32(X[b](r, k))      r < R, k < K
 //
 // X's element (r, k) of batch b is at x_off + b*x_batch + (TRANS ? k*ld + r : r*ld + k);
-// Y holds rows of y_ld elements (y_ld >= K; the columns past K are not written) from y_off,
-// batch after batch (R * y_ld apart). tf32(): round to nearest, ties away from zero, NaN kept
-// (cvt.rna.tf32.f32; the bound of clarray_gemm/ops/precision.py).
+// Y holds rows of y_ld elements (y_ld a multiple of 4, y_ld >= K; the columns past K are not
+// written) from y_off (a multiple of 4), batch after batch (R * y_ld apart). tf32(): see tf32.h.
 //
-// TRANS=1 moves a 32 x 32 tile through local memory so that reads (along X's contiguous r) and
-// writes (along k) are both coalesced; the extra column keeps the transposed reads off one bank.
+// A work-group moves a 32 x 32 tile, one 16-byte chunk (4 elements along X's or Y's contiguous
+// axis) per work-item and direction: whole chunks as vectors, chunks cut by the matrix edge (or
+// all of them, when X is not 16-byte aligned: VEC=0) element by element. TRANS=1 turns the tile
+// in local memory, read along r and written along k; the extra column keeps both directions'
+// accesses on distinct banks.
 //
 // Launch: local (32, 8, 1); global (32 * ceil(K/32), 8 * ceil(R/32), batch).
+//
+// Parameters (-D):
+//   TRANS   1: X is stored k-major (X(r, k) at k*ld + r)
+//   VEC     1: x_off, ld and x_batch are multiples of 4 (X's chunks are 16-byte aligned)
 #ifndef TRANS
 #define TRANS 0
 #endif
+#ifndef VEC
+#define VEC 0
+#endif
 #define TILE 32
-#define ROWS 8
+#define CHUNKS 8            // chunks along a tile row (TILE / 4)
 
-inline uint to_tf32(const float x)
+#include "tf32.h"
+
+// Elements 0 .. n-1 of the chunk at p (n may be below 1 or above 4), zero past them.
+inline float4 load_chunk(__global const float* p, const int n)
 {
-    const uint u = as_uint(x);
-    return isnan(x) ? u : ((u + 0x1000u) & 0xFFFFE000u);
+#if VEC
+    if (n >= 4)
+        return vload4(0, p);
+#endif
+    float4 v = (float4)(0.0f);
+    if (n > 0) v.x = p[0];
+    if (n > 1) v.y = p[1];
+    if (n > 2) v.z = p[2];
+    if (n > 3) v.w = p[3];
+    return v;
 }
 
-__kernel __attribute__((reqd_work_group_size(TILE, ROWS, 1)))
+// The chunk at p (16-byte aligned) rounded to TF32, its elements 0 .. n-1 only.
+inline void store_chunk(__global uint* p, const int n, const float4 v)
+{
+    const uint4 u = (uint4)(to_tf32_bits(as_uint(v.x)), to_tf32_bits(as_uint(v.y)),
+                            to_tf32_bits(as_uint(v.z)), to_tf32_bits(as_uint(v.w)));
+    if (n >= 4) {
+        vstore4(u, 0, p);
+        return;
+    }
+    if (n > 0) p[0] = u.x;
+    if (n > 1) p[1] = u.y;
+    if (n > 2) p[2] = u.z;
+}
+
+__kernel __attribute__((reqd_work_group_size(TILE, 8, 1)))
 void tf32_pack(const int R, const int K, __global const float* X, const long x_off,
                const int ld, const long x_batch, __global uint* Y, const long y_off,
                const int y_ld)
 {
-    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int t = get_local_id(1) * TILE + get_local_id(0);   // 0 .. 255: one chunk each
     const int k0 = get_group_id(0) * TILE, r0 = get_group_id(1) * TILE;
     const long b = get_group_id(2);
     X += x_off + b * x_batch;
     Y += y_off + b * (long)R * y_ld;
+    // Y's chunk of this work-item: row r0 + t / CHUNKS, elements from k0 + 4 * (t % CHUNKS)
+    // (shifts and masks, not / and %: Oclgrind cannot follow the freeze LLVM makes of the pair)
+    const int yr = t >> 3, yk = (t & 7) * 4;
 #if TRANS
     __local float tile[TILE][TILE + 1];   // tile[k - k0][r - r0]
-    for (int i = ly; i < TILE; i += ROWS) {
-        const int k = k0 + i, r = r0 + lx;
-        if (k < K && r < R)
-            tile[i][lx] = X[(long)k * ld + r];
+    {
+        // X's chunk: row k0 + t / CHUNKS of X, elements from r0 + 4 * (t % CHUNKS) along r
+        const int xk = t >> 3, xr = (t & 7) * 4;
+        const float4 v = k0 + xk < K ? load_chunk(X + (long)(k0 + xk) * ld + r0 + xr, R - r0 - xr)
+                                     : (float4)(0.0f);
+        tile[xk][xr] = v.x;
+        tile[xk][xr + 1] = v.y;
+        tile[xk][xr + 2] = v.z;
+        tile[xk][xr + 3] = v.w;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = ly; i < TILE; i += ROWS) {
-        const int r = r0 + i, k = k0 + lx;
-        if (r < R && k < K)
-            Y[(long)r * y_ld + k] = to_tf32(tile[lx][i]);
-    }
+    if (r0 + yr < R)
+        store_chunk(Y + (long)(r0 + yr) * y_ld + k0 + yk, K - k0 - yk,
+                    (float4)(tile[yk][yr], tile[yk + 1][yr], tile[yk + 2][yr], tile[yk + 3][yr]));
 #else
-    for (int i = ly; i < TILE; i += ROWS) {
-        const int r = r0 + i, k = k0 + lx;
-        if (r < R && k < K)
-            Y[(long)r * y_ld + k] = to_tf32(X[(long)r * ld + k]);
-    }
+    if (r0 + yr < R)
+        store_chunk(Y + (long)(r0 + yr) * y_ld + k0 + yk, K - k0 - yk,
+                    load_chunk(X + (long)(r0 + yr) * ld + k0 + yk, K - k0 - yk));
 #endif
 }

@@ -265,8 +265,9 @@ def test_sm90a_ptx_turns_marks_into_instructions():
 
 def test_default_tiles_take_hoppers_static_local_allowance():
     nbytes = gemm_wgmma._tile_bytes({**gemm_wgmma.WGMMA.defaults})
-    assert nbytes == 4 * (128 + 256) * 32 * 2
-    assert nbytes > 48 * 1024   # the default needs the static-local allowance of Hopper
+    assert nbytes == 4 * (128 + 256) * 64 * 2   # 128-byte tile rows, for TF32 too
+    assert gemm_wgmma._tile_bytes({**gemm_wgmma.WGMMA.defaults}, 3) == nbytes
+    assert 48 * 1024 < nbytes <= gemm_wgmma._LOCAL_LIMIT   # Hopper's static-local allowance
 
 
 # -- Hopper ---------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ launch cannot take the others down): its build log (registers, spills, ptxas war
 results against float64 products for every operand orientation at odd sizes, and its wall
 clock at the given sizes beside torch (cuBLAS) and the mma kernel.
 
-    python benches/probes/wgmma_probe.py --params '{"BM": 128, ...}' [--dtype float16]
+    python benches/probes/wgmma_probe.py --params '{"BM": 128, ...}' [--dtype float16|bfloat16|tf32]
         [--sizes 4096 8192] [--peers]
 """
 from __future__ import annotations
@@ -25,11 +25,39 @@ from clarray_gemm.sources import source_text
 from clock import median_us
 
 
+PRECISION = None   # "tf32" with --dtype tf32
+
+
+def patch_source(replacements: dict) -> None:
+    """Build gemm_wgmma.cl with ``replacements`` applied (each old text must occur)."""
+    if not replacements:
+        return
+    from clarray_gemm.kernels import programs
+    original = programs.source_text
+
+    def patched(name: str) -> str:
+        text = original(name)
+        if name == "gemm_wgmma.cl":
+            for old, new in replacements.items():
+                if old not in text:
+                    raise SystemExit(f"--patch: {old!r} is not in gemm_wgmma.cl")
+                text = text.replace(old, new)
+        return text
+
+    programs.source_text = patched
+    globals()["source_text"] = patched
+
+
 def build_log(device, params: dict, dtype, ptx_path: str = "") -> str:
     """ptxas's lines for the kernel built with these parameters (row-major operands)."""
     op = GemmOperand(buffer=None, offset=0, ld=256, batch_stride=0)
-    problem = GemmProblem(batch=1, M=256, N=256, K=256, dtype=np.dtype(dtype), a=op, b=op, c=op)
+    problem = GemmProblem(batch=1, M=256, N=256, K=256, dtype=np.dtype(dtype), a=op, b=op, c=op,
+                          precision=PRECISION or "highest")
+    if PRECISION == "tf32":   # as row-major operands run: A rounded in the tile, B packed
+        problem = gemm_wgmma.tf32_packed(problem)[0]
     d = gemm_wgmma.defines_for(device, problem, dict(gemm_wgmma.WGMMA.defaults, **params))
+    if PRECISION == "tf32":
+        d["ROUND_A"] = 1
     prg = cl.Program(device.context, source_text("gemm_wgmma.cl"))
     opts = [f"-D{k}={v}" for k, v in sorted(d.items())]
     t0 = time.perf_counter()
@@ -58,7 +86,8 @@ def check(device, params: dict, dtype) -> float:
         b = rng.standard_normal((N, K) if tb else (K, N)).astype(dtype)
         ref = (a.T if ta else a).astype(np.float64) @ (b.T if tb else b).astype(np.float64)
         x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
-        z = cg.matmul(x.T if ta else x, y.T if tb else y, kernel="wgmma", params=params)
+        z = cg.matmul(x.T if ta else x, y.T if tb else y, kernel="wgmma", params=params,
+                      precision=PRECISION)
         err = float(np.linalg.norm(np.asarray(z).astype(np.float64) - ref) / np.linalg.norm(ref))
         if err > 1e-2:
             print(f"  WRONG {M}x{K}x{N} trans {ta}{tb}: {err:.2e}", flush=True)
@@ -77,11 +106,21 @@ def main() -> None:
     parser.add_argument("--check", type=int, default=1, help="0: skip the correctness pass")
     parser.add_argument("--local-limit", type=int, default=0,
                         help="bytes of local memory the variant may plan for (probing the driver)")
+    parser.add_argument("--a-colmajor", action="store_true", help="time with A column-major")
+    parser.add_argument("--b-colmajor", action="store_true", help="time with B column-major")
+    parser.add_argument("--patch", default="{}",
+                        help="JSON {old: new}: text replaced in gemm_wgmma.cl before it is built "
+                             "(timing experiments, e.g. a step without its copies)")
     args = parser.parse_args()
+    patch_source(json.loads(args.patch))
     if args.local_limit:
         gemm_wgmma._LOCAL_LIMIT = args.local_limit
     device = cg.get_device("NVIDIA")
-    dtype = bfloat16_dtype() if args.dtype == "bfloat16" else np.dtype(args.dtype)
+    global PRECISION
+    if args.dtype == "tf32":   # float32 operands, the TF32 opt-in
+        dtype, PRECISION = np.dtype(np.float32), "tf32"
+    else:
+        dtype = bfloat16_dtype() if args.dtype == "bfloat16" else np.dtype(args.dtype)
     params = json.loads(args.params)
     print(f"## wgmma {params} {args.dtype}", flush=True)
     print("  " + build_log(device, params, dtype, args.ptx), flush=True)
@@ -91,18 +130,24 @@ def main() -> None:
     for n in args.sizes:
         a = rng.standard_normal((n, n)).astype(dtype)
         b = rng.standard_normal((n, n)).astype(dtype)
-        x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+        x = (cg.asarray(np.ascontiguousarray(a.T), device=device).T if args.a_colmajor
+             else cg.asarray(a, device=device))
+        y = (cg.asarray(np.ascontiguousarray(b.T), device=device).T if args.b_colmajor
+             else cg.asarray(b, device=device))
         flop = 2.0 * n ** 3
-        rows = {"wgmma": lambda: cg.matmul(x, y, kernel="wgmma", params=params)}
+        rows = {"wgmma": lambda: cg.matmul(x, y, kernel="wgmma", params=params,
+                                           precision=PRECISION)}
         if args.peers:
-            rows["mma"] = lambda: cg.matmul(x, y, kernel="mma")
-            rows["default"] = lambda: x @ y
+            rows["mma"] = lambda: cg.matmul(x, y, kernel="mma", precision=PRECISION)
+            rows["default"] = lambda: cg.matmul(x, y, precision=PRECISION)
         for name, call in rows.items():
             us = median_us(call, args.calls, sync=device.synchronize)
             print(f"  {n}^3 {name}: {us / 1e3:.3f} ms ({flop / us / 1e6:.0f} TF/s)", flush=True)
         if args.peers:
             import torch
-            tdt = torch.float16 if args.dtype == "float16" else torch.bfloat16
+            torch.backends.cuda.matmul.allow_tf32 = PRECISION == "tf32"
+            tdt = {"float16": torch.float16, "bfloat16": torch.bfloat16}.get(args.dtype,
+                                                                            torch.float32)
             ta = torch.from_numpy(a.astype(np.float32)).cuda().to(tdt)
             tb = torch.from_numpy(b.astype(np.float32)).cuda().to(tdt)
             us = median_us(lambda: ta @ tb, args.calls, sync=torch.cuda.synchronize)

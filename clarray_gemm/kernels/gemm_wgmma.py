@@ -61,8 +61,8 @@ def _esize(elem: int | None) -> int:
 
 
 def _bk(elem: int | None, params: Mapping[str, int]) -> int:
-    """BK, with 0 resolved: 32 for 16-bit operands, 16 for TF32 (64-byte tile rows)."""
-    return params["BK"] or (16 if elem == _TF32 else 32)
+    """BK, with 0 resolved: 64 for 16-bit operands, 32 for TF32 (128-byte tile rows)."""
+    return params["BK"] or (32 if elem == _TF32 else 64)
 
 
 def _tile_bytes(params: Mapping[str, int], elem: int | None = 1) -> int:
@@ -156,7 +156,8 @@ def _prepare_tf32(device: Device, p: GemmProblem, params: Mapping[str, int]):
     # X(r, k) of A is A(m, k); of B, B(k, n) with r = n: transposed unless B is column-major
     packs = []
     for rows, op, trans, at in ((p.M, p.a, p.a.trans, a_at), (p.N, p.b, not p.b.trans, b_at)):
-        kernel = get_kernel(device, PACK_SOURCE, "tf32_pack", {"TRANS": int(trans)})
+        kernel = get_kernel(device, PACK_SOURCE, "tf32_pack",
+                            {"TRANS": int(trans), "VEC": int(op.aligned(4))})
         batches = p.batch if op.batch_stride else 1
         size = (32 * -(-p.K // 32), 8 * -(-rows // 32), batches)
         packs.append((kernel, size, i32(rows), i32(op.ld), i64(op.batch_stride), at))
@@ -194,9 +195,10 @@ WGMMA = Variant(
     summary="Hopper tensor cores: wgmma.mma_async (float16, bfloat16, TF32 from operands "
             "packed rounded) via inline PTX reading swizzled local tiles by descriptor, "
             "cp.async into a STAGES-deep ring; EMULATE=1: the same tiles in plain OpenCL C",
-    # 128 x 256 tiles, four 32-deep stages (96 KiB): 463 / 543 TF/s at 4096^3 / 8192^3 on the
-    # H100, the fastest of the configurations swept (benches/runs/h100-wgmma-s9.md).
-    # (BK 0: 32 for 16-bit operands, 16 for TF32: 64-byte rows, the same 96 KiB ring.)
+    # 128 x 256 tiles, four stages of 128-byte K rows (192 KiB): float16 556 / 648 TF/s at
+    # 4096^3 / 8192^3 on the H100, the fastest configuration swept; 32-deep steps (96 KiB) gave
+    # 460 / 543 (benches/runs/h100-wgmma-s9.md, h100-wgmma-s10.md).
+    # (BK 0: 64 for 16-bit operands, 32 for TF32.)
     defaults={"BM": 128, "BN": 256, "BK": 0, "WGS": 2, "STAGES": 4, "WG_INFLIGHT": 1,
               "GROUP_M": 8, "MN_LBO": 0, "MN_SBO": 0, "EMULATE": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
