@@ -136,6 +136,14 @@ class DeviceInfo:
         as sm_90a; later architectures dropped the instruction)."""
         return self.tensor_cores and (self.compute_capability or (0, 0))[0] == 9
 
+    @property
+    def static_local_bytes(self) -> int:
+        """Bytes of static ``__local`` arrays one kernel may declare. NVIDIA's OpenCL reports 48
+        KiB of local memory, but on Hopper a kernel's static arrays may take the 227 KiB a
+        thread block can have (192 KiB measured on the H100; a ``__local`` kernel argument past
+        48 KiB is refused). Elsewhere the reported local memory."""
+        return 227 * 1024 if self.warpgroup_mma else self.local_mem_bytes
+
     def as_rows(self) -> list[tuple[str, object]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
 

@@ -35,6 +35,13 @@
 //   KPAIR      1 (PTX path; BK % 8 == 0): two mma per 8 K, lane t taking k = 2t in the first and
 //              2t + 1 in the second (the same sum), so that row-major A and column-major B give
 //              both fragments in one 16-byte local read. 0: k = t and t + 4.
+//   M16        1 (PTX path on sm_90, KPAIR=1, WM % 16 == 0): one mma.m16n8k8 (Hopper's larger
+//              DMMA shape) in place of four m8n8k4 per 16 x 8 x 8: a quarter of the instructions
+//              for the same fragments. Its fragments (lane 4g + t): A (g, s0), (g + 8, s0),
+//              (g, s1), (g + 8, s1); B (s0, g), (s1, g); C (g, 2t), (g, 2t + 1), (g + 8, 2t),
+//              (g + 8, 2t + 1), where K slots s0 = t, s1 = t + 4 are taken as k = 2t, 2t + 1 as
+//              with KPAIR (the sum is the same). C keeps the m8n8 tiles' registers: tile 2p is
+//              rows g, tile 2p + 1 rows g + 8 of the pair.
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #ifndef TRANS_A
 #define TRANS_A 0
@@ -72,9 +79,17 @@
 #ifndef KPAIR
 #define KPAIR 0
 #endif
+#ifndef M16
+#define M16 0
+#endif
 #if !MMA_PTX
 #undef KPAIR
 #define KPAIR 0              // the emulation sums whole K steps itself
+#undef M16
+#define M16 0
+#endif
+#if M16 && (!KPAIR || WM % 16)
+#error "gemm_dmma.cl: M16 needs KPAIR=1 and WM a multiple of 16"
 #endif
 
 #define EPC 2                // doubles per 16-byte chunk
@@ -203,6 +218,17 @@ inline void dmma(double* d, const double a, const double b)
         : "=d"(d[0]), "=d"(d[1]) : "d"(a), "d"(b), "d"(d[0]), "d"(d[1]));
 }
 #endif
+#if M16
+// c_lo (rows g) and c_hi (rows g + 8) += the 16 x 8 x 8 product of one m16n8k8 (see M16).
+inline void dmma16(double* c_lo, double* c_hi, const double2 a_lo, const double2 a_hi,
+                   const double2 b)
+{
+    asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+d"(c_lo[0]), "+d"(c_lo[1]), "+d"(c_hi[0]), "+d"(c_hi[1])
+        : "d"(a_lo.x), "d"(a_hi.x), "d"(a_lo.y), "d"(a_hi.y), "d"(b.x), "d"(b.y));
+}
+#endif
 
 #if KPAIR
 // A(m, k) and A(m, k + 1), B(k, n) and B(k + 1, n) for even k: one 16-byte read where the pair is
@@ -230,6 +256,14 @@ inline void warp_step(__local const double* As, __local const double* Bs, const 
     #pragma unroll
     for (int j = 0; j < NT8; ++j)
         bf[j] = B_PAIR(kk + 2 * t, wn0 + 8 * j + g);
+#if M16
+    #pragma unroll
+    for (int i = 0; i < MT; i += 2) {
+        #pragma unroll
+        for (int j = 0; j < NT8; ++j)
+            dmma16(acc[i][j], acc[i + 1][j], af[i], af[i + 1], bf[j]);
+    }
+#else
     #pragma unroll
     for (int i = 0; i < MT; ++i) {
         #pragma unroll
@@ -238,6 +272,7 @@ inline void warp_step(__local const double* As, __local const double* Bs, const 
             dmma(acc[i][j], af[i].y, bf[j].y);
         }
     }
+#endif
 }
 #else
 // acc[i][j][*] += A(wm0 + 8i.., kk..) * B(kk.., wn0 + 8j..) for one KSTEP slice.

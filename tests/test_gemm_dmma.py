@@ -140,15 +140,42 @@ def test_gpu_blocked_float64_picks_a_preset_that_does_not_spill(device):
                                 {})["PRESET"] == 7
 
 
+def test_m16_shape_only_where_it_applies(device, monkeypatch):
+    """Hopper's m16n8k8 replaces m8n8k4 on sm_90+ with paired K steps and 16-row warp tiles."""
+    from clarray_gemm.kernels import gemm_dmma
+    op = GemmOperand(None, 0, 512, 0)
+    p = GemmProblem(1, 512, 512, 512, np.dtype(np.float64), op, op, op)
+    nv = dataclasses.replace(device.info, vendor="NVIDIA Corporation", type="GPU",
+                             compute_capability=(9, 0), is_simulator=False)
+    monkeypatch.setattr(device, "info", nv)
+    defaults = dict(gemm_dmma.DMMA.defaults)
+    assert gemm_dmma.defines_for(device, p, defaults)["M16"] == 1
+    for change in ({"M16": 0}, {"KPAIR": 0}, {"WM": 8, "BM": 32}, {"EMULATE": 1}):
+        assert gemm_dmma.defines_for(device, p, {**defaults, **change})["M16"] == 0, change
+    monkeypatch.setattr(device, "info", dataclasses.replace(nv, compute_capability=(8, 0)))
+    assert gemm_dmma.defines_for(device, p, defaults)["M16"] == 0
+
+
 @pytest.mark.skipif(not cg.default_device().info.tensor_cores,
                     reason="needs NVIDIA tensor cores (sm_80+)")
-@pytest.mark.parametrize("trans", [(False, False), (True, True)])
+@pytest.mark.parametrize("trans", [(False, False), (True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("M,N,K", [(129, 77, 200), (256, 256, 256)])
 def test_fp64_tensor_cores(device, M, N, K, trans):
     a, b = _inputs(M, N, K)
     x, y = _device_operands(device, a, b, *trans)
     assert "kernel: dmma" in cg.explain_matmul(x, y)
     _close(np.asarray(x @ y), a, b)
+
+
+@pytest.mark.skipif(not cg.default_device().info.warpgroup_mma,
+                    reason="needs NVIDIA Hopper (sm_90: m16n8k8 on doubles, large local tiles)")
+@pytest.mark.parametrize("params", [{"M16": 0}, {"BK": 16}, {"BK": 32, "BM": 64, "WM": 32},
+                                    {"BN": 128, "WN": 64, "BK": 16}])
+def test_fp64_tensor_core_tiles(device, params):
+    a, b = _inputs(197, 131, 333, batch=2, seed=4)
+    for trans in ((False, False), (True, True)):
+        x, y = _device_operands(device, a, b, *trans)
+        _close(np.asarray(cg.matmul(x, y, kernel="dmma", params=params)), a, b)
 
 
 # -- Oclgrind ---------------------------------------------------------------------------------

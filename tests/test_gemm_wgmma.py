@@ -263,11 +263,19 @@ def test_sm90a_ptx_turns_marks_into_instructions():
         sm90a_ptx(".target sm_80\n")
 
 
-def test_default_tiles_take_hoppers_static_local_allowance():
+def test_default_tiles_take_hoppers_static_local_allowance(device):
+    from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
     nbytes = gemm_wgmma._tile_bytes({**gemm_wgmma.WGMMA.defaults})
     assert nbytes == 4 * (128 + 256) * 64 * 2   # 128-byte tile rows, for TF32 too
     assert gemm_wgmma._tile_bytes({**gemm_wgmma.WGMMA.defaults}, 3) == nbytes
-    assert 48 * 1024 < nbytes <= gemm_wgmma._LOCAL_LIMIT   # Hopper's static-local allowance
+    hopper = _nvidia(device.info, (9, 0))
+    hopper = dataclasses.replace(hopper, local_mem_bytes=48 * 1024)   # as NVIDIA reports it
+    assert 48 * 1024 < nbytes <= hopper.static_local_bytes
+    op = GemmOperand(None, 0, 512, 0)
+    half = GemmProblem(1, 512, 512, 512, np.dtype(np.float16), op, op, op)
+    assert gemm_wgmma.WGMMA.fits(half, hopper, gemm_wgmma.WGMMA.defaults) is None
+    ampere = dataclasses.replace(hopper, compute_capability=(8, 0))
+    assert ampere.static_local_bytes == 48 * 1024
 
 
 # -- Hopper ---------------------------------------------------------------------------------

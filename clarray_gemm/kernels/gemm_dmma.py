@@ -5,7 +5,9 @@ through inline PTX (``MMA_PTX=1``): IEEE float64 fused multiply-adds, so no prec
 ``EMULATE=1`` builds the same tiling with the warp-level product in plain OpenCL C: it runs on
 any device with float64 (PoCL, Oclgrind) and is only ever chosen by force, for tests.
 ``KPAIR=1`` (PTX path) pairs K steps so that row-major A and column-major B fragments are read
-16 bytes at a time (a third fewer local-memory reads for A @ B).
+16 bytes at a time (a third fewer local-memory reads for A @ B). ``M16=1`` uses Hopper's
+``mma.m16n8k8`` on doubles where it applies (sm_90+, ``KPAIR=1``, ``WM`` a multiple of 16): one
+instruction for four ``m8n8k4``.
 """
 from __future__ import annotations
 
@@ -57,8 +59,8 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
     if threads > info.max_work_group_size:
         return f"work-group of {threads} exceeds the device's {info.max_work_group_size}"
     nbytes = _local_bytes(p, g)
-    if nbytes > info.local_mem_bytes:
-        return f"needs {nbytes} bytes of local memory, the device has {info.local_mem_bytes}"
+    if nbytes > info.static_local_bytes:
+        return f"needs {nbytes} bytes of local memory, the device allows {info.static_local_bytes}"
     return None
 
 
@@ -74,7 +76,11 @@ def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> di
     """The ``-D`` defines of the kernel for this problem on this device."""
     d: dict[str, object] = {k: int(params[k])
                             for k in ("BM", "BN", "BK", "WM", "WN", "GROUP_M", "KPAIR")}
-    d.update(MMA_PTX=int(not params["EMULATE"] and device.info.tensor_cores),
+    ptx = not params["EMULATE"] and device.info.tensor_cores
+    # Hopper's m16n8k8 where it applies (sm_90+, paired K steps, warp rows in sixteens)
+    m16 = (params["M16"] and ptx and device.info.compute_capability >= (9, 0)
+           and params["KPAIR"] and params["WM"] % 16 == 0)
+    d.update(MMA_PTX=int(ptx), M16=int(bool(m16)),
              TRANS_A=int(p.a.trans), TRANS_B=int(p.b.trans),
              VEC_A=int(p.a.aligned(2)), VEC_B=int(p.b.aligned(2)))
     return d
@@ -94,15 +100,15 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
 
 DMMA = Variant(
     name="dmma", source=SOURCE, entry="gemm_dmma",
-    summary="FP64 tensor cores: mma.sync.m8n8k4 on doubles via inline PTX, double-buffered "
-            "local tiles; EMULATE=1: the same tiling in plain OpenCL C",
+    summary="FP64 tensor cores: mma.sync.m8n8k4 (m16n8k8 on sm_90) on doubles via inline "
+            "PTX, double-buffered local tiles; EMULATE=1: the same tiling in plain OpenCL C",
     # H100 sweep (benches/gpu_gemm_shapes.py): 128x64x8 tiles of 64x32 per warp with paired K
     # steps were the fastest at 2048^3 (0.69 ms) and 4096^3 (5.08 ms) of ten configurations.
     defaults={"BM": 128, "BN": 64, "BK": 8, "WM": 64, "WN": 32, "GROUP_M": 8, "KPAIR": 1,
-              "EMULATE": 0},
+              "M16": 1, "EMULATE": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
-    tunable={"BM": (64, 128), "BN": (64, 128), "BK": (8, 16), "WM": (32, 64), "WN": (32, 64),
-             "GROUP_M": (1, 8), "KPAIR": (0, 1)},
+    tunable={"BM": (64, 128), "BN": (64, 128), "BK": (8, 16, 32), "WM": (32, 64),
+             "WN": (32, 64), "GROUP_M": (1, 8), "KPAIR": (0, 1), "M16": (0, 1)},
 )
 
 VARIANTS: tuple[Variant[GemmProblem], ...] = (DMMA,)

@@ -46,10 +46,9 @@ def _kernel(device: Device, defines: Mapping[str, object]):
         raise
 
 
-# NVIDIA's OpenCL reports 48 KiB of local memory, but a kernel's static __local arrays may take
-# the 227 KiB a Hopper block can have (148 KiB measured on the H100; a __local argument above
-# 48 KiB is refused).
-_LOCAL_LIMIT = 227 * 1024
+_LOCAL_LIMIT: int | None = None
+"""Bytes of local memory the tiles may take in place of ``DeviceInfo.static_local_bytes`` (a
+probe of the driver sets it)."""
 
 
 def _threads(params: Mapping[str, int]) -> int:
@@ -97,7 +96,7 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
                 f"work-group size {threads}")
     if threads > info.max_work_group_size:
         return f"work-group of {threads} exceeds the device's {info.max_work_group_size}"
-    limit = _LOCAL_LIMIT if info.is_nvidia else info.local_mem_bytes
+    limit = _LOCAL_LIMIT or info.static_local_bytes
     if _tile_bytes(params, elem) > limit:
         return (f"needs {_tile_bytes(params, elem)} bytes of local memory, the device allows "
                 f"{limit}")
