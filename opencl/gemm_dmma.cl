@@ -9,11 +9,15 @@
 // Blocking: a work-group of NTHREADS = (BM/WM)*(BN/WN)*32 work-items (one warp per 32
 // consecutive local ids) computes a BM x BN tile of C; each warp a WM x WN block of it, as
 // (WM/8) x (WN/8) mma tiles of 8 x 8 whose accumulators (two doubles per lane) stay in
-// registers. Each BK-deep step of A and B is read from global memory into registers (16-byte
-// chunks of two doubles, zeros outside the matrices) while the previous step is multiplied, then
-// stored into the other half of a double buffer in local memory, in the operand's own
-// orientation. Row strides are padded so that one fragment read (8 rows x 4 columns, or 4 rows x
-// 8 columns, of doubles) takes the minimum two shared-memory wavefronts:
+// registers. The BK-deep steps of A and B go through a ring of STAGES local tiles, in the
+// operand's own orientation, 16-byte chunks of two doubles at a time: on the PTX path with
+// cp.async (global -> local without registers; rows past the matrix zero-filled by a source size
+// of 0), STAGES - 1 steps ahead of the products; chunks cut by the matrix edge along the
+// contiguous axis, unaligned operands and the emulation go through registers. Per step: wait for
+// the step's copies, barrier (which also ends every read of the slot the next copy refills),
+// copy step s + STAGES - 1, multiply step s. Row strides are padded so that one fragment read
+// (8 rows x 4 columns, or 4 rows x 8 columns, of doubles) takes the minimum two shared-memory
+// wavefronts:
 //   rows along K: stride = BK + PAD_K with (BK + PAD_K) % 16 == 4 or 12 (in doubles);
 //   rows along M or N: stride = BM/BN + PAD_X with (BM/BN + PAD_X) % 16 == 8.
 //
@@ -28,6 +32,7 @@
 //              0: the portable emulation (every lane computes its C fragment from local memory)
 //   TRANS_A/B  operand orientation (see gemm_naive.cl)
 //   BM, BN, BK block tile (BK a multiple of 4)
+//   STAGES     local tiles in the copy ring (2 to 5)
 //   WM, WN     warp tile: multiples of 8; BM % WM == 0, BN % WN == 0
 //   VEC_A/B    1: 16-byte global loads; needs the operand's offset, leading dimension and batch
 //              stride to be even. 0: element loads, any layout.
@@ -79,6 +84,9 @@
 #ifndef KPAIR
 #define KPAIR 0
 #endif
+#ifndef STAGES
+#define STAGES 2
+#endif
 #ifndef M16
 #define M16 0
 #endif
@@ -124,14 +132,25 @@
 #define A_LOADS (BM * BK / EPC / NTHREADS)   // 16-byte chunks per work-item per step
 #define B_LOADS (BN * BK / EPC / NTHREADS)
 
-#if (BM % WM) || (BN % WN) || (WM % 8) || (WN % 8) || (BK % (KSTEP * (KPAIR + 1)))
+#if (BM % WM) || (BN % WN) || (WM % 8) || (WN % 8) || (BK % (KSTEP * (KPAIR + 1))) \
+    || STAGES < 2 || STAGES > 5
 #error "gemm_dmma.cl: tile parameters violate the constraints in the header"
+#endif
+// cp.async.wait_group takes an immediate: the copy groups left in flight, STAGES - 2.
+#if STAGES == 2
+#define IN_FLIGHT "0"
+#elif STAGES == 3
+#define IN_FLIGHT "1"
+#elif STAGES == 4
+#define IN_FLIGHT "2"
+#else
+#define IN_FLIGHT "3"
 #endif
 #if (BM * BK) % (EPC * NTHREADS) || (BN * BK) % (EPC * NTHREADS) || A_LOADS == 0 || B_LOADS == 0
 #error "gemm_dmma.cl: BM*BK and BN*BK must be multiples of 2*NTHREADS"
 #endif
 
-// -- global -> registers -> local -----------------------------------------------------------
+// -- global -> local --------------------------------------------------------------------------
 // One 16-byte chunk of an operand: two doubles along its contiguous axis starting at `inner` in
 // row `outer` of its storage; zeros past outer_lim / inner_lim.
 inline double2 load_chunk(__global const double* X, const int ld, const int outer,
@@ -148,53 +167,72 @@ inline double2 load_chunk(__global const double* X, const int ld, const int oute
     return (double2)(x, y);
 }
 
+// The chunk at (outer, inner) into local memory at dst: cp.async where it is a whole aligned chunk
+// (or a row past the matrix: zero-filled), through registers otherwise.
+inline void copy_chunk(__local double* dst, __global const double* X, const int ld,
+                       const int outer, const int inner, const int outer_lim,
+                       const int inner_lim, const bool vec)
+{
+#if MMA_PTX
+    if (vec && inner + EPC <= inner_lim) {
+        const bool inside = outer < outer_lim;
+        __global const double* p = X + (inside ? (long)outer * ld + inner : 0);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                     :: "r"((uint)(size_t)dst), "l"((ulong)p), "r"(inside ? 16 : 0)
+                     : "memory");
+        return;
+    }
+#endif
+    *(__local double2*)dst = load_chunk(X, ld, outer, inner, outer_lim, inner_lim, vec);
+}
+
+inline void copy_commit(void)
+{
+#if MMA_PTX
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// Until at most STAGES - 2 committed copy groups are in flight: the oldest step has landed.
+inline void copy_wait(void)
+{
+#if MMA_PTX
+    asm volatile("cp.async.wait_group " IN_FLIGHT ";" ::: "memory");
+#endif
+}
+
 // Chunk c of a tile stored as rows of `len` doubles: (row, first element). Unsigned, so that the
 // constant divisions are shifts (a signed / and % pair also becomes a "freeze" for Oclgrind).
 #define CHUNK_ROW(c, len) ((int)((uint)(c) / ((len) / EPC)))
 #define CHUNK_COL(c, len) ((int)((uint)(c) % ((len) / EPC)) * EPC)
 
-inline void load_a(__global const double* A, const int lda, const int M, const int K,
-                   const int m0, const int k0, const int tid, double2* ra)
+// Step k0 of A and B into the local tiles As, Bs.
+inline void copy_step(__local double* As, __local double* Bs, __global const double* A,
+                      const int lda, __global const double* B, const int ldb, const int M,
+                      const int N, const int K, const int m0, const int n0, const int k0,
+                      const int tid)
 {
     #pragma unroll
     for (int l = 0; l < A_LOADS; ++l) {
         const int c = tid + l * NTHREADS;
         const int row = CHUNK_ROW(c, A_LEN), col = CHUNK_COL(c, A_LEN);
+        __local double* dst = As + row * A_STRIDE + col;
 #if TRANS_A
-        ra[l] = load_chunk(A, lda, k0 + row, m0 + col, K, M, VEC_A);
+        copy_chunk(dst, A, lda, k0 + row, m0 + col, K, M, VEC_A);
 #else
-        ra[l] = load_chunk(A, lda, m0 + row, k0 + col, M, K, VEC_A);
+        copy_chunk(dst, A, lda, m0 + row, k0 + col, M, K, VEC_A);
 #endif
     }
-}
-
-inline void load_b(__global const double* B, const int ldb, const int N, const int K,
-                   const int n0, const int k0, const int tid, double2* rb)
-{
     #pragma unroll
     for (int l = 0; l < B_LOADS; ++l) {
         const int c = tid + l * NTHREADS;
         const int row = CHUNK_ROW(c, B_LEN), col = CHUNK_COL(c, B_LEN);
+        __local double* dst = Bs + row * B_STRIDE + col;
 #if TRANS_B
-        rb[l] = load_chunk(B, ldb, n0 + row, k0 + col, N, K, VEC_B);
+        copy_chunk(dst, B, ldb, n0 + row, k0 + col, N, K, VEC_B);
 #else
-        rb[l] = load_chunk(B, ldb, k0 + row, n0 + col, K, N, VEC_B);
+        copy_chunk(dst, B, ldb, k0 + row, n0 + col, K, N, VEC_B);
 #endif
-    }
-}
-
-inline void store_tiles(__local double* As, __local double* Bs, const int tid,
-                        const double2* ra, const double2* rb)
-{
-    #pragma unroll
-    for (int l = 0; l < A_LOADS; ++l) {
-        const int c = tid + l * NTHREADS;
-        *(__local double2*)(As + CHUNK_ROW(c, A_LEN) * A_STRIDE + CHUNK_COL(c, A_LEN)) = ra[l];
-    }
-    #pragma unroll
-    for (int l = 0; l < B_LOADS; ++l) {
-        const int c = tid + l * NTHREADS;
-        *(__local double2*)(Bs + CHUNK_ROW(c, B_LEN) * B_STRIDE + CHUNK_COL(c, B_LEN)) = rb[l];
     }
 }
 
@@ -318,10 +356,10 @@ void gemm_dmma(const int M, const int N, const int K,
                __global const double* B, const long b_off, const int ldb, const long b_batch,
                __global double* C, const long c_off, const int ldc, const long c_batch)
 {
-    __local double2 a_chunks[A_TILE];   // two tiles of A_TILE doubles
-    __local double2 b_chunks[B_TILE];
-    __local double* As = (__local double*)a_chunks;
-    __local double* Bs = (__local double*)b_chunks;
+    // One ring: STAGES A tiles, then STAGES B tiles.
+    __local double2 ring[STAGES * (A_TILE + B_TILE) / 2];
+    __local double* As = (__local double*)ring;
+    __local double* Bs = As + STAGES * A_TILE;
 
     const int tid = get_local_id(0), lane = tid & 31;
     const uint warp = (uint)tid >> 5;
@@ -342,27 +380,31 @@ void gemm_dmma(const int M, const int N, const int K,
         for (int j = 0; j < NT8; ++j)
             acc[i][j][0] = acc[i][j][1] = 0.0;
 
-    double2 ra[A_LOADS], rb[B_LOADS];
+    // Step s lives in slot s % STAGES. Every step commits one copy group (empty past the last
+    // step), so "at most STAGES - 2 in flight" always means "step s has landed".
     const int steps = (int)(((uint)K + BK - 1) / BK);
-    load_a(A, lda, M, K, m0, 0, tid, ra);
-    load_b(B, ldb, N, K, n0, 0, tid, rb);
-    store_tiles(As, Bs, tid, ra, rb);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    #pragma unroll
+    for (int st = 0; st < STAGES - 1; ++st) {
+        if (st < steps)
+            copy_step(As + st * A_TILE, Bs + st * B_TILE, A, lda, B, ldb, M, N, K, m0, n0,
+                      st * BK, tid);
+        copy_commit();
+    }
+    int slot = 0, fill = STAGES - 1;
     for (int s = 0; s < steps; ++s) {
-        const int cur = s & 1;
-        const bool more = s + 1 < steps;
-        if (more) {
-            load_a(A, lda, M, K, m0, (s + 1) * BK, tid, ra);
-            load_b(B, ldb, N, K, n0, (s + 1) * BK, tid, rb);
-        }
-        __local const double* Ac = As + cur * A_TILE;
-        __local const double* Bc = Bs + cur * B_TILE;
+        copy_wait();
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (s + STAGES - 1 < steps)
+            copy_step(As + fill * A_TILE, Bs + fill * B_TILE, A, lda, B, ldb, M, N, K, m0, n0,
+                      (s + STAGES - 1) * BK, tid);
+        copy_commit();
+        __local const double* Ac = As + slot * A_TILE;
+        __local const double* Bc = Bs + slot * B_TILE;
         #pragma unroll
         for (int kk = 0; kk < BK; kk += KSTEP * (KPAIR + 1))
             warp_step(Ac, Bc, wm0, wn0, kk, lane, acc);
-        if (more)
-            store_tiles(As + (1 - cur) * A_TILE, Bs + (1 - cur) * B_TILE, tid, ra, rb);
-        barrier(CLK_LOCAL_MEM_FENCE);
+        slot = slot == STAGES - 1 ? 0 : slot + 1;
+        fill = fill == STAGES - 1 ? 0 : fill + 1;
     }
 
     const int g = lane >> 2, t = lane & 3;

@@ -66,7 +66,8 @@ def test_emulated_dmma_matches_numpy(fp64_device, M, N, K, trans):
 
 
 @pytest.mark.parametrize("params", [SMALL_TILES, {"EMULATE": 1, "BM": 128, "BN": 64, "BK": 8},
-                                    {"EMULATE": 1, "BK": 8, "GROUP_M": 1}])
+                                    {"EMULATE": 1, "BK": 8, "GROUP_M": 1},
+                                    {**SMALL_TILES, "STAGES": 2}, {**SMALL_TILES, "STAGES": 5}])
 def test_emulated_dmma_batched_and_other_tiles(fp64_device, params):
     a, b = _inputs(33, 40, 50, batch=3, seed=5)
     x, y = _device_operands(fp64_device, a, b, True, False)
@@ -156,6 +157,24 @@ def test_m16_shape_only_where_it_applies(device, monkeypatch):
     assert gemm_dmma.defines_for(device, p, defaults)["M16"] == 0
 
 
+def test_copy_ring_depth_fits_the_device(device):
+    """STAGES 0: as deep a ring as the local memory allows, up to 5, at least 2."""
+    from clarray_gemm.kernels import gemm_dmma
+    op = GemmOperand(None, 0, 512, 0)
+    p = GemmProblem(1, 512, 512, 512, np.dtype(np.float64), op, op, op)
+    nv = dataclasses.replace(device.info, vendor="NVIDIA Corporation", type="GPU",
+                             compute_capability=(9, 0), is_simulator=False,
+                             local_mem_bytes=48 * 1024)
+    defaults = dict(gemm_dmma.DMMA.defaults)
+    stage = (128 * (8 + 4) + 8 * (64 + 8)) * 8     # one A and one B tile of the defaults
+    assert gemm_dmma._stages(p, nv, defaults) == 5                    # Hopper: 227 KiB
+    ampere = dataclasses.replace(nv, compute_capability=(8, 0))
+    assert gemm_dmma._stages(p, ampere, defaults) == 48 * 1024 // stage == 2
+    assert gemm_dmma.DMMA.fits(p, ampere, defaults) is None
+    assert "STAGES" in gemm_dmma.DMMA.fits(p, ampere, {**defaults, "STAGES": 6})
+    assert "local memory" in gemm_dmma.DMMA.fits(p, ampere, {**defaults, "STAGES": 4})
+
+
 @pytest.mark.skipif(not cg.default_device().info.tensor_cores,
                     reason="needs NVIDIA tensor cores (sm_80+)")
 @pytest.mark.parametrize("trans", [(False, False), (True, False), (False, True), (True, True)])
@@ -170,7 +189,8 @@ def test_fp64_tensor_cores(device, M, N, K, trans):
 @pytest.mark.skipif(not cg.default_device().info.warpgroup_mma,
                     reason="needs NVIDIA Hopper (sm_90: m16n8k8 on doubles, large local tiles)")
 @pytest.mark.parametrize("params", [{"M16": 0}, {"BK": 16}, {"BK": 32, "BM": 64, "WM": 32},
-                                    {"BN": 128, "WN": 64, "BK": 16}])
+                                    {"BN": 128, "WN": 64, "BK": 16}, {"STAGES": 2},
+                                    {"STAGES": 5, "BK": 16}])
 def test_fp64_tensor_core_tiles(device, params):
     a, b = _inputs(197, 131, 333, batch=2, seed=4)
     for trans in ((False, False), (True, True)):

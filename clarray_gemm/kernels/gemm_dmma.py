@@ -4,8 +4,10 @@ On NVIDIA sm_80+ (``DeviceInfo.tensor_cores``) the kernel runs ``mma.sync.m8n8k4
 through inline PTX (``MMA_PTX=1``): IEEE float64 fused multiply-adds, so no precision opt-in.
 ``EMULATE=1`` builds the same tiling with the warp-level product in plain OpenCL C: it runs on
 any device with float64 (PoCL, Oclgrind) and is only ever chosen by force, for tests.
-``KPAIR=1`` (PTX path) pairs K steps so that row-major A and column-major B fragments are read
-16 bytes at a time (a third fewer local-memory reads for A @ B). ``M16=1`` uses Hopper's
+The steps of A and B go through a ring of ``STAGES`` local tiles filled by ``cp.async`` (0: as
+deep as the device's local memory allows, up to 5). ``KPAIR=1`` (PTX path) pairs K steps so
+that row-major A and column-major B fragments are read 16 bytes at a time (a third fewer
+local-memory reads for A @ B). ``M16=1`` uses Hopper's
 ``mma.m16n8k8`` on doubles where it applies (sm_90+, ``KPAIR=1``, ``WM`` a multiple of 16): one
 instruction for four ``m8n8k4``.
 """
@@ -27,13 +29,24 @@ __all__ = ["DMMA", "VARIANTS"]
 
 SOURCE = "gemm_dmma.cl"
 _PAD_K, _PAD_X = 4, 8     # as in the kernel: local row padding along K and along M/N (doubles)
+_AUTO_STAGES = 5   # H100: 5 stages 0.60x / 0.61x cuBLAS at 2048^3 / 4096^3, 2-4 stages 0.54-0.60x
 
 
-def _local_bytes(problem: GemmProblem, p: Mapping[str, int]) -> int:
+def _stage_bytes(problem: GemmProblem, p: Mapping[str, int]) -> int:
+    """Local memory of one stage of the copy ring: an A tile and a B tile."""
     bm, bn, bk = p["BM"], p["BN"], p["BK"]
     a_tile = bk * (bm + _PAD_X) if problem.a.trans else bm * (bk + _PAD_K)
     b_tile = bn * (bk + _PAD_K) if problem.b.trans else bk * (bn + _PAD_X)
-    return 2 * (a_tile + b_tile) * 8
+    return (a_tile + b_tile) * 8
+
+
+def _stages(problem: GemmProblem, info: DeviceInfo, p: Mapping[str, int]) -> int:
+    """STAGES, with 0 resolved: the deepest ring of up to _AUTO_STAGES that fits the device's
+    local memory (at least 2)."""
+    if p["STAGES"]:
+        return int(p["STAGES"])
+    per_stage = _stage_bytes(problem, p)
+    return max(2, min(_AUTO_STAGES, info.static_local_bytes // per_stage))
 
 
 def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
@@ -58,7 +71,10 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
         return f"BM*BK and BN*BK must be multiples of {2 * threads} (16-byte chunks per thread)"
     if threads > info.max_work_group_size:
         return f"work-group of {threads} exceeds the device's {info.max_work_group_size}"
-    nbytes = _local_bytes(p, g)
+    stages = _stages(p, info, params)
+    if not 2 <= stages <= 5:
+        return "needs 2 <= STAGES <= 5 (0: as many as fit, up to 5)"
+    nbytes = stages * _stage_bytes(p, g)
     if nbytes > info.static_local_bytes:
         return f"needs {nbytes} bytes of local memory, the device allows {info.static_local_bytes}"
     return None
@@ -80,7 +96,7 @@ def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> di
     # Hopper's m16n8k8 where it applies (sm_90+, paired K steps, warp rows in sixteens)
     m16 = (params["M16"] and ptx and device.info.compute_capability >= (9, 0)
            and params["KPAIR"] and params["WM"] % 16 == 0)
-    d.update(MMA_PTX=int(ptx), M16=int(bool(m16)),
+    d.update(MMA_PTX=int(ptx), M16=int(bool(m16)), STAGES=_stages(p, device.info, params),
              TRANS_A=int(p.a.trans), TRANS_B=int(p.b.trans),
              VEC_A=int(p.a.aligned(2)), VEC_B=int(p.b.aligned(2)))
     return d
@@ -101,14 +117,17 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
 DMMA = Variant(
     name="dmma", source=SOURCE, entry="gemm_dmma",
     summary="FP64 tensor cores: mma.sync.m8n8k4 (m16n8k8 on sm_90) on doubles via inline "
-            "PTX, double-buffered local tiles; EMULATE=1: the same tiling in plain OpenCL C",
-    # H100 sweep (benches/gpu_gemm_shapes.py): 128x64x8 tiles of 64x32 per warp with paired K
-    # steps were the fastest at 2048^3 (0.69 ms) and 4096^3 (5.08 ms) of ten configurations.
+            "PTX, a cp.async ring of local tiles; EMULATE=1: the same tiling in plain OpenCL C",
+    # H100 sweeps (benches/gpu_gemm_shapes.py, benches/probes/dmma_sweep.py): 128x64x8 tiles of
+    # 64x32 per warp with paired K steps were the fastest of ten configurations with the
+    # register-staged double buffer, and stayed so with m16n8k8 and the cp.async ring (ten more;
+    # benches/runs/h100-dmma-s10.md): 2048^3 0.52-0.58 ms, 4096^3 3.81 ms.
     defaults={"BM": 128, "BN": 64, "BK": 8, "WM": 64, "WN": 32, "GROUP_M": 8, "KPAIR": 1,
-              "M16": 1, "EMULATE": 0},
+              "M16": 1, "STAGES": 0, "EMULATE": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     tunable={"BM": (64, 128), "BN": (64, 128), "BK": (8, 16, 32), "WM": (32, 64),
-             "WN": (32, 64), "GROUP_M": (1, 8), "KPAIR": (0, 1), "M16": (0, 1)},
+             "WN": (32, 64), "GROUP_M": (1, 8), "KPAIR": (0, 1), "M16": (0, 1),
+             "STAGES": (2, 3, 4)},
 )
 
 VARIANTS: tuple[Variant[GemmProblem], ...] = (DMMA,)
