@@ -11,13 +11,13 @@
 // (WM/8) x (WN/8) mma tiles of 8 x 8 whose accumulators (two doubles per lane) stay in
 // registers. The BK-deep steps of A and B go through a ring of STAGES local tiles, in the
 // operand's own orientation, 16-byte chunks of two doubles at a time: on the PTX path with
-// cp.async (global -> local without registers; rows past the matrix zero-filled by a source size
-// of 0), STAGES - 1 steps ahead of the products; chunks cut by the matrix edge along the
-// contiguous axis, unaligned operands and the emulation go through registers. Per step: wait for
-// the step's copies, barrier (which also ends every read of the slot the next copy refills),
-// copy step s + STAGES - 1, multiply step s. Row strides are padded so that one fragment read
-// (8 rows x 4 columns, or 4 rows x 8 columns, of doubles) takes the minimum two shared-memory
-// wavefronts:
+// cp.async (global -> local without registers; zeros past the matrix by a source size of 0),
+// STAGES - 1 steps ahead of the products (8-byte copies where a chunk is cut by the matrix edge
+// along the contiguous axis or the operand is not 16-byte aligned); the emulation copies through
+// registers. Per step: wait for the step's copies, barrier (which also ends every read of the
+// slot the next copy refills), copy step s + STAGES - 1, multiply step s. Row strides are padded
+// so that one fragment read (8 rows x 4 columns, or 4 rows x 8 columns, of doubles) takes the
+// minimum two shared-memory wavefronts:
 //   rows along K: stride = BK + PAD_K with (BK + PAD_K) % 16 == 4 or 12 (in doubles);
 //   rows along M or N: stride = BM/BN + PAD_X with (BM/BN + PAD_X) % 16 == 8.
 //
@@ -167,23 +167,35 @@ inline double2 load_chunk(__global const double* X, const int ld, const int oute
     return (double2)(x, y);
 }
 
-// The chunk at (outer, inner) into local memory at dst: cp.async where it is a whole aligned chunk
-// (or a row past the matrix: zero-filled), through registers otherwise.
+// The chunk at (outer, inner) into local memory at dst, zeros past the matrix (a source size of
+// 0). PTX path: one 16-byte cp.async for a whole aligned chunk, else one 8-byte cp.async per
+// double (unaligned operands and the edge along the contiguous axis stay asynchronous too: a
+// register load there would wait for global memory inside the step); the emulation through
+// registers.
 inline void copy_chunk(__local double* dst, __global const double* X, const int ld,
                        const int outer, const int inner, const int outer_lim,
                        const int inner_lim, const bool vec)
 {
 #if MMA_PTX
+    const bool inside = outer < outer_lim;
+    __global const double* p = X + (inside ? (long)outer * ld + inner : 0);
     if (vec && inner + EPC <= inner_lim) {
-        const bool inside = outer < outer_lim;
-        __global const double* p = X + (inside ? (long)outer * ld + inner : 0);
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
                      :: "r"((uint)(size_t)dst), "l"((ulong)p), "r"(inside ? 16 : 0)
                      : "memory");
         return;
     }
-#endif
+    #pragma unroll
+    for (int e = 0; e < EPC; ++e) {
+        const bool ok = inside && inner + e < inner_lim;
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;"
+                     :: "r"((uint)(size_t)(dst + e)), "l"((ulong)(ok ? p + e : X)),
+                        "r"(ok ? 8 : 0)
+                     : "memory");
+    }
+#else
     *(__local double2*)dst = load_chunk(X, ld, outer, inner, outer_lim, inner_lim, vec);
+#endif
 }
 
 inline void copy_commit(void)
