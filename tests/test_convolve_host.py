@@ -147,3 +147,27 @@ def test_host_threads_setting_limits_the_transform_threads(monkeypatch):
         monkeypatch.delenv("CLARRAY_GEMM_HOST_THREADS")
         settings.reload()
     assert convolve_host._cores() >= 1 and settings.host_threads() is None
+
+
+def test_numpys_small_mask_loop_keeps_numpy_signals_on_the_host(host_path, monkeypatch):
+    """NumPy's loop for float masks of up to 11 taps costs about a third per multiply-add of its
+    general one, and a NumPy signal would be uploaded before a kernel could run: such calls
+    count N*m at SMALL_CORRELATE_COST against the crossover; a device signal keeps N*m."""
+    from clarray_gemm.ops import convolve as convolve_ops
+    monkeypatch.setattr(convolve_ops, "crossover", lambda device, family, dtype: (1e6, False))
+    monkeypatch.setattr(convolve_ops, "_HOST_DIRECT", type(convolve_ops._HOST_DIRECT)("t"))
+    a = random_array(2**19, np.float32, 11)                # N*m = 1.6e6 with m = 3
+    v = random_array(3, np.float32, 12)
+    text = cg.explain_convolve(a, v)
+    assert text.splitlines()[-1].startswith("host:") and "counted at 0.3" in text, text
+    assert "host:" not in cg.explain_convolve(cg.asarray(a), v)               # device signal
+    assert "host:" not in cg.explain_convolve(a, random_array(12, np.float32, 13))  # 12 taps
+    assert "host:" not in cg.explain_convolve(a.astype(np.int32), v.astype(np.int32))
+    assert "host:" in cg.explain_convolve(a[:2**18].astype(np.float64),
+                                          random_array(11, np.float64, 14))
+    # the call: NumPy's own result, bit for bit; the repeated-call cache keys the operand kind
+    np.testing.assert_array_equal(np.asarray(cg.convolve(a, v)), np.convolve(a, v))
+    assert_matches(np.asarray(cg.convolve(cg.asarray(a), v)),
+                   np.convolve(a.astype(np.float64), v))
+    kinds = {key[2]: host for key, host in convolve_ops._HOST_DIRECT._plans.items()}
+    assert kinds == {np.ndarray: True, cg.DeviceArray: False}, kinds

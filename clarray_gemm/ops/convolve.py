@@ -149,19 +149,48 @@ def _host_choice(plan: "_Plan", kernel: str | None, explain: bool = False
         return kernel, f"forced (kernel={kernel!r})"
     if kernel is not None or plan.compute is None:
         return None
-    work = float(plan.n) * plan.m
+    work = _host_work(plan)
     limit, _ = crossover(plan.device, "convolve", plan.compute)
     if work < limit:  # the host path: NumPy's direct loop, or the FFT for long enough masks
         if plan.n >= HOST_FFT_MIN_SIGNAL:
             fft = _fft_from_mask(plan, "convolve_host_fft", "not NumPy's direct loop", explain)
             if fft is not None:
                 return fft
-        return "host", (prefer_host(plan.device, "convolve", plan.compute, work) or ""
-                        if explain else "")
+        if not explain:
+            return "host", ""
+        why = prefer_host(plan.device, "convolve", plan.compute, work) or ""
+        if work != float(plan.n) * plan.m:
+            why += (f"; N*m counted at {SMALL_CORRELATE_COST} (NumPy's loop for masks of up to "
+                    f"{SMALL_CORRELATE_TAPS} taps, a NumPy signal a kernel would upload first)")
+        return "host", why
     if has_host_path(plan.device):  # where a kernel would run, the FFT from its crossover on
         family = "convolve_fft" if plan.n >= FFT_LONG_SIGNAL else "convolve_fft_short"
         return _fft_from_mask(plan, family, "not the direct kernel", explain)
     return None
+
+
+# NumPy's direct loop takes float32 and float64 masks of up to 11 taps through its unrolled
+# small_correlate, at about a third of its general loop's cost per multiply-add (2-core Xeon,
+# NumPy 2.4, float32, 2**20 samples: 0.28 ns per tap at m = 3, 0.19 at m = 11, 0.79 at m = 12
+# and beyond). From a NumPy signal a kernel must first upload it, which costs about as much as
+# that loop: the crossover (in the general loop's multiply-adds) is compared with the loop's
+# cost there, where a device signal keeps the full count (PoCL, ms, signal from NumPy / from the
+# device: 2**20 m = 3 host 0.91 / 0.96, vec kernel 1.19 / 0.58; m = 7 host 1.62, vec 1.52 /
+# 0.90; 2**18 m = 11 host 0.52, vec 0.76 / 0.39).
+SMALL_CORRELATE_TAPS = 11
+SMALL_CORRELATE_COST = 0.3
+
+
+def _host_work(plan: "_Plan") -> float:
+    """The call's size in the ``convolve`` crossover's unit (see SMALL_CORRELATE_COST)."""
+    work = float(plan.n) * plan.m
+    if (plan.m <= SMALL_CORRELATE_TAPS and type(plan.signal) is not DeviceArray
+            and plan.result_dtype in _SMALL_CORRELATE_DTYPES):
+        return work * SMALL_CORRELATE_COST
+    return work
+
+
+_SMALL_CORRELATE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _fft_from_mask(plan: "_Plan", family: str, instead: str, explain: bool
@@ -300,7 +329,7 @@ def _call(op: str, a: Any, v: Any, mode: Any, kernel: str | None,
     if (kernel is None and params is None and type(mode) in (str, int)
             and isinstance(a, arrays) and isinstance(v, arrays)):
         device = device_of(a, v)
-        key = (op, mode, a.shape, a.dtype, v.shape, v.dtype, device)
+        key = (op, mode, type(a), a.shape, a.dtype, type(v), v.shape, v.dtype, device)
         if _HOST_DIRECT._plans.get(key):
             func = np.convolve if op == "convolve" else np.correlate
             return _wrap_host(func(_host_view(a), _host_view(v), mode), device)
