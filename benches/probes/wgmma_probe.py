@@ -53,11 +53,9 @@ def build_log(device, params: dict, dtype, ptx_path: str = "") -> str:
     op = GemmOperand(buffer=None, offset=0, ld=256, batch_stride=0)
     problem = GemmProblem(batch=1, M=256, N=256, K=256, dtype=np.dtype(dtype), a=op, b=op, c=op,
                           precision=PRECISION or "highest")
-    if PRECISION == "tf32":   # as row-major operands run: A rounded in the tile, B packed
+    if PRECISION == "tf32":   # the problem the kernel runs: A and B packed K-major
         problem = gemm_wgmma.tf32_packed(problem)[0]
     d = gemm_wgmma.defines_for(device, problem, dict(gemm_wgmma.WGMMA.defaults, **params))
-    if PRECISION == "tf32":
-        d["ROUND_A"] = 1
     prg = cl.Program(device.context, source_text("gemm_wgmma.cl"))
     opts = [f"-D{k}={v}" for k, v in sorted(d.items())]
     t0 = time.perf_counter()

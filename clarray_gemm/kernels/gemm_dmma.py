@@ -7,9 +7,8 @@ any device with float64 (PoCL, Oclgrind) and is only ever chosen by force, for t
 The steps of A and B go through a ring of ``STAGES`` local tiles filled by ``cp.async`` (0: as
 deep as the device's local memory allows, up to 5). ``KPAIR=1`` (PTX path) pairs K steps so
 that row-major A and column-major B fragments are read 16 bytes at a time (a third fewer
-local-memory reads for A @ B). ``M16=1`` uses Hopper's
-``mma.m16n8k8`` on doubles where it applies (sm_90+, ``KPAIR=1``, ``WM`` a multiple of 16): one
-instruction for four ``m8n8k4``.
+local-memory reads for A @ B). ``M16=1`` uses Hopper's ``mma.m16n8k8`` on doubles where it
+applies (sm_90+, ``KPAIR=1``, ``WM`` a multiple of 16): one instruction for four ``m8n8k4``.
 """
 from __future__ import annotations
 
@@ -127,7 +126,7 @@ DMMA = Variant(
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     tunable={"BM": (64, 128), "BN": (64, 128), "BK": (8, 16, 32), "WM": (32, 64),
              "WN": (32, 64), "GROUP_M": (1, 8), "KPAIR": (0, 1), "M16": (0, 1),
-             "STAGES": (2, 3, 4)},
+             "STAGES": (2, 3, 4, 5)},
 )
 
 VARIANTS: tuple[Variant[GemmProblem], ...] = (DMMA,)
