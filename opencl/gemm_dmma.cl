@@ -136,16 +136,8 @@
     || STAGES < 2 || STAGES > 5
 #error "gemm_dmma.cl: tile parameters violate the constraints in the header"
 #endif
-// cp.async.wait_group takes an immediate: the copy groups left in flight, STAGES - 2.
-#if STAGES == 2
-#define IN_FLIGHT "0"
-#elif STAGES == 3
-#define IN_FLIGHT "1"
-#elif STAGES == 4
-#define IN_FLIGHT "2"
-#else
-#define IN_FLIGHT "3"
-#endif
+#define CP_ASYNC_LEFT (STAGES - 2)   // a copy_wait leaves the later steps' copies in flight
+#include "cp_async.h"
 #if (BM * BK) % (EPC * NTHREADS) || (BN * BK) % (EPC * NTHREADS) || A_LOADS == 0 || B_LOADS == 0
 #error "gemm_dmma.cl: BM*BK and BN*BK must be multiples of 2*NTHREADS"
 #endif
@@ -181,7 +173,7 @@ inline void copy_chunk(__local double* dst, __global const double* X, const int 
     __global const double* p = X + (inside ? (long)outer * ld + inner : 0);
     if (vec && inner + EPC <= inner_lim) {
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-                     :: "r"((uint)(size_t)dst), "l"((ulong)p), "r"(inside ? 16 : 0)
+                     :: "r"(SHARED_ADDR(dst)), "l"((ulong)p), "r"(inside ? 16 : 0)
                      : "memory");
         return;
     }
@@ -189,27 +181,12 @@ inline void copy_chunk(__local double* dst, __global const double* X, const int 
     for (int e = 0; e < EPC; ++e) {
         const bool ok = inside && inner + e < inner_lim;
         asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;"
-                     :: "r"((uint)(size_t)(dst + e)), "l"((ulong)(ok ? p + e : X)),
+                     :: "r"(SHARED_ADDR(dst + e)), "l"((ulong)(ok ? p + e : X)),
                         "r"(ok ? 8 : 0)
                      : "memory");
     }
 #else
     *(__local double2*)dst = load_chunk(X, ld, outer, inner, outer_lim, inner_lim, vec);
-#endif
-}
-
-inline void copy_commit(void)
-{
-#if MMA_PTX
-    asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-
-// Until at most STAGES - 2 committed copy groups are in flight: the oldest step has landed.
-inline void copy_wait(void)
-{
-#if MMA_PTX
-    asm volatile("cp.async.wait_group " IN_FLIGHT ";" ::: "memory");
 #endif
 }
 

@@ -188,20 +188,10 @@ typedef float OT;            // bfloat16 @ bfloat16 -> float32, as NumPy with ml
 #error "gemm_mma.cl: NPERM needs TF32, row-major B and WN % 32 == 0"
 #endif
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
-// cp.async.wait_group takes an immediate: STAGES - 2 as a literal.
-#if STAGES == 2
-#define IN_FLIGHT 0
-#elif STAGES == 3
-#define IN_FLIGHT 1
-#elif STAGES == 4
-#define IN_FLIGHT 2
-#elif STAGES == 5
-#define IN_FLIGHT 3
-#else
+#if STAGES < 2 || STAGES > 5
 #error "gemm_mma.cl: STAGES must be 2 to 5"
 #endif
+#define CP_ASYNC_LEFT (STAGES - 2)   // a copy_wait leaves the later steps' copies in flight
 
 // -- element conversions ---------------------------------------------------------------------
 #include "tf32.h"

@@ -182,16 +182,7 @@ typedef float OT;            // bfloat16 @ bfloat16 -> float32, as NumPy with ml
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
-// cp.async.wait_group takes an immediate: LOOKAHEAD - 1 as a literal.
-#if LOOKAHEAD == 1
-#define IN_FLIGHT 0
-#elif LOOKAHEAD == 2
-#define IN_FLIGHT 1
-#elif LOOKAHEAD == 3
-#define IN_FLIGHT 2
-#else
-#define IN_FLIGHT 3
-#endif
+#define CP_ASYNC_LEFT (LOOKAHEAD - 1)   // a copy_wait leaves the later steps' copies in flight
 
 #include "mma_copy.h"
 

@@ -1,8 +1,7 @@
 // Global -> local copies and C stores shared by the tensor-core kernels (gemm_mma.cl,
 // gemm_wgmma.cl). The includer defines GT (global element), LT (local element), OT (output
 // element), EPC (elements per 16-byte chunk), ELEM (1 float16, 2 bfloat16, 3 TF32), MMA_PTX (1:
-// NVIDIA inline PTX), VEC_C, SIMULATOR and, under MMA_PTX, IN_FLIGHT (cp.async groups a
-// copy_wait leaves in flight).
+// NVIDIA inline PTX), VEC_C, SIMULATOR and CP_ASYNC_LEFT (see cp_async.h).
 #ifndef MMA_COPY_H
 #define MMA_COPY_H
 
@@ -16,26 +15,7 @@ inline void store_out(__global OT* C, const long i, const float v)
 }
 
 // -- global -> local --------------------------------------------------------------------------
-#if MMA_PTX
-// The shared-window address of a __local pointer (NVIDIA: __local pointers are shared-space
-// addresses, so the integer value is what ldmatrix's and cp.async's [addr] expect).
-#define SHARED_ADDR(p) ((uint)(size_t)(p))
-#endif
-
-inline void copy_commit(void)
-{
-#if MMA_PTX
-    asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-
-// Wait until at most STAGES - 2 committed copy groups are still in flight.
-inline void copy_wait(void)
-{
-#if MMA_PTX
-    asm volatile("cp.async.wait_group " STR(IN_FLIGHT) ";" ::: "memory");
-#endif
-}
+#include "cp_async.h"
 
 // One 16-byte chunk of an operand through registers: EPC elements along its contiguous axis
 // starting at `inner` in row `outer` of its storage; zeros past outer_lim / inner_lim.
