@@ -10,16 +10,17 @@ Run from the repository root on the GPU machine (the package need not be install
    40 NaN at once; NaN, +inf and -inf positions must equal ``np.convolve``'s exactly.
 2. Grid: N in {2^12, 2^16, 2^20, 2^24} x m in {3, 31, 63, 255, 1023, 4095, 8191} (m < N),
    float32, mode "full": ``np.convolve(x, v)`` on device arrays with the queue drained after each
-   call (what dispatch picks, and the ``gpu`` and ``fft`` kernels forced) against
+   call (what dispatch picks, and the ``gpu``, ``fft`` and ``fft_block`` kernels forced) against
    ``cupy.convolve`` on CuPy arrays, synchronised; median wall clock of calls within the
    budget after a warm-up. ratio = CuPy time / ours (> 1: ours is faster). Each result is
    checked against CuPy's in float64 (relative 2-norm).
+3. Bandwidth: for masks of up to 63 taps, the bytes a 'full' convolution moves per second of
+   wall clock against ``x.copy()``'s on the same signal (issue 15: >= 80% at N=2^24).
 Every row catches its own exceptions and the script goes on; it finishes in about 2 minutes.
 """
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 import traceback
@@ -30,6 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import clarray_gemm as cg  # noqa: E402
+from clarray_gemm.bench.timing import wall_seconds  # noqa: E402
 
 SIGNALS = (2**12, 2**16, 2**20, 2**24)
 MASKS = (3, 31, 63, 255, 1023, 4095, 8191)
@@ -40,15 +42,10 @@ def say(*args) -> None:
 
 
 def wall(call, sync, budget: float, max_reps: int = 50) -> float:
-    """Median wall seconds of call(); sync() within the budget, after one warm-up."""
-    call(); sync()
-    times = []
-    t_end = time.perf_counter() + budget
-    while len(times) < 3 or (time.perf_counter() < t_end and len(times) < max_reps):
-        t0 = time.perf_counter()
-        call(); sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    """Median wall seconds of call(); sync() within the budget (3 calls at least), after one
+    warm-up."""
+    return wall_seconds(lambda: (call(), sync()), budget_s=budget, min_reps=3,
+                        max_reps=max_reps, warmup=1).seconds
 
 
 def _special_cases(dt, shapes, rng):
@@ -107,15 +104,17 @@ def pattern_check(dev, quick: bool) -> None:
 def grid(dev, budget: float, quick: bool) -> None:
     import cupy as cp
     say("\n## Grid: wall clock per call, device arrays, float32 'full' (ms); ratio = CuPy / ours")
-    say("| N | m | ran | ours ms | gpu ms | fft ms | cupy ms | ratio | err vs CuPy |")
-    say("|---|---|---|---|---|---|---|---|---|")
+    say("| N | m | ran | ours ms | gpu ms | fft ms | fft_block ms | cupy ms | ratio "
+        "| err vs CuPy |")
+    say("|---|---|---|---|---|---|---|---|---|---|")
     sync_cl = dev.synchronize
     sync_cp = cp.cuda.Device().synchronize
     rng = np.random.default_rng(1)
-    ratios = {}
+    ratios, times, copies = {}, {}, {}
     for n in SIGNALS[:2] if quick else SIGNALS:
         a = rng.standard_normal(n).astype(np.float32)
         xa, xc = cg.asarray(a, device=dev), cp.asarray(a)
+        copies[n] = wall(lambda: xa.copy(), sync_cl, budget)
         for m in MASKS:
             if m >= n:
                 continue
@@ -125,7 +124,7 @@ def grid(dev, budget: float, quick: bool) -> None:
                 ran = cg.explain_convolve(xa, xv).splitlines()[1].split(" (")[0]
                 ours = wall(lambda: np.convolve(xa, xv), sync_cl, budget)
                 forced = {}
-                for k in ("gpu", "fft"):
+                for k in ("gpu", "fft", "fft_block"):
                     try:
                         forced[k] = wall(lambda: cg.convolve(xa, xv, kernel=k), sync_cl,
                                          budget / 2) * 1e3
@@ -136,9 +135,10 @@ def grid(dev, budget: float, quick: bool) -> None:
                 got = np.asarray(np.convolve(xa, xv)).astype(np.float64)
                 ref = cp.asnumpy(cp.convolve(xc.astype(cp.float64), vc.astype(cp.float64)))
                 err = np.linalg.norm(got - ref) / np.linalg.norm(ref)
-                ratios[n, m] = theirs / ours
+                ratios[n, m], times[n, m] = theirs / ours, ours
                 say(f"| {n} | {m} | {ran} | {ours * 1e3:.3f} | {forced['gpu']:.3f} | "
-                    f"{forced['fft']:.3f} | {theirs * 1e3:.3f} | {theirs / ours:.2f}x | "
+                    f"{forced['fft']:.3f} | {forced['fft_block']:.3f} | {theirs * 1e3:.3f} | "
+                    f"{theirs / ours:.2f}x | "
                     f"{err:.1e} |")
             except Exception as exc:  # noqa: BLE001 - report and go on
                 say(f"| {n} | {m} | ERROR {type(exc).__name__}: {exc} |")
@@ -149,6 +149,16 @@ def grid(dev, budget: float, quick: bool) -> None:
     for n in sorted({k[0] for k in ratios}):
         say(f"| {n} | " + " | ".join(f"{ratios[n, m]:.2f}" if (n, m) in ratios else ""
                                       for m in MASKS) + " |")
+    say("\nbandwidth (wall clock, float32): a 'full' convolution reads N and writes N + m - 1 "
+        "elements, x.copy() reads and writes N")
+    say("| N | m | convolve GB/s | x.copy() GB/s | of copy |")
+    say("|---|---|---|---|---|")
+    for (n, m), t in sorted(times.items()):
+        if m <= 63 and n in copies:
+            conv_gbps = 4 * (2 * n + m - 1) / t / 1e9
+            copy_gbps = 8 * n / copies[n] / 1e9
+            say(f"| {n} | {m} | {conv_gbps:.0f} | {copy_gbps:.0f} | "
+                f"{conv_gbps / copy_gbps:.0%} |")
 
 
 def main() -> int:

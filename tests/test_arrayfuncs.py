@@ -213,6 +213,26 @@ def test_small_norm_and_arange_take_the_host_path(host_path, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_repeated_host_norm_is_numpys_bits(host_path, dtype):
+    """The host path's repeated-call plan for ``np.linalg.norm(x)`` (contiguous vectors,
+    strided and reversed vectors, matrices and their transposes): NumPy's bits on every call,
+    new values included, and a 0-d device array."""
+    base = random_array((31, 33), dtype, 9)
+    x = cg.asarray(base)
+    for _ in range(3):
+        cases = [(x[3], base[3]), (x[:, 5], base[:, 5]), (x[2][::-3], base[2][::-3]),
+                 (x, base), (x.T, base.T), (x[1:30:2, ::2], base[1:30:2, ::2])]
+        for dev, host in cases:
+            got = np.linalg.norm(dev)
+            assert isinstance(got, cg.DeviceArray) and got.shape == ()
+            want = np.linalg.norm(host)
+            assert np.asarray(got).dtype == want.dtype
+            assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (dev.shape, dev.strides)
+        x[...] = base * 2
+        base = base * 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape, axis", [((1,), None), ((7,), 0), ((31, 33), None),
                                          ((31, 33), 1), ((257, 3), 0), ((5, 1100), 0),
                                          ((3, 7, 5), (0, 2)), ((100003,), None), ((0, 4), 0)])

@@ -155,7 +155,9 @@ def test_numpys_small_mask_loop_keeps_numpy_signals_on_the_host(host_path, monke
     count N*m at SMALL_CORRELATE_COST against the crossover; a device signal keeps N*m."""
     from clarray_gemm.ops import convolve as convolve_ops
     monkeypatch.setattr(convolve_ops, "crossover", lambda device, family, dtype: (1e6, False))
-    monkeypatch.setattr(convolve_ops, "_HOST_DIRECT", type(convolve_ops._HOST_DIRECT)("t"))
+    plans = type(convolve_ops._CALL_PLANS)("t")
+    monkeypatch.setattr(convolve_ops, "_CALL_PLANS", plans)
+    monkeypatch.setattr(convolve_ops, "_find_call_plan", plans.find)
     a = random_array(2**19, np.float32, 11)                # N*m = 1.6e6 with m = 3
     v = random_array(3, np.float32, 12)
     text = cg.explain_convolve(a, v)
@@ -169,5 +171,6 @@ def test_numpys_small_mask_loop_keeps_numpy_signals_on_the_host(host_path, monke
     np.testing.assert_array_equal(np.asarray(cg.convolve(a, v)), np.convolve(a, v))
     assert_matches(np.asarray(cg.convolve(cg.asarray(a), v)),
                    np.convolve(a.astype(np.float64), v))
-    kinds = {key[2]: host for key, host in convolve_ops._HOST_DIRECT._plans.items()}
-    assert kinds == {np.ndarray: True, cg.DeviceArray: False}, kinds
+    kinds = {"numpy" if key[2][0] is np.ndarray else "device": entry is convolve_ops._HOST
+             for key, entry in plans._plans.items()}
+    assert kinds == {"numpy": True, "device": False}, kinds

@@ -113,8 +113,8 @@ def test_dot_and_matmul_match_numpy(data, dtype, m, k, n, batch, func, vector_b)
        op=st.sampled_from(["convolve", "correlate"]),
        kernel=st.sampled_from([None] + cg.kernels("convolve")))
 def test_convolve_matches_numpy(data, dtype, n, m, mode, op, kernel):
-    if kernel == "fft" and dtype.kind != "f":
-        kernel = None  # the FFT path refuses integers (test_convolve.py checks the refusal)
+    if kernel in ("fft", "fft_block") and dtype.kind != "f":
+        kernel = None  # the FFT paths refuse integers (test_convolve.py checks the refusal)
     a = data.draw(arrays(dtype, (n,), bound=1e3), label="a")
     v = data.draw(arrays(dtype, (m,), bound=1e3), label="v")
     with warnings.catch_warnings(), np.errstate(all="ignore"):

@@ -32,6 +32,21 @@ def test_matmul_on_the_host_path_is_numpys(device, host_path, M, K, N, dtype):
     assert "host NumPy on the mapped buffers" in cg.explain_matmul(x, b)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matrix_vector_products_on_the_host_path_are_numpys_bits(device, host_path, dtype):
+    """Contiguous device operands (where the plan calls ndarray.dot, np.matmul's BLAS call) and
+    strided ones (np.matmul itself): np.matmul's bits, on every repeated call."""
+    a, v = random_array((257, 513), dtype, 3), random_array((513,), dtype, 4)
+    b = random_array((513, 5), dtype, 5)
+    x, xv, xb = (cg.asarray(t, device=device) for t in (a, v, b))
+    for _ in range(2):
+        for got, want in ((x @ xv, a @ v), (x @ xb, a @ b), (x[3] @ xb, a[3] @ b),
+                          (x[:, ::2] @ xv[::2], a[:, ::2] @ v[::2]),
+                          (x.T[:5] @ x[:, :7], a.T[:5] @ a[:, :7])):
+            assert isinstance(got, cg.DeviceArray)
+            assert np.asarray(got).tobytes() == want.tobytes()
+
+
 def test_host_path_shapes_dtypes_and_out(device, host_path):
     a = random_array((3, 4, 5), np.float32, 3)
     v = random_array((5,), np.float32, 4)

@@ -12,7 +12,7 @@ import pyopencl as cl
 
 import clarray_gemm as cg
 from clarray_gemm.bench.timing import device_seconds
-from conftest import random_array
+from conftest import assert_matches, random_array
 
 ROOT = Path(__file__).resolve().parents[1]
 FRESH = """
@@ -50,11 +50,11 @@ def test_device_time_switches_to_a_profiling_queue_in_order(device, monkeypatch)
     timing = device_seconds(device, lambda: x @ y, reps=3)
     assert device.profiling and _has_profiling(device.queue)
     assert timing.seconds > 0
-    np.testing.assert_allclose(np.asarray(before), a @ b, rtol=1e-5)
+    assert_matches(before, a.astype(np.float64) @ b)
     np.testing.assert_array_equal(view, a)
     x *= 2                    # a write after the switch: the old view keeps its snapshot
     np.testing.assert_array_equal(view, a)
-    np.testing.assert_allclose(np.asarray(x @ y), (2 * a) @ b, rtol=1e-5)
+    assert_matches(x @ y, (2 * a.astype(np.float64)) @ b)
     queue = device.queue
     device.enable_profiling()  # idempotent
     assert device.queue is queue
@@ -63,8 +63,8 @@ def test_device_time_switches_to_a_profiling_queue_in_order(device, monkeypatch)
     real = cl.enqueue_nd_range_kernel
     monkeypatch.setattr(cl, "enqueue_nd_range_kernel",
                         lambda q, *args, **kw: queues.append(q) or real(q, *args, **kw))
-    np.testing.assert_allclose(np.asarray(x @ y + 1), (2 * a) @ b + 1, rtol=1e-5)
-    np.testing.assert_allclose(np.asarray(prepared["gpu_blocked"]()), (2 * a) @ b, rtol=1e-5)
-    np.testing.assert_allclose(np.asarray(prepared["gemv_split"]()), (2 * a) @ b[:, 0],
-                               rtol=1e-5)
+    a64 = 2 * a.astype(np.float64)
+    assert_matches(x @ y + 1, a64 @ b + 1)
+    assert_matches(prepared["gpu_blocked"](), a64 @ b)
+    assert_matches(prepared["gemv_split"](), a64 @ b[:, 0])
     assert queues and all(q is queue for q in queues), queues

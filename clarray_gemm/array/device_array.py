@@ -29,11 +29,16 @@ from .geometry import (anchor, basic_view_geometry, c_strides, check_byte_size, 
 
 __all__ = ["DeviceArray", "call_ufunc", "new_array", "from_host", "is_device_array"]
 
+# The registries every operator and NumPy call reads, bound once (one global read per call
+# instead of a module attribute lookup; they are filled in place as ``ops`` registers).
+_UFUNCS, _OPERATORS = _dispatch.UFUNCS, _dispatch.OPERATORS
+_FUNCTIONS, _LIKE_FUNCTIONS = _dispatch.FUNCTIONS, _dispatch.LIKE_FUNCTIONS
+
 
 def call_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     """``ufunc(*inputs, **kwargs)`` with at least one device array among them: the registered
     device implementation (one dict lookup), else NumPy's ufunc on host views."""
-    impl = _dispatch.UFUNCS.get(ufunc)
+    impl = _UFUNCS.get(ufunc)
     if impl is not None:
         try:
             result = impl(ufunc, inputs, kwargs)
@@ -66,7 +71,7 @@ def _operators(ufunc: np.ufunc):
     """``__op__``, ``__rop__`` and ``__iop__`` for a binary ufunc."""
     def forward(self, other):
         if type(other) is DeviceArray:  # two device arrays: the registered short path first
-            fast = _dispatch.OPERATORS.get(ufunc)
+            fast = _OPERATORS.get(ufunc)
             if fast is not None:
                 try:
                     result = fast(self, other)
@@ -347,7 +352,9 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
 
     def assign_from(self, value: "DeviceArray") -> None:
         """Device-side copy of ``value`` (broadcast, cast) into this view."""
-        src = value.broadcast_view(self._shape)
+        # the same shape needs no broadcast view (NumPy's broadcast_to on a template array
+        # costs ~20 us a call: astype and copy of every view paid it)
+        src = value if value._shape == self._shape else value.broadcast_view(self._shape)
         src_buffer = src._storage.kernel_buffer()
         dst_buffer = self._storage.kernel_buffer(write=True)
         if src._storage is self._storage:
@@ -469,9 +476,9 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         for t in types:  # a loop, not all(...): ~0.3 us less on every NumPy function call
             if t is not DeviceArray and not issubclass(t, (DeviceArray, np.ndarray)):
                 return NotImplemented
-        impl = _dispatch.FUNCTIONS.get(func)
+        impl = _FUNCTIONS.get(func)
         if impl is not None:
-            if func in _dispatch.LIKE_FUNCTIONS:  # np.arange(..., like=x): NumPy drops like=
+            if func in _LIKE_FUNCTIONS:  # np.arange(..., like=x): NumPy drops like=
                 kwargs = dict(kwargs, like=self)
             try:
                 return impl(*args, **kwargs)

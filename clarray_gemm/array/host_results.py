@@ -4,15 +4,15 @@ write into, and NumPy's own fresh results taken over without a copy. Internal AP
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from ..device import Device
+from ..device import Device, register_fork_reset
 from ..memory import HOST_BORN_MAX_BYTES, Storage
 from .device_array import DeviceArray, from_host
 
-__all__ = ["host_result", "adopt_host"]
+__all__ = ["host_result", "result_maker", "adopt_host"]
 
 _new_object = object.__new__
 
@@ -22,28 +22,71 @@ def host_result(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, stri
     """Internal API for the host path (unified-memory devices): a fresh host-resident array of
     normalised geometry and the writable ndarray of its elements for NumPy to fill (kept as the
     array's host view, so the next operation on it builds none), followed by the host view of
-    each of ``operands`` (anything but a device array as it is)."""
-    if nbytes <= HOST_BORN_MAX_BYTES and device.info.host_unified_memory:
-        # DeviceArray.from_storage and Storage(device, nbytes, True) written out, as is
-        # host_view's cache check below: every small host-path result comes here, and the
-        # PoCL power-iteration step (three such results) measured ~3 us faster in its loop (57.9
-        # against 61.4 us, interleaved runs) than with the calls (tests/test_memory.py keeps the
-        # two constructions equal)
-        raw = np.empty(nbytes or 1, np.uint8)
-        out = _new_object(DeviceArray)
-        out._storage, out._shape, out._dtype = Storage.adopting(device, raw, nbytes), shape, dtype
-        out._strides, out._offset, out._size = strides, 0, math.prod(shape)
-        out.layout_key = (dtype, shape, strides)
-    else:
-        out = DeviceArray.from_storage(Storage(device, nbytes, True), shape, dtype, strides)
-        raw = out._storage._host
-    if raw is None:  # not host-resident (a discrete device): the checked route
-        view = out.host_view(write=True)
-    else:
-        view = np.ndarray(shape, dtype, raw, 0, strides)
+    each of ``operands`` (anything but a device array as it is). A plan that makes results of
+    one geometry again and again keeps :func:`result_maker`'s function instead."""
+    key = (device, nbytes, shape, dtype, strides)
+    make = _MAKERS.get(key)
+    if make is None:
+        make = result_maker(device, nbytes, shape, dtype, strides)
+        if len(_MAKERS) >= _MAKERS_KEPT:
+            _MAKERS.clear()
+        _MAKERS[key] = make
+    return make(*operands)
+
+
+_MAKERS: dict[tuple, Callable[..., Any]] = {}
+_MAKERS_KEPT = 1024
+register_fork_reset(_MAKERS)  # makers hold the parent's devices
+
+
+def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype,
+                 strides: tuple) -> Callable[..., Any]:
+    """:func:`host_result` for one geometry, resolved once: ``make(*operands)`` returns what
+    ``host_result(device, nbytes, shape, dtype, strides, *operands)`` returns."""
+    if not (nbytes <= HOST_BORN_MAX_BYTES and device.info.host_unified_memory):
+        def make_checked(*operands: Any) -> list:
+            out = DeviceArray.from_storage(Storage(device, nbytes, True), shape, dtype, strides)
+            if out._storage._host is None:  # not host-resident (a discrete device)
+                view = out.host_view(write=True)
+            else:
+                view = np.ndarray(shape, dtype, out._storage._host, 0, strides)
+                out._host_cache = (out._storage._host, view)
+            return _with_operands(out, view, operands)
+        return make_checked
+
+    # DeviceArray.from_storage and Storage(device, nbytes, True) (its ``adopting``) written out,
+    # with every constant bound here, as is host_view's cache check in _with_operands: every
+    # small host-path result comes here, and in the PoCL power-iteration loop (three such
+    # results a step, after a 4 MiB product) each Python frame and global lookup costs several
+    # times its time in isolation (tests/test_memory.py keeps the two constructions equal).
+    size, layout_key, alloc = math.prod(shape), (dtype, shape, strides), nbytes or 1
+    flat = nbytes > 0 and len(shape) == 1 and strides == (dtype.itemsize,)
+    empty, uint8, ndarray, new = np.empty, np.uint8, np.ndarray, _new_object
+
+    def make(*operands: Any) -> list:
+        raw = empty(alloc, uint8)
+        storage = new(Storage)
+        storage.device, storage.nbytes, storage._host, storage._unified = device, nbytes, raw, True
+        storage._exports = storage._read_map = storage._mapping = storage._buffer = None
+        storage._read_is_copy = storage._write_mapped = False
+        out = new(DeviceArray)
+        out._storage, out._shape, out._dtype = storage, shape, dtype
+        out._strides, out._offset, out._size = strides, 0, size
+        out.layout_key = layout_key
+        view = raw.view(dtype) if flat else ndarray(shape, dtype, raw, 0, strides)
         out._host_cache = (raw, view)
-    if not operands:
-        return out, view
+        results = [out, view]
+        for x in operands:  # _with_operands written out
+            if type(x) is DeviceArray:
+                cache = x._host_cache
+                x = cache[1] if cache is not None and cache[0] is x._storage._host else (
+                    x.host_view())
+            results.append(x)
+        return results
+    return make
+
+
+def _with_operands(out: DeviceArray, view: np.ndarray, operands: tuple) -> list:
     results = [out, view]
     for x in operands:
         if type(x) is DeviceArray:  # host_view()'s common case: the same mapping as last time

@@ -1,7 +1,8 @@
 """The 1-D convolution catalogue: choose a kernel for a :class:`ConvProblem` and launch it.
 
 The problem, the catalogue and the shared rules are in ``conv_problem.py``, the direct kernels
-in ``conv_direct.py``, the FFT path in ``conv_fft.py``; ``kernels/registry.py`` adds their
+in ``conv_direct.py``, the FFT paths in ``conv_fft.py`` (whole-signal transforms) and
+``conv_fft_block.py`` (overlap-save blocks, one work-group each); ``kernels/registry.py`` adds their
 variants to :data:`CATALOGUE`. Their public names are importable from here.
 """
 from __future__ import annotations
@@ -15,15 +16,18 @@ from .conv_direct import GPU_CHUNKS, GPU_FFT_MAC_RATIO, VEC_MIN_OUTPUTS, _gpu_re
 from .conv_direct import VARIANTS as DIRECT_VARIANTS
 from .conv_fft import FFT_MAC_RATIO, FFT_MIN_MASK, fft_length, fft_preferred
 from .conv_fft import VARIANTS as FFT_VARIANTS
+from .conv_fft_block import FFT_BLOCK_MIN_MASK, block_length, fft_block_preferred
+from .conv_fft_block import VARIANTS as FFT_BLOCK_VARIANTS
 from .conv_problem import CATALOGUE, ConvProblem, dtype_supported, launch_counts
 from .plans import PlanCache
 from .variant import Choice, Variant
 
 __all__ = ["ConvProblem", "CATALOGUE", "VARIANTS", "choose", "launch", "run", "launch_counts",
            "dtype_supported", "fft_length", "GPU_FFT_MAC_RATIO", "GPU_CHUNKS", "fft_preferred",
-           "FFT_MAC_RATIO", "FFT_MIN_MASK", "VEC_MIN_OUTPUTS"]
+           "FFT_MAC_RATIO", "FFT_MIN_MASK", "VEC_MIN_OUTPUTS", "block_length",
+           "fft_block_preferred", "FFT_BLOCK_MIN_MASK"]
 
-VARIANTS: tuple[Variant[ConvProblem], ...] = DIRECT_VARIANTS + FFT_VARIANTS
+VARIANTS: tuple[Variant[ConvProblem], ...] = DIRECT_VARIANTS + FFT_VARIANTS + FFT_BLOCK_VARIANTS
 """Every convolution kernel, in catalogue order."""
 
 

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, Sequence
 
+import numpy as np
 import pyopencl as cl
 
 from ..device import Device, DeviceInfo
 from ..dtypes import dtype_defines
 from .conv_fft import fft_preferred
-from .conv_problem import (INT_MAX, ConvProblem, direct_args, dtype_supported, launch_counts,
+from .conv_problem import (INT_MAX, ConvProblem, dtype_supported, launch_counts,
                            local_fits, round_up, wg_fits)
 from .programs import get_kernel
 from .variant import Variant
@@ -38,16 +39,37 @@ Fits = Callable[[ConvProblem, DeviceInfo, Mapping[str, int]], "str | None"]
 Rank = Callable[[ConvProblem, DeviceInfo], float]
 
 
-def _launch_direct(name: str):
-    """The launcher of ``conv_<name>.cl``: one work-item per ``VW * NV`` outputs (1 if unset)."""
-    def launch(device: Device, problem: ConvProblem, params: Mapping[str, int]) -> cl.Event:
+def _prepared(device: Device, name: str, kernel, global_size: int, wg: int,
+              problem: ConvProblem) -> Callable[..., cl.Event]:
+    """``run(x, x_offset, w, out)``: enqueue ``kernel`` in the direct kernels' convention for
+    ``problem``'s lengths, everything but the buffers and the signal's offset fixed once."""
+    i32, int64, queue = np.int32, np.int64, device.queue
+    n, m, pad, length = i32(problem.n), i32(problem.m), i32(problem.pad), i32(problem.length)
+    gsize, lsize = (global_size,), (wg,)
+
+    def run(x: cl.Buffer, x_offset: int, w: cl.Buffer, out: cl.Buffer) -> cl.Event:
+        launch_counts[name] += 1
+        return kernel(queue, gsize, lsize, x, int64(x_offset), n, w, m, pad, out, length)
+    return run
+
+
+def _prepare_direct(name: str):
+    """The ``prepare`` of ``conv_<name>.cl``: one work-item per ``VW * NV`` outputs (1 if unset)."""
+    def prepare(device: Device, problem: ConvProblem, params: Mapping[str, int]):
         defines = dtype_defines(problem.dtype)
         defines.update(params)
         kernel = get_kernel(device, f"conv_{name}.cl", f"conv_{name}", defines)
         wg = params["WG"]
         items = -(-problem.length // (params.get("VW", 1) * params.get("NV", 1)))
-        launch_counts[name] += 1
-        return kernel(device.queue, (round_up(items, wg),), (wg,), *direct_args(problem))
+        return _prepared(device, name, kernel, round_up(items, wg), wg, problem)
+    return prepare
+
+
+def _launch_by(prepare: Callable[..., Callable[..., cl.Event]]):
+    """A variant's ``launch`` through its ``prepare``."""
+    def launch(device: Device, problem: ConvProblem, params: Mapping[str, int]) -> cl.Event:
+        return prepare(device, problem, params)(problem.x, problem.x_offset, problem.w,
+                                                problem.out)
     return launch
 
 
@@ -57,12 +79,13 @@ def _plain_fits(p: ConvProblem, info: DeviceInfo, params: Mapping[str, int]) -> 
 
 def _direct(name: str, summary: str, defaults: Mapping[str, int],
             tunable: Mapping[str, Sequence[int]], rank: Rank | float,
-            fits: Fits = _plain_fits, launch: Callable | None = None) -> Variant[ConvProblem]:
+            fits: Fits = _plain_fits, prepare: Callable | None = None) -> Variant[ConvProblem]:
     """A direct kernel: source ``conv_<name>.cl``, entry ``conv_<name>``."""
+    prepare = prepare or _prepare_direct(name)
     return Variant(name=name, source=f"conv_{name}.cl", entry=f"conv_{name}", summary=summary,
                    defaults=defaults, fits=fits,
                    rank=rank if callable(rank) else (lambda p, info: rank),
-                   launch=launch or _launch_direct(name), tunable=tunable)
+                   launch=_launch_by(prepare), tunable=tunable, prepare=prepare)
 
 
 # -- const -------------------------------------------------------------------------------------
@@ -143,7 +166,7 @@ def _gpu_kernel_rank(p: ConvProblem, info: DeviceInfo) -> float:
     return 1.5
 
 
-def _gpu_launch(device: Device, problem: ConvProblem, params: Mapping[str, int]) -> cl.Event:
+def _gpu_prepare(device: Device, problem: ConvProblem, params: Mapping[str, int]):
     params = _gpu_resolve(problem, params)
     defines = dtype_defines(problem.dtype)
     defines.update(params)
@@ -153,8 +176,7 @@ def _gpu_launch(device: Device, problem: ConvProblem, params: Mapping[str, int])
     groups = -(-problem.length // (wg * params["R"]))
     if params["GPC"] > 0:
         groups = min(groups, params["GPC"] * device.info.compute_units)
-    launch_counts["gpu"] += 1
-    return kernel(device.queue, (groups * wg,), (wg,), *direct_args(problem))
+    return _prepared(device, "gpu", kernel, groups * wg, wg, problem)
 
 
 VARIANTS: tuple[Variant[ConvProblem], ...] = (
@@ -176,6 +198,6 @@ VARIANTS: tuple[Variant[ConvProblem], ...] = (
                    "groups per compute unit walk all tiles)",
             {"WG": 64, "R": 32, "JU": 16, "MC": 0, "GPC": 0},
             {"WG": (64, 128, 256), "R": (8, 16, 32), "JU": (8, 16), "GPC": (0, 4, 8)},
-            rank=_gpu_kernel_rank, fits=_gpu_fits, launch=_gpu_launch),
+            rank=_gpu_kernel_rank, fits=_gpu_fits, prepare=_gpu_prepare),
 )
 """In catalogue order (ties in rank go to the earlier)."""

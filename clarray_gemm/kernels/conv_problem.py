@@ -1,5 +1,5 @@
 """What every 1-D convolution kernel shares: the problem description, the catalogue, the dtype
-and resource rules, and the argument convention of the direct kernels.
+and resource rules (the direct kernels' argument convention is in ``conv_direct._prepared``).
 
 All kernels compute one formula, a correlation with zero "ghost cells" outside the input:
 
@@ -87,11 +87,3 @@ def local_fits(p: ConvProblem, info: DeviceInfo, params: Mapping[str, int],
     if need > info.local_mem_bytes:
         return f"needs {need} bytes of local memory, the device has {info.local_mem_bytes}"
     return dtype_supported(p, info) or wg_fits(params, info)
-
-
-def direct_args(problem: ConvProblem) -> tuple:
-    """Arguments in the shared convention of the direct kernels (see conv_basic.cl)."""
-    p = problem
-    i32 = np.int32
-    return (p.x, np.int64(p.x_offset), i32(p.n), p.w, i32(p.m), i32(p.pad), p.out,
-            i32(p.length))

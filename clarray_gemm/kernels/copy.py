@@ -2,6 +2,7 @@
 broadcasts and writes into strided views, without a round trip through the host."""
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
@@ -14,7 +15,7 @@ from ..drivers import calls
 from ..dtypes import ctype
 from .programs import get_kernel
 
-__all__ = ["strided_copy", "merge_dims", "as_long8", "MAX_DIMS"]
+__all__ = ["strided_copy", "prepare_strided_copy", "merge_dims", "as_long8", "MAX_DIMS"]
 
 MAX_DIMS = 8
 
@@ -39,6 +40,34 @@ def as_long8(values: Sequence[int], fill: int) -> np.ndarray:
     return np.array(padded, dtype=cltypes.long8)  # 10x cheaper than cltypes.make_long8
 
 
+def _is_plain(src_dtype: np.dtype, dst_dtype: np.dtype, dims: list, ss: list, ds: list) -> bool:
+    """A byte copy between two contiguous ranges (``clEnqueueCopyBuffer``, no kernel)."""
+    return (src_dtype == dst_dtype and len(dims) <= 1
+            and (not dims or (ss[0] == 1 and ds[0] == 1)))
+
+
+def _copy_launcher(device: Device, n: int, dims: list, ss: list, ds: list,
+                   src_dtype: np.dtype, dst_dtype: np.dtype):
+    """``copy(src, src_offset, dst, dst_offset, wait_for=None)`` through ``copy.cl`` for merged
+    dimensions ``dims`` and element strides ``ss``/``ds``: kernel, geometry and the fixed
+    arguments resolved here, each call only enqueues."""
+    defines = {"SRC_T": ctype(src_dtype), "DST_T": ctype(dst_dtype),
+               "TO_BOOL": int(dst_dtype == np.bool_ and src_dtype != np.bool_)}
+    if np.float64 in (src_dtype, dst_dtype):
+        defines["IS_FP64"] = 1
+    kernel = get_kernel(device, "copy.cl", "strided_copy", defines)
+    local = min(256, device.info.max_work_group_size)
+    gsize, lsize = ((n + local - 1) // local * local,), (local,)
+    count, shape8, src8, dst8 = np.int64(n), as_long8(dims, 1), as_long8(ss, 0), as_long8(ds, 0)
+    queue, int64 = device.queue, np.int64
+
+    def copy(src: cl.Buffer, src_offset: int, dst: cl.Buffer, dst_offset: int,
+             wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
+        return kernel(queue, gsize, lsize, count, src, int64(src_offset), dst,
+                      int64(dst_offset), shape8, src8, dst8, wait_for=wait_for)
+    return copy
+
+
 def strided_copy(device: Device, shape: Sequence[int],
                  src: cl.Buffer, src_dtype: np.dtype, src_offset: int, src_strides: Sequence[int],
                  dst: cl.Buffer, dst_dtype: np.dtype, dst_offset: int, dst_strides: Sequence[int],
@@ -48,28 +77,35 @@ def strided_copy(device: Device, shape: Sequence[int],
 
     Raises ``NotImplementedError`` when the layout needs more than 8 dimensions after merging
     (the caller goes through the host then)."""
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     if n == 0:
         return None
     dims, (ss, ds) = merge_dims(shape, src_strides, dst_strides)
     if len(dims) > MAX_DIMS:
         raise NotImplementedError("strided copy of more than 8 non-contiguous dimensions")
     src_dtype, dst_dtype = np.dtype(src_dtype), np.dtype(dst_dtype)
-    if (src_dtype == dst_dtype and len(dims) <= 1 and (not dims or (ss[0] == 1 and ds[0] == 1))):
+    if _is_plain(src_dtype, dst_dtype, dims, ss, ds):
         isz = src_dtype.itemsize
         return calls.copy(device.queue, dst, src, byte_count=n * isz,
                           src_offset=src_offset * isz, dst_offset=dst_offset * isz,
                           wait_for=wait_for)
-    defines = {"SRC_T": ctype(src_dtype), "DST_T": ctype(dst_dtype),
-               "TO_BOOL": int(dst_dtype == np.bool_ and src_dtype != np.bool_)}
-    if np.float64 in (src_dtype, dst_dtype):
-        defines["IS_FP64"] = 1
-    kernel = get_kernel(device, "copy.cl", "strided_copy", defines)
-    local = min(256, device.info.max_work_group_size)
-    global_size = (n + local - 1) // local * local
-    return kernel(device.queue, (global_size,), (local,), np.int64(n),
-                  src, np.int64(src_offset), dst, np.int64(dst_offset),
-                  as_long8(dims, 1), as_long8(ss, 0), as_long8(ds, 0), wait_for=wait_for)
+    return _copy_launcher(device, n, dims, ss, ds, src_dtype, dst_dtype)(
+        src, src_offset, dst, dst_offset, wait_for)
+
+
+def prepare_strided_copy(device: Device, shape: Sequence[int], src_dtype: np.dtype,
+                         src_strides: Sequence[int], dst_dtype: np.dtype,
+                         dst_strides: Sequence[int]):
+    """:func:`strided_copy` for one geometry, resolved once: a function
+    ``copy(src, src_offset, dst, dst_offset)`` (offsets in elements) that only enqueues, for a
+    plan's repeated calls; None where the copy is empty, a plain buffer copy or beyond 8
+    dimensions (the caller uses :func:`strided_copy` then)."""
+    n = math.prod(shape)
+    dims, (ss, ds) = merge_dims(shape, src_strides, dst_strides)
+    src_dtype, dst_dtype = np.dtype(src_dtype), np.dtype(dst_dtype)
+    if n == 0 or len(dims) > MAX_DIMS or _is_plain(src_dtype, dst_dtype, dims, ss, ds):
+        return None
+    return _copy_launcher(device, n, dims, ss, ds, src_dtype, dst_dtype)
 
 
 _dispatch.register_strided_copy(strided_copy)

@@ -196,7 +196,9 @@ def launch_standard(device: Device, problem: GemmProblem, variant: Variant[GemmP
 
 # -- naive -------------------------------------------------------------------------------------
 def _naive_launch(device: Device, problem: GemmProblem, params: Mapping[str, int]) -> cl.Event:
-    tx, ty = params["WG_X"], params["WG_Y"]
+    # a work-group no wider than the matrix (8 x 8 products: 64 work-items, not 256 with 3/4 idle)
+    tx = min(params["WG_X"], 1 << max(problem.N - 1, 0).bit_length())
+    ty = min(params["WG_Y"], 1 << max(problem.M - 1, 0).bit_length())
     gs = (_round_up(problem.N, tx), _round_up(problem.M, ty), problem.batch)
     return launch_standard(device, problem, CATALOGUE["naive"], {}, gs, (tx, ty, 1))
 

@@ -22,10 +22,12 @@ from ..array import DeviceArray, adopt_host, asarray, empty
 from ..device import Device
 from ..kernels import conv
 from ..kernels.conv import ConvProblem
+from ..kernels.copy import prepare_strided_copy
 from ..kernels.crossover import (FFT_LONG_SIGNAL, HOST_FFT_MIN_SIGNAL, crossover,
                                  has_host_path, prefer_host)
 from ..kernels.plans import PlanCache
 from ..kernels.variant import Choice
+from ..memory import Storage
 from ._common import compute_dtype, device_of, numpy_answers, take_operands
 from .convolve_host import block_length, fft_convolve_full
 
@@ -296,9 +298,11 @@ def _problem(plan: _Plan, x: DeviceArray | None = None, w: DeviceArray | None = 
                        None if out is None else out.storage.kernel_buffer(write=True))
 
 
-def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> DeviceArray:
+def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None,
+         choice: Choice[ConvProblem] | tuple[str, str] | None = None) -> DeviceArray:
     device = plan.device
-    choice = _choose(plan, kernel, params)
+    if choice is None:
+        choice = _choose(plan, kernel, params)
     if isinstance(choice, tuple):
         if plan.compute is not None or kernel in HOST_STRATEGIES:
             return _run_on_host(plan, choice[0])
@@ -318,9 +322,75 @@ def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None) -> D
     return out.copy() if plan.flip_out else out
 
 
-# (op, mode, shapes, dtypes, device) -> True when NumPy's own loops on the host run the call:
-# a repeated small call skips the plan (its checks passed when the entry was made).
-_HOST_DIRECT: PlanCache[bool] = PlanCache("convolve-host")
+class _DevicePlan:
+    """A repeated device call with its kernel chosen, its launch prepared and the mask's
+    reversed copy prepared: per call, the buffers, the output's allocation and two enqueues.
+    For calls whose signal is a contiguous device array of the compute dtype (used in place),
+    whose mask is a device array of that dtype, and whose result needs no cast or reversal."""
+
+    __slots__ = ("device", "swap", "m", "length", "dtype", "out_nbytes", "out_strides",
+                 "mask_shift", "copy_mask", "launch", "variant_launch", "problem_fields",
+                 "params")
+
+    def __init__(self, plan: _Plan, choice: Choice[ConvProblem], copy_mask, prepared):
+        isz = plan.compute.itemsize
+        self.device, self.swap = plan.device, plan.signal is not plan.a
+        self.m, self.length, self.dtype = plan.m, plan.length, plan.compute
+        self.out_nbytes, self.out_strides = plan.length * isz, (isz,)
+        step = plan.mask.strides[0] // isz
+        self.mask_shift = (plan.m - 1) * step if plan.flip_mask else 0
+        self.copy_mask, self.launch = copy_mask, prepared
+        self.variant_launch, self.params = choice.variant.launch, choice.params
+        self.problem_fields = (plan.n, plan.m, plan.pad, plan.length, plan.compute)
+
+    @classmethod
+    def build(cls, plan: _Plan, choice: Choice[ConvProblem] | tuple) -> "_DevicePlan | None":
+        """The plan of this call's kernel path, or None where a call needs the general one."""
+        signal, mask, compute = plan.signal, plan.mask, plan.compute
+        if (isinstance(choice, tuple) or plan.flip_out or plan.result_dtype != compute
+                or type(signal) is not DeviceArray or signal.dtype != compute
+                or signal.strides != (signal.itemsize,) or type(mask) is not DeviceArray
+                or mask.dtype != compute or mask.strides[0] % compute.itemsize):
+            return None
+        step = mask.strides[0] // compute.itemsize
+        copy_mask = prepare_strided_copy(plan.device, (plan.m,), compute,
+                                         (-step if plan.flip_mask else step,), compute, (1,))
+        if copy_mask is None:  # one tap, or a contiguous mask not reversed: the general path
+            return None
+        variant = choice.variant
+        prepared = (variant.prepare(plan.device, _problem(plan), choice.params)
+                    if variant.prepare is not None else None)
+        return cls(plan, choice, copy_mask, prepared)
+
+    def run(self, a: DeviceArray, v: DeviceArray) -> DeviceArray:
+        signal, mask = (v, a) if self.swap else (a, v)
+        device = self.device
+        w = Storage(device, self.m * self.dtype.itemsize)  # the mask, reversed: kept to the end
+        w_buffer = w.kernel_buffer(write=True)
+        self.copy_mask(mask.storage.kernel_buffer(), mask.element_offset + self.mask_shift,
+                       w_buffer, 0)
+        out = DeviceArray.from_storage(Storage(device, self.out_nbytes), (self.length,),
+                                       self.dtype, self.out_strides)
+        x_buffer, x_offset = signal.storage.kernel_buffer(), signal.element_offset
+        out_buffer = out.storage.kernel_buffer(write=True)
+        if self.launch is not None:
+            self.launch(x_buffer, x_offset, w_buffer, out_buffer)
+        else:
+            self.variant_launch(device, ConvProblem(*self.problem_fields, x_buffer, x_offset,
+                                                    w_buffer, out_buffer), self.params)
+        return out
+
+
+# (op, mode, operands' layouts, device) -> what a repeated call without kernel= or params= runs:
+# _HOST (NumPy's own loops on the host; the plan's checks passed when the entry was made), a
+# _DevicePlan, or _GENERAL (the full path, each call).
+_CALL_PLANS: PlanCache[object] = PlanCache("convolve-call")
+_HOST, _GENERAL = "host", "general"
+_find_call_plan = _CALL_PLANS.find
+
+
+def _operand_key(x: DeviceArray | np.ndarray) -> tuple:
+    return x.layout_key if type(x) is DeviceArray else (type(x), x.shape, x.dtype)
 
 
 def _call(op: str, a: Any, v: Any, mode: Any, kernel: str | None,
@@ -329,14 +399,21 @@ def _call(op: str, a: Any, v: Any, mode: Any, kernel: str | None,
     if (kernel is None and params is None and type(mode) in (str, int)
             and isinstance(a, arrays) and isinstance(v, arrays)):
         device = device_of(a, v)
-        key = (op, mode, type(a), a.shape, a.dtype, type(v), v.shape, v.dtype, device)
-        if _HOST_DIRECT._plans.get(key):
+        key = (op, mode, _operand_key(a), _operand_key(v), device)
+        cached = _find_call_plan(key)
+        if cached is _HOST:
             func = np.convolve if op == "convolve" else np.correlate
             return _wrap_host(func(_host_view(a), _host_view(v), mode), device)
+        if cached is not None and cached is not _GENERAL:
+            return cached.run(a, v)
         plan = _Plan(op, a, v, mode)
-        host = _host_choice(plan, None)
-        _HOST_DIRECT.get(key, lambda: host is not None and host[0] == "host")
-        return _run(plan, kernel, params)
+        choice = _choose(plan, None, None)
+        if isinstance(choice, tuple):
+            entry = _HOST if choice[0] == "host" and plan.compute is not None else _GENERAL
+        else:
+            entry = _DevicePlan.build(plan, choice) or _GENERAL
+        _CALL_PLANS.get(key, lambda: entry)
+        return _run(plan, kernel, params, choice)
     return _run(_Plan(op, a, v, mode), kernel, params)
 
 

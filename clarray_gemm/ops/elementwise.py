@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..array import DeviceArray, asarray, host_result
+from ..array import DeviceArray, asarray, result_maker
 from ..array.geometry import c_strides
 from ..device import Device, register_fork_reset
 from ..dtypes import PYTHON_SCALARS
@@ -129,6 +129,9 @@ class ElementwisePlan:
         self.host_reason = prefer_host(device, "elementwise", res[0], self.size)
         self.fresh_host = (self.host_reason is not None and spec.nout == 1 and self.size > 0
                            and not spec.cond_first)
+        if self.fresh_host:
+            self.make_out = result_maker(device, self.out_nbytes, self.shape, self.result,
+                                         self.out_strides)
         self.launcher = None
         if self.host_reason is None and self.size:
             self._plan_kernel(inputs, outs, mask)
@@ -264,18 +267,16 @@ class ElementwisePlan:
     def run_unary_host(self, a: DeviceArray) -> DeviceArray:
         """``run((a,), None, None)`` for a one-output host-path plan (``fresh_host``): NumPy's
         loop from the operand's mapping into a fresh host-resident buffer."""
-        out, view, host_a = host_result(self.device, self.out_nbytes, self.shape, self.result,
-                                        self.out_strides, a)
-        self.spec.ufunc(host_a, out=view, casting=self.casting)
+        out, view, host_a = self.make_out(a)
+        self.spec.ufunc(host_a, out=view)  # NumPy's default casting, as these plans' calls
         return out
 
     def run_binary_host(self, a: Any, b: Any) -> DeviceArray:
         """``run((a, b), None, None)`` for a one-output host-path plan (``fresh_host``; device
         arrays, or a device array and a Python scalar that needs no range check): NumPy's loop
         from the operands' mappings straight into a fresh host-resident buffer."""
-        out, view, host_a, host_b = host_result(self.device, self.out_nbytes, self.shape,
-                                                self.result, self.out_strides, a, b)
-        self.spec.ufunc(host_a, host_b, out=view, casting=self.casting)
+        out, view, host_a, host_b = self.make_out(a, b)
+        self.spec.ufunc(host_a, host_b, out=view)
         return out
 
     def _launch_flat(self, inputs: tuple, targets: list, mask: Any) -> None:
@@ -342,6 +343,8 @@ def _overlaps_differently(out: DeviceArray, x: DeviceArray) -> bool:
 
 
 _PLANS: PlanCache[ElementwisePlan] = PlanCache("elementwise")
+find_plan = _PLANS.find
+"""A cached plan by its key, or None (the short keys of :func:`binary_plan` and friends)."""
 
 
 def plan_for(spec: OpSpec, inputs: tuple, outs: tuple | None, mask: Any, casting: str,

@@ -19,7 +19,7 @@ from numpy._core import umath
 from .._dispatch import OPERATORS, implements, implements_ufunc
 from ..array import DeviceArray, host_function
 from ..dtypes import PYTHON_SCALARS, TYPED_SCALARS
-from .elementwise import OpSpec, binary_plan, run_op, scalar_plan, unary_plan
+from .elementwise import OpSpec, binary_plan, find_plan, run_op, scalar_plan, unary_plan
 
 __all__ = ["SPECS", "WHERE", "CLIP", "device_ufunc"]
 
@@ -63,7 +63,7 @@ def _on_two_device_arrays(spec: OpSpec, a: DeviceArray, b: DeviceArray) -> Any:
     device = a.device
     if device is not b.device:
         return NotImplemented
-    plan = binary_plan(spec, a, b, device)
+    plan = find_plan((spec, device, a.layout_key, b.layout_key)) or binary_plan(spec, a, b, device)
     if plan.fresh_flat:
         return plan.run_binary(a, b)
     if plan.fresh_host:
