@@ -1,0 +1,51 @@
+"""Where the wall clock of one ``a @ b`` call on device arrays goes beside its device time: the
+median per call (queue drained), the kernel's device time, and a cProfile of the calls.
+
+    python benches/probes/matmul_call_profile.py --case "1x8192x8192" --case "8192x8192x1"
+
+A case ``MxKxN`` with M == 1 (or N == 1) uses a 1-D left (right) operand.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+
+import numpy as np
+
+import clarray_gemm as cg
+from clarray_gemm.bench.timing import device_seconds
+from clock import median_us
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", action="append", required=True)
+    parser.add_argument("--device", default="NVIDIA")
+    parser.add_argument("--calls", type=int, default=50)
+    args = parser.parse_args()
+    device = cg.get_device(args.device)
+    rng = np.random.default_rng(0)
+    for case in args.case:
+        m, k, n = (int(d) for d in case.split("x"))
+        a = rng.standard_normal((k,) if m == 1 else (m, k)).astype(np.float32)
+        b = rng.standard_normal((k,) if n == 1 else (k, n)).astype(np.float32)
+        x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+        print(f"## {case}: {cg.explain_matmul(x, y).splitlines()[1]}")
+        wall = median_us(lambda: x @ y, args.calls, sync=device.synchronize)
+        dev = device_seconds(device, lambda: x @ y, reps=10).seconds * 1e6
+        print(f"wall {wall:.1f} us, device {dev:.1f} us")
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(args.calls):
+            x @ y
+            device.synchronize()
+        prof.disable()
+        text = io.StringIO()
+        pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(12)
+        print(text.getvalue())
+
+
+if __name__ == "__main__":
+    main()
