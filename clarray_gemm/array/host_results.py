@@ -39,23 +39,29 @@ _MAKERS_KEPT = 1024
 register_fork_reset(_MAKERS)  # makers hold the parent's devices
 
 
-def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype,
-                 strides: tuple) -> Callable[..., Any]:
+def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, strides: tuple,
+                 fill: Callable[..., Any] | None = None) -> Callable[..., Any]:
     """:func:`host_result` for one geometry, resolved once: ``make(*operands)`` returns what
-    ``host_result(device, nbytes, shape, dtype, strides, *operands)`` returns."""
+    ``host_result(device, nbytes, shape, dtype, strides, *operands)`` returns; with ``fill``
+    (a NumPy function with an ``out=``: a ufunc, ``np.ndarray.dot``), ``make`` calls
+    ``fill(*operand views, out=result view)`` and returns the result alone."""
     if not (nbytes <= HOST_BORN_MAX_BYTES and device.info.host_unified_memory):
-        def make_checked(*operands: Any) -> list:
+        def make_checked(*operands: Any) -> Any:
             out = DeviceArray.from_storage(Storage(device, nbytes, True), shape, dtype, strides)
             if out._storage._host is None:  # not host-resident (a discrete device)
                 view = out.host_view(write=True)
             else:
                 view = np.ndarray(shape, dtype, out._storage._host, 0, strides)
                 out._host_cache = (out._storage._host, view)
-            return _with_operands(out, view, operands)
+            args = [x.host_view() if type(x) is DeviceArray else x for x in operands]
+            if fill is None:
+                return [out, view, *args]
+            fill(*args, out=view)
+            return out
         return make_checked
 
     # DeviceArray.from_storage and Storage(device, nbytes, True) (its ``adopting``) written out,
-    # with every constant bound here, as is host_view's cache check in _with_operands: every
+    # with every constant bound here, as is host_view's cache check for the operands: every
     # small host-path result comes here, and in the PoCL power-iteration loop (three such
     # results a step, after a 4 MiB product) each Python frame and global lookup costs several
     # times its time in isolation (tests/test_memory.py keeps the two constructions equal).
@@ -63,7 +69,7 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype,
     flat = nbytes > 0 and len(shape) == 1 and strides == (dtype.itemsize,)
     empty, uint8, ndarray, new = np.empty, np.uint8, np.ndarray, _new_object
 
-    def make(*operands: Any) -> list:
+    def make(*operands: Any) -> Any:
         raw = empty(alloc, uint8)
         storage = new(Storage)
         storage.device, storage.nbytes, storage._host, storage._unified = device, nbytes, raw, True
@@ -75,25 +81,18 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype,
         out.layout_key = layout_key
         view = raw.view(dtype) if flat else ndarray(shape, dtype, raw, 0, strides)
         out._host_cache = (raw, view)
-        results = [out, view]
-        for x in operands:  # _with_operands written out
-            if type(x) is DeviceArray:
+        args = []
+        for x in operands:
+            if type(x) is DeviceArray:  # host_view()'s common case: the same mapping as before
                 cache = x._host_cache
                 x = cache[1] if cache is not None and cache[0] is x._storage._host else (
                     x.host_view())
-            results.append(x)
-        return results
+            args.append(x)
+        if fill is None:
+            return [out, view, *args]
+        fill(*args, out=view)
+        return out
     return make
-
-
-def _with_operands(out: DeviceArray, view: np.ndarray, operands: tuple) -> list:
-    results = [out, view]
-    for x in operands:
-        if type(x) is DeviceArray:  # host_view()'s common case: the same mapping as last time
-            cache = x._host_cache
-            x = cache[1] if cache is not None and cache[0] is x._storage._host else x.host_view()
-        results.append(x)
-    return results
 
 
 def adopt_host(result: np.ndarray, device: Device) -> DeviceArray:

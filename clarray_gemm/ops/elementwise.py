@@ -95,7 +95,7 @@ class ElementwisePlan:
         self.spec, self.device, self.casting = spec, device, casting
         self.supported = False
         self.fresh_flat = False  # run_binary() / run_unary() may run it
-        self.fresh_host = False  # run_binary_host() / run_unary_host() may run it
+        self.fresh_host = False  # host_run() may run it
         described = tuple(np.dtype(np.bool_) if type(x) is bool else type(x)
                           if type(x) in PYTHON_SCALARS else x.dtype for x in inputs)
         out_dtypes = (None,) * spec.nout if outs is None else tuple(o.dtype for o in outs)
@@ -129,9 +129,9 @@ class ElementwisePlan:
         self.host_reason = prefer_host(device, "elementwise", res[0], self.size)
         self.fresh_host = (self.host_reason is not None and spec.nout == 1 and self.size > 0
                            and not spec.cond_first)
-        if self.fresh_host:
-            self.make_out = result_maker(device, self.out_nbytes, self.shape, self.result,
-                                         self.out_strides)
+        if self.fresh_host:  # host_run(*operands): NumPy's loop into a fresh host-born result
+            self.host_run = result_maker(device, self.out_nbytes, self.shape, self.result,
+                                         self.out_strides, fill=spec.ufunc)
         self.launcher = None
         if self.host_reason is None and self.size:
             self._plan_kernel(inputs, outs, mask)
@@ -262,21 +262,6 @@ class ElementwisePlan:
         self.launcher(self.device.queue, *self.geometry, self.n_arg,
                       a.storage.kernel_buffer(), _offset_arg(a),
                       out.storage.buffer, _ZERO)  # a fresh, device-resident buffer
-        return out
-
-    def run_unary_host(self, a: DeviceArray) -> DeviceArray:
-        """``run((a,), None, None)`` for a one-output host-path plan (``fresh_host``): NumPy's
-        loop from the operand's mapping into a fresh host-resident buffer."""
-        out, view, host_a = self.make_out(a)
-        self.spec.ufunc(host_a, out=view)  # NumPy's default casting, as these plans' calls
-        return out
-
-    def run_binary_host(self, a: Any, b: Any) -> DeviceArray:
-        """``run((a, b), None, None)`` for a one-output host-path plan (``fresh_host``; device
-        arrays, or a device array and a Python scalar that needs no range check): NumPy's loop
-        from the operands' mappings straight into a fresh host-resident buffer."""
-        out, view, host_a, host_b = self.make_out(a, b)
-        self.spec.ufunc(host_a, host_b, out=view)
         return out
 
     def _launch_flat(self, inputs: tuple, targets: list, mask: Any) -> None:

@@ -38,8 +38,8 @@ from ..kernels.variant import Choice
 from ..dtypes import NARROW_INT_PRODUCTS, mma_operand_dtype
 from ..memory import Storage, format_bytes
 from ._common import compute_dtype, device_of, numpy_answers, operand, take_operands
-from .matmul_operands import (host_operand, operand_layout, operand_strides2, packed, shape2,
-                              two_level_layouts)
+from .matmul_operands import (host_operand, host_product, operand_layout, operand_strides2,
+                              packed, shape2, two_level_layouts)
 from .precision import TF32_BOUND, get_precision, resolve_precision
 
 try:  # NumPy's own exception type for this error (a TypeError subclass); private in NumPy 2.x
@@ -82,9 +82,6 @@ def _shapes(a_shape, b_shape):
 
 
 
-
-
-_BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class MatmulPlan:
@@ -148,16 +145,11 @@ class MatmulPlan:
                 self._plan_kernel(a, b, kernel, params)
         # NumPy straight into a fresh host-resident result: decided once, checked first per call
         self.host_into_mapping = self.kind == "host" and device.info.host_unified_memory
+        self.fast_run = self.run  # what a repeated ``a @ b`` calls
         if self.host_into_mapping:
-            self.make_out = result_maker(device, self.out_nbytes, self.out_shape,
-                                         self.result_dtype, self.out_strides)
-        # ... by ndarray.dot where it makes np.matmul's BLAS call (a C-contiguous float matrix
-        # times a contiguous vector or matrix of its dtype: the same bits) without the ufunc
-        # machinery: 0.25 against 0.56 us a call, more inside a host-path loop
-        self.host_dot = (self.host_into_mapping and dtype is None
-                         and type(a) is DeviceArray and type(b) is DeviceArray
-                         and a.ndim == 2 and b.ndim in (1, 2) and a.dtype == b.dtype
-                         and a.dtype in _BLAS_DTYPES and a.is_c_contiguous and b.is_c_contiguous)
+            self.fast_run = result_maker(device, self.out_nbytes, self.out_shape,
+                                         self.result_dtype, self.out_strides,
+                                         fill=host_product(a, b, dtype))
 
     def _plan_kernel(self, a, b, kernel, params) -> None:
         M, N, K, batch_shape, compute = self.M, self.N, self.K, self.batch_shape, self.compute
@@ -288,14 +280,7 @@ class MatmulPlan:
         """Compute ``a @ b`` (operands with this plan's key) into a fresh device array."""
         device = self.device
         if self.host_into_mapping:
-            out, view, ah, bh = self.make_out(a, b)
-            if self.host_dot:
-                ah.dot(bh, view)
-            elif self.dtype_arg is None:
-                np.matmul(ah, bh, view)
-            else:
-                np.matmul(ah, bh, out=view, dtype=self.dtype_arg)
-            return out
+            return self.fast_run(a, b)
         if self.kind == "kernel":
             return self._run_kernel(a, b)
         if self.kind == "row_blocks":
@@ -551,7 +536,7 @@ def _matmul_operator(a: DeviceArray, b: DeviceArray) -> Any:
     key = (a.layout_key, a.offset & 255, b.layout_key, b.offset & 255, device, get_precision())
     plan = _find_operator_plan(key) or _OPERATOR_PLANS.get(
         key, lambda: plan_for(a, b, None, device))
-    return plan.run(a, b)
+    return plan.fast_run(a, b)
 
 
 OPERATORS[np.matmul] = _matmul_operator

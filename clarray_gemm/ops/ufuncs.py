@@ -67,7 +67,7 @@ def _on_two_device_arrays(spec: OpSpec, a: DeviceArray, b: DeviceArray) -> Any:
     if plan.fresh_flat:
         return plan.run_binary(a, b)
     if plan.fresh_host:
-        return plan.run_binary_host(a, b)
+        return plan.host_run(a, b)
     if plan.supported:
         result = plan.run((a, b), None, None)
         return result[0] if len(result) == 1 else result
@@ -122,7 +122,7 @@ def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
             if plan.fresh_flat:
                 return plan.run_unary(a)
             if plan.fresh_host:
-                return plan.run_unary_host(a)
+                return plan.host_run(a)
             if plan.supported:
                 result = plan.run(inputs, None, None)
                 return result[0] if len(result) == 1 else result
@@ -139,7 +139,7 @@ def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
                 device = a.device if type(a) is DeviceArray else b.device
                 plan = scalar_plan(SPECS[ufunc], a, b, device)
                 if plan is not None and plan.fresh_host and not plan.int_scalars:
-                    return plan.run_binary_host(a, b)
+                    return plan.host_run(a, b)
         device = None
         for x in inputs:
             if type(x) is DeviceArray:
