@@ -65,8 +65,9 @@ def _largest_block(info: DeviceInfo, itemsize: int, npt: int) -> int:
 
 
 def _groups(p: ConvProblem, P: int) -> int:
-    B = P - p.m + 1
-    return -(-(-(-p.length // B)) // 2)
+    """Work-groups of a call: one per pair of blocks of P - m + 1 new outputs."""
+    blocks = -(-p.length // (P - p.m + 1))
+    return -(-blocks // 2)
 
 
 # Work per transformed point by block length, measured on an NVIDIA H100 in float32 (ps per

@@ -23,7 +23,8 @@ _VARIANTS = (
     (gemm.CATALOGUE, gemm_wgmma.VARIANTS),     # wgmma (Hopper tensor cores)
     (gemm.CATALOGUE, gemm_dmma.VARIANTS),      # dmma (FP64 tensor cores)
     (gemm.CATALOGUE, gemv_split.VARIANTS),     # gemv_split
-    (conv.CATALOGUE, conv.VARIANTS),           # basic, const, tiled, cached, vec, gpu, fft, fft_block
+    (conv.CATALOGUE, conv.VARIANTS),           # basic, const, tiled, cached, vec, gpu, fft,
+                                               # fft_block
 )
 
 
