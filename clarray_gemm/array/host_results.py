@@ -66,7 +66,8 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, str
     # results a step, after a 4 MiB product) each Python frame and global lookup costs several
     # times its time in isolation (tests/test_memory.py keeps the two constructions equal).
     size, layout_key, alloc = math.prod(shape), (dtype, shape, strides), nbytes or 1
-    flat = nbytes > 0 and len(shape) == 1 and strides == (dtype.itemsize,)
+    flat = (len(shape) == 1 and strides == (dtype.itemsize,) and shape[0] > 0
+            and nbytes == shape[0] * dtype.itemsize)
     empty, uint8, ndarray, new = np.empty, np.uint8, np.ndarray, _new_object
 
     def make(*operands: Any) -> Any:
