@@ -8,9 +8,6 @@ of many calls with the queue drained, then a cProfile of the whole call.
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
-import pstats
 
 import numpy as np
 
@@ -18,7 +15,7 @@ import clarray_gemm as cg
 from clarray_gemm.bench.raw_opencl import RawOpenCL
 from clarray_gemm.kernels import conv
 from clarray_gemm.kernels.conv import ConvProblem
-from clock import median_us
+from clock import median_us, profile
 
 
 def main() -> None:
@@ -59,15 +56,8 @@ def main() -> None:
     ]
     for label, call in rows:
         print(f"{median_us(call, calls):9.1f}  {label}")
-    prof = cProfile.Profile()
-    prof.enable()
-    for _ in range(calls):
-        np.convolve(x, v)
-        finish()
-    prof.disable()
-    text = io.StringIO()
-    pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(18)
-    print("\n## cProfile: np.convolve(x, v); finish\n" + text.getvalue())
+    print("\n## cProfile: np.convolve(x, v); finish\n"
+          + profile(lambda: (np.convolve(x, v), finish()), calls, 18))
 
 
 if __name__ == "__main__":

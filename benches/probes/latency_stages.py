@@ -7,9 +7,6 @@ raw pyopencl calls it stands on, and each row is profiled with cProfile.
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
-import pstats
 
 import numpy as np
 import pyopencl as cl
@@ -17,18 +14,7 @@ import pyopencl as cl
 import clarray_gemm as cg
 from clarray_gemm.bench.raw_opencl import RawOpenCL
 from clarray_gemm.memory import Storage
-from clock import median_us
-
-
-def profile(call, calls: int, top: int = 14) -> str:
-    prof = cProfile.Profile()
-    prof.enable()
-    for _ in range(calls):
-        call()
-    prof.disable()
-    out = io.StringIO()
-    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(top)
-    return out.getvalue()
+from clock import median_us, profile
 
 
 def main() -> None:

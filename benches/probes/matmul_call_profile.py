@@ -8,15 +8,12 @@ A case ``MxKxN`` with M == 1 (or N == 1) uses a 1-D left (right) operand.
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
-import pstats
 
 import numpy as np
 
 import clarray_gemm as cg
 from clarray_gemm.bench.timing import device_seconds
-from clock import median_us
+from clock import median_us, profile
 
 
 def main() -> None:
@@ -36,15 +33,7 @@ def main() -> None:
         wall = median_us(lambda: x @ y, args.calls, sync=device.synchronize)
         dev = device_seconds(device, lambda: x @ y, reps=10).seconds * 1e6
         print(f"wall {wall:.1f} us, device {dev:.1f} us")
-        prof = cProfile.Profile()
-        prof.enable()
-        for _ in range(args.calls):
-            x @ y
-            device.synchronize()
-        prof.disable()
-        text = io.StringIO()
-        pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(12)
-        print(text.getvalue())
+        print(profile(lambda: (x @ y, device.synchronize()), args.calls, 12))
 
 
 if __name__ == "__main__":

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import cProfile
-import io
-import pstats
 import time
 
 import numpy as np
@@ -17,6 +14,7 @@ import pyopencl as cl
 
 import clarray_gemm as cg
 from clarray_gemm.bench import programs
+from clock import profile
 
 
 def main() -> None:
@@ -49,14 +47,7 @@ def main() -> None:
         call()
         times.append(time.perf_counter() - start)
     print(f"wall per call: median {np.median(times) * 1e3:.2f} ms")
-    prof = cProfile.Profile()
-    prof.enable()
-    for _ in range(args.calls):
-        call()
-    prof.disable()
-    out = io.StringIO()
-    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(18)
-    print(out.getvalue())
+    print(profile(call, args.calls, 18))
 
 
 if __name__ == "__main__":
