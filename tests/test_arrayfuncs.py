@@ -223,11 +223,13 @@ def test_repeated_host_norm_is_numpys_bits(host_path, dtype):
         cases = [(x[3], base[3]), (x[:, 5], base[:, 5]), (x[2][::-3], base[2][::-3]),
                  (x, base), (x.T, base.T), (x[1:30:2, ::2], base[1:30:2, ::2])]
         for dev, host in cases:
-            got = np.linalg.norm(dev)
-            assert isinstance(got, cg.DeviceArray) and got.shape == ()
-            want = np.linalg.norm(host)
-            assert np.asarray(got).dtype == want.dtype
-            assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (dev.shape, dev.strides)
+            for ord in (None, 2 if dev.ndim == 1 else "fro"):
+                got = np.linalg.norm(dev, ord)
+                assert isinstance(got, cg.DeviceArray) and got.shape == ()
+                want = np.linalg.norm(host, ord)
+                assert np.asarray(got).dtype == want.dtype
+                assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (
+                    dev.shape, dev.strides, ord)
         x[...] = base * 2
         base = base * 2
 

@@ -162,8 +162,8 @@ def triu(m: DeviceArray, k: int = 0) -> Any:
     return np.where(_tri_mask(m, k - 1, True), zeros((), m.dtype, device=m.device), m)
 
 
-# (device, layout) -> (one contiguous vector: no ravel, the 0-d result's maker) where
-# ``np.linalg.norm(x)`` (no ord, axis or keepdims) of a float array runs NumPy's formula on the
+# (device, layout, ord) -> (one contiguous vector: no ravel, the 0-d result's maker) where
+# ``np.linalg.norm(x, ord)`` (no axis or keepdims) of a float array runs NumPy's formula on the
 # host mapping: a repeated call (a power iteration's step) skips the checks and the crossover
 # lookup. PoCL power-iteration program (1024^2, 40 steps; interleaved runs): 0.746x -> 0.798x
 # NumPy; inside that loop, after a 4 MiB product, every Python frame and dict the call touches
@@ -176,9 +176,9 @@ _sqrt = np.sqrt
 @implements(np.linalg.norm)
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
     """``np.linalg.norm`` for 2-norms of vectors and Frobenius norms: sqrt(sum(x*x))."""
-    if (ord is None and axis is None and not keepdims and type(x) is DeviceArray
-            and (plan := _find_host_norm((x.device, x.layout_key)))):
-        flat, make_out = plan  # _host_norm written out: one Python frame less in the loop
+    if (axis is None and not keepdims and type(x) is DeviceArray
+            and (plan := _find_host_norm((x.device, x.layout_key, ord)))):
+        flat, make_out = plan  # written out here: a frame less inside a host-path loop
         out, view, host = make_out(x)
         view[()] = _sqrt(host.dot(host) if flat else _flat_dot(host))
         return out
@@ -189,11 +189,11 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     if host_wins(x.device, "reduce", x.dtype, x.size):
         # unified memory, small work: NumPy's norm (one BLAS dot) on the mapping, not 3 ops
         if axis is None and not keepdims and x.dtype.kind == "f":
-            flat = x.ndim == 1 and x.strides == (x.itemsize,)
-            if ord is None:  # NumPy's formula keeps the dtype: a 0-d result of x's
-                _HOST_NORMS.get((x.device, x.layout_key), lambda: (flat, result_maker(
-                    x.device, x.itemsize, (), x.dtype, ())))
-            return _host_norm(x, flat)
+            # NumPy's formula (ravel, dot, sqrt) keeps the dtype: a 0-d result of x's
+            _HOST_NORMS.get((x.device, x.layout_key, ord), lambda: (
+                x.ndim == 1 and x.strides == (x.itemsize,),
+                result_maker(x.device, x.itemsize, (), x.dtype, ())))
+            return norm(x, ord)  # now by the plan
         result = np.linalg.norm(x.host_view(), ord=ord, axis=axis, keepdims=keepdims)
         if type(result) is not np.ndarray:  # a NumPy scalar: stored into a 0-d result
             out, view = host_result(x.device, result.itemsize, (), result.dtype, ())
@@ -206,18 +206,6 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     if x.dtype.kind != "f":
         x = x.astype(np.float64)
     return np.sqrt(np.sum(np.multiply(x, x), axis=axis, keepdims=keepdims))
-
-
-def _host_norm(x: DeviceArray, flat: bool) -> DeviceArray:
-    """NumPy's own formula for the 2-norm of all of a float array (np.linalg.norm: ravel, dot,
-    sqrt; the same bits) on its host mapping (``flat``: one contiguous vector, its own ravel),
-    into a 0-d host-path result."""
-    cache = x._host_cache  # host_view()'s common case: the same mapping as last time
-    host = cache[1] if cache is not None and cache[0] is x._storage._host else x.host_view()
-    result = _sqrt(host.dot(host) if flat else _flat_dot(host))
-    out, view = host_result(x.device, result.itemsize, (), result.dtype, ())
-    view[()] = result
-    return out
 
 
 def _flat_dot(host: np.ndarray) -> Any:
