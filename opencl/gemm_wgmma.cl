@@ -24,7 +24,7 @@
 //     along M or N, MN_LBO), SBO = 8 K rows (1024 bytes, MN_SBO); the instruction transposes.
 //
 // TF32 operands must be K-major (the instruction has no transpose for them): the host hands
-// this kernel A row-major and B column-major, rounded to TF32 (opencl/tf32_pack.cl), since the
+// this kernel A row-major and B column-major, rounded to TF32 (opencl/operand_pack.cl), since the
 // instruction reads float32 bits and drops the 13 low ones.
 //
 // Every tile starts on a 1024-byte boundary (the swizzle repeats every 1024 bytes of address).

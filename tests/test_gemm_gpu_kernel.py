@@ -86,6 +86,58 @@ def test_parameters(cpu, params):
         assert rel_error(got, want) < 1e-5, (params, ta, tb, shape)
 
 
+@pytest.mark.parametrize("shape,batch,shared_a", [((7, 5, 3), (), False), ((33, 257, 31), (), False),
+                                                 ((128, 130, 64), (), False),
+                                                 ((13, 11, 17), (4,), False),
+                                                 ((16, 40, 9), (3,), True)])
+def test_packed_a(cpu, monkeypatch, shape, batch, shared_a):
+    """PACK_A=1: A copied k-major into scratch space first (operand_pack.cl), in batches or
+    once for a broadcast A; the same bits as reading A in place, every element written."""
+    packed = []
+    real = gemm_gpu._prepare_packed
+    monkeypatch.setattr(gemm_gpu, "_prepare_packed",
+                        lambda *args: packed.append(args[1]) or real(*args))
+    rng = np.random.default_rng(sum(shape))
+    a, b = _operands(rng, *shape, False, False, batch=batch)
+    if shared_a:
+        a = a[0]
+    x, y = cg.asarray(a, device=cpu), cg.asarray(b, device=cpu)
+    want = np.matmul(a.astype(np.float64), b)
+    for pack in (1, 0):
+        for params in ({"PACK_A": pack}, {"PACK_A": pack, "PRESET": 7}):
+            out = cg.asarray(np.full(want.shape, np.nan, np.float32), device=cpu)  # poisoned
+            cg.matmul(x, y, out=out, kernel=KERNEL, params=params)
+            got = np.asarray(out)
+            assert rel_error(got, want) < 1e-5, params
+            if pack:
+                first = got
+            else:
+                np.testing.assert_array_equal(got, first)
+    assert len(packed) == 2
+    text = cg.explain_matmul(x, y, kernel=KERNEL, params={"PACK_A": 1})
+    assert "A first packed k-major" in text, text
+
+
+def test_packed_a_refusals(cpu, h100_info):
+    """PACK_A takes float32 and one batch level, unsplit; automatically only on GPUs, for wide
+    products of a row-major A."""
+    x = cg.asarray(np.ones((8, 8), np.int32), device=cpu)
+    with pytest.raises(ValueError, match="float32"):
+        cg.matmul(x, x, kernel=KERNEL, params={"PACK_A": 1})
+    y = cg.asarray(np.ones((8, 8), np.float32), device=cpu)
+    with pytest.raises(ValueError, match="KSPLIT 1"):
+        cg.matmul(y, y, kernel=KERNEL, params={"PACK_A": 1, "KSPLIT": 2})
+    assert gemm_gpu.resolve(_problem(4096, 4096, 4096), h100_info, {})["PACK_A"] == 1
+    assert gemm_gpu.resolve(_problem(4096, 4096, 4096), cpu.info, {})["PACK_A"] == 0
+    assert gemm_gpu.resolve(_problem(4096, 2048, 4096), h100_info, {})["PACK_A"] == 0  # narrow
+    small = dataclasses.replace(h100_info, global_mem_bytes=1 << 29)  # scratch 64 MiB > 1/16
+    assert gemm_gpu.resolve(_problem(4096, 4096, 4096), small, {})["PACK_A"] == 0
+    assert gemm_gpu.resolve(_problem(4096, 4096, 4096, trans_a=True), h100_info,
+                            {})["PACK_A"] == 0  # already k-major
+    assert gemm_gpu.resolve(_problem(4096, 4096, 4096), h100_info,
+                            {"PACK_A": 0})["PACK_A"] == 0
+
+
 def test_split_k_with_empty_slices(cpu):
     # K = 9 in 8 slices of one K step each: slices past K write zeros that the sum must ignore.
     rng = np.random.default_rng(11)
@@ -307,7 +359,9 @@ def _oclgrind_child() -> None:
              ((64, 128, 48), False, False, {"PRESET": 2}),
              ((128, 128, 20), True, True, {"PRESET": 7, "GROUP_M": 1}),
              ((31, 37, 29), False, True, {"PRESET": 4, "DTYPE": "int32"}),
-             ((17, 19, 40), True, False, {"PRESET": 4, "KSPLIT": 2, "PAD_A": 0, "DTYPE": "int64"})]
+             ((17, 19, 40), True, False, {"PRESET": 4, "KSPLIT": 2, "PAD_A": 0, "DTYPE": "int64"}),
+             ((37, 41, 35), False, False, {"PRESET": 7, "PACK_A": 1}),
+             ((32, 20, 33), False, True, {"PRESET": 4, "PACK_A": 1})]
     ok = True
     for shape, ta, tb, params in cases:
         params = dict(params)
@@ -388,6 +442,20 @@ def test_gpu_slivers_split_off(real_gpu, shape):
     b = rng.standard_normal((K, N)).astype(np.float32)
     x, y = cg.asarray(a, device=real_gpu), cg.asarray(b, device=real_gpu)
     assert "split where the last tiles would hold slivers" in cg.explain_matmul(x, y)
+    for _ in range(2):
+        assert rel_error(np.asarray(x @ y), a.astype(np.float64) @ b) < 1e-5
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(4096, 4096, 512), (1000, 4099, 333)])
+def test_gpu_packed_a(real_gpu, shape):
+    """Wide products pack A k-major first (automatically where M is a multiple of 4)."""
+    M, N, K = shape
+    rng = np.random.default_rng(M + K)
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    x, y = cg.asarray(a, device=real_gpu), cg.asarray(b, device=real_gpu)
+    assert "A first packed k-major" in cg.explain_matmul(x, y)
     for _ in range(2):
         assert rel_error(np.asarray(x @ y), a.astype(np.float64) @ b) < 1e-5
 

@@ -1,5 +1,5 @@
 """The warpgroup tensor-core GEMM (``wgmma``, opencl/gemm_wgmma.cl), its TF32 operand packing
-(opencl/tf32_pack.cl) and the sm_90a rebuild.
+(opencl/operand_pack.cl) and the sm_90a rebuild.
 
 Off Hopper (PoCL, Oclgrind) the kernel runs only when forced with ``EMULATE=1``: the same tiles,
 swizzled layouts (K-major at 32, 64 and 128-byte rows, MN-major panels), copy ring, edges and

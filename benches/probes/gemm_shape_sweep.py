@@ -5,7 +5,8 @@ float64, and what the library picks by itself.
     python benches/probes/gemm_shape_sweep.py --shape 10000x8x8x8 \\
         --configs '{"kernel": "naive"}' '{"kernel": "gpu_blocked", "params": {"KSPLIT": 2}}'
 
-A shape is ``BxMxKxN`` (a batch of B products; torch.bmm) or ``MxKxN``.
+A shape is ``BxMxKxN`` (a batch of B products; torch.bmm) or ``MxKxN``. ``--orient tn`` stores
+A transposed (the operand is a contiguous K x M array's ``.T``), ``nt`` B, ``tt`` both.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def main() -> None:
     parser.add_argument("--configs", nargs="*", default=[], help="JSON: kernel and params")
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--calls", type=int, default=30)
+    parser.add_argument("--orient", default="nn", choices=["nn", "tn", "nt", "tt"])
     args = parser.parse_args()
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -36,11 +38,12 @@ def main() -> None:
         lead = () if batch is None else (batch,)
         a = rng.standard_normal(lead + (m, k)).astype(dtype)
         b = rng.standard_normal(lead + (k, n)).astype(dtype)
-        x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+        x, y = (cg.asarray(np.ascontiguousarray(v.swapaxes(-1, -2)), device=device).swapaxes(-1, -2)
+                if t == "t" else cg.asarray(v, device=device) for v, t in zip((a, b), args.orient))
         ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
         ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
         peer = median_us(lambda: ta @ tb, args.calls, sync=torch.cuda.synchronize)
-        print(f"{shape} {dtype}: torch {peer:.1f} us", flush=True)
+        print(f"{shape} {dtype} {args.orient}: torch {peer:.1f} us", flush=True)
         picked = cg.explain_matmul(x, y).splitlines()
         print("  default picks: " + " | ".join(line for line in picked if "kernel:" in line
                                                  or "parameters:" in line), flush=True)

@@ -5,11 +5,14 @@ A work-group computes a BM x BN tile of C (for large products 128 x 128 with 128
 per shape, the tile preset and the number of K slices (split-K, summed by a second small kernel)
 so that small or skinny products still fill the GPU; every choice is a ``-D`` parameter that can
 be forced with ``params=``. Operands are read in place in any layout (``TRANS_A``/``TRANS_B``):
-aligned ones with 16-byte vector loads, others with scalar loads, so nothing is packed.
+aligned ones with 16-byte vector loads, others with scalar loads. One exception: a large
+row-major float32 A is first copied k-major into scratch space (``PACK_A``, by
+``opencl/operand_pack.cl``), which the kernel stores into its local tiles as whole vectors.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Mapping
 
 import numpy as np
@@ -24,27 +27,39 @@ from .variant import Variant
 __all__ = ["PRESETS", "resolve", "VARIANT", "VARIANTS"]
 
 SOURCE = "gemm_gpu.cl"
+PACK_SOURCE = "operand_pack.cl"
 
 # Integers multiply-add in their unsigned type (wrapping as NumPy's); 8-byte ones take the float64
 # presets (twice the registers of a 4-byte micro-tile).
 INTEGERS = tuple(np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.uint64))
 
-# Tile presets (BM, BN, TM, TN, BK, EDGE_ONLY_CLAMP). 1-4 have 256 work-items: the 8 x 8
+# Tile presets (BM, BN, TM, TN, BK, EDGE_ONLY_CLAMP, PAD_A). 1-4 have 256 work-items: the 8 x 8
 # micro-tile does 64 FMAs per four 16-byte local reads; 2-4 trade that for more work-groups on
 # small shapes (their BK is 16 so that every work-item still loads whole 4-vectors). 5-8 hold
-# 128 values per work-item (16 x 8 or 8 x 16): 128 FMAs per six local reads. The last field is
-# the measured better setting of EDGE_ONLY_CLAMP: the unclamped interior loads let ptxas issue
-# them early, which speeds up the smaller presets but costs preset 7 sixteen registers and 2-4%.
-PRESETS: dict[int, tuple[int, int, int, int, int, int]] = {
-    1: (128, 128, 8, 8, 8, 1),
-    2: (64, 128, 4, 8, 16, 1),
-    3: (128, 64, 8, 4, 16, 1),
-    4: (64, 64, 4, 4, 16, 1),
-    5: (128, 256, 8, 16, 8, 1),
-    6: (256, 128, 16, 8, 8, 1),
-    7: (128, 128, 16, 8, 8, 0),
-    8: (128, 128, 8, 16, 8, 0),
+# 128 values per work-item (16 x 8 or 8 x 16): 128 FMAs per six local reads. The last two fields
+# are the measured better settings of EDGE_ONLY_CLAMP and PAD_A. The unclamped interior loads
+# let ptxas issue them early, which speeds up the smaller presets. Preset 7 with PAD_A 4 ran 2-4%
+# faster clamped everywhere; unpadded, unclamped interiors win again: H100 float32, wall clock,
+# 4096^3 0.853x -> 0.886x cuBLAS, 2048^3 0.78x -> 0.88x; A packed k-major 0.90x -> 0.93x
+# (benches/runs/h100-gemm-fp32-pack-s12.md).
+PRESETS: dict[int, tuple[int, int, int, int, int, int, int]] = {
+    1: (128, 128, 8, 8, 8, 1, 4),
+    2: (64, 128, 4, 8, 16, 1, 4),
+    3: (128, 64, 8, 4, 16, 1, 4),
+    4: (64, 64, 4, 4, 16, 1, 4),
+    5: (128, 256, 8, 16, 8, 1, 4),
+    6: (256, 128, 16, 8, 8, 1, 4),
+    7: (128, 128, 16, 8, 8, 1, 0),
+    8: (128, 128, 8, 16, 8, 0, 4),
 }
+# A row-major float32 A is packed k-major first (PACK_A -1: here) when the product is wide
+# enough for the pack's pass over A (8*M*K bytes) to cost less than the ~4% it saves the
+# product. H100, wall clock against cuBLAS: 4096^3 0.885x -> 0.913x, 8192^3 0.892x -> 0.929x;
+# at 2048^3 and 2048x8192x2048 the two cancel (0.88x either way), at 1536^3 and below the pack
+# loses. Only preset 7, unsplit, where it was measured, and only while the scratch copy stays
+# small beside the device's memory.
+_PACK_A_MIN_N = 4096
+_PACK_A_MEMORY_SHARE = 16
 # Modelled throughput of a compute unit running each preset, relative to preset 7 (which
 # matches the geometry of cuBLAS's own FP32 kernel: 128 x 128 tiles, 128 work-items, 16 x 8
 # values each) with two resident work-groups, from the H100 measurements in
@@ -78,8 +93,8 @@ def _preset_model(problem: GemmProblem) -> tuple[tuple[int, ...], dict[int, floa
         return (_AUTO_INT64, _EFFICIENCY_INT64) if wide else (_AUTO_INT, _EFFICIENCY_INT)
     return (_AUTO_FP64, _EFFICIENCY_FP64) if wide else (_AUTO, _EFFICIENCY)
 
-DEFAULTS = {"PRESET": 0, "BK": 0, "KSPLIT": 0, "GROUP_M": 16, "WARP_X": 8, "PAD_A": 4, "PAD_B": 0,
-            "EDGE_ONLY_CLAMP": -1}
+DEFAULTS = {"PRESET": 0, "BK": 0, "KSPLIT": 0, "GROUP_M": 16, "WARP_X": 8, "PAD_A": -1,
+            "PAD_B": 0, "EDGE_ONLY_CLAMP": -1, "PACK_A": -1}
 
 
 def _vec_ok(op: GemmOperand, contiguous_extent: int) -> bool:
@@ -105,15 +120,17 @@ def _cost(problem: GemmProblem, info: DeviceInfo, preset: int, ksplit: int) -> f
 
 def resolve(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict[str, int]:
     """The full ``-D`` parameter set for ``problem``: PRESET 0 and KSPLIT 0 mean "chosen by the
-    shape" (the fewest modelled waves of work), BK 0 and EDGE_ONLY_CLAMP -1 the preset's, VEC_*
-    follow the operands' alignment."""
+    shape" (the fewest modelled waves of work), BK 0, EDGE_ONLY_CLAMP -1 and PAD_A -1 the
+    preset's, PACK_A -1 by :func:`_packs_a`; VEC_* follow the operands' alignment (of A as
+    packed, with PACK_A 1)."""
     out = dict(DEFAULTS)
     out.update(params)
     preset, ksplit = int(out["PRESET"]), int(out["KSPLIT"])
     if preset == 0 or ksplit == 0:
         presets = [preset] if preset else list(_preset_model(problem)[0])
         splits = [ksplit] if ksplit else [s for s in (1, 2, 3, 4, 6, 8, 12, 16)
-                                          if s == 1 or problem.K // s >= 256]
+                                          if s == 1 or problem.K // s >= 256
+                                          and out["PACK_A"] <= 0]  # both use the scratch
         units = max(info.compute_units, 1)
 
         def fills(pr: int) -> bool:  # split K only where the unsplit groups leave units idle
@@ -124,15 +141,47 @@ def resolve(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -
                     if s == 1 or ksplit or not fills(pr)),  # a forced KSPLIT stands
                    key=lambda ps: _cost(problem, info, *ps))
         preset, ksplit = best
-    bm, bn, tm, tn, bk, edge = PRESETS[preset]
+    bm, bn, tm, tn, bk, edge, pad_a = PRESETS[preset]
     out.update(PRESET=preset, KSPLIT=ksplit, BM=bm, BN=bn, TM=tm, TN=tn, BK=out["BK"] or bk)
     if out["EDGE_ONLY_CLAMP"] < 0:
         out["EDGE_ONLY_CLAMP"] = edge
+    if out["PAD_A"] < 0:
+        out["PAD_A"] = pad_a
     p = problem
+    if out["PACK_A"] < 0:
+        out["PACK_A"] = int(_packs_a(p, info, preset, ksplit))
+    if out["PACK_A"] > 0 and _pack_a_unfit(p) is None:
+        p = packed_a(p)
     out["VEC_A"] = int(_vec_ok(p.a, p.M if p.a.trans else p.K))
     out["VEC_B"] = int(_vec_ok(p.b, p.K if p.b.trans else p.N))
     out["VEC_C"] = int(ksplit > 1 and p.N % 4 == 0 or _vec_ok(p.c, p.N))
     return out
+
+
+def _pack_a_unfit(p: GemmProblem) -> str | None:
+    """Why A cannot be packed (operand_pack.cl moves 4-byte floats of one batch level)."""
+    if p.dtype != np.float32:
+        return "PACK_A takes float32 only"
+    if p.batch_inner:
+        return "PACK_A takes one batch level only"
+    return None
+
+
+def _packs_a(p: GemmProblem, info: DeviceInfo, preset: int, ksplit: int) -> bool:
+    """PACK_A's automatic setting: a wide float32 product of a row-major A on a GPU."""
+    scratch = 4 * p.M * p.K * (p.batch if p.a.batch_stride else 1)
+    return (info.is_gpu and not info.is_simulator and not p.a.trans and preset == 7
+            and ksplit == 1 and p.N >= _PACK_A_MIN_N and p.M % 4 == 0
+            and scratch <= min(info.max_alloc_bytes, info.global_mem_bytes // _PACK_A_MEMORY_SHARE)
+            and _pack_a_unfit(p) is None)
+
+
+def packed_a(p: GemmProblem) -> GemmProblem:
+    """The problem the kernel runs once A is packed: A k-major in scratch space from offset 0,
+    rows of M rounded up to whole 16-byte chunks, one matrix per batch (one in all when every
+    batch shares A)."""
+    mp = -(-p.M // 4) * 4
+    return replace(p, a=GemmOperand(None, 0, mp, p.K * mp if p.a.batch_stride else 0, True))
 
 
 def edge_split(problem: GemmProblem, info: DeviceInfo,
@@ -166,7 +215,11 @@ def _fits(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> 
         return why
     if int(params.get("PRESET", 0)) not in (0, *PRESETS):
         return f"PRESET must be one of {sorted(PRESETS)} (0: by shape)"
+    if int(params.get("PACK_A", -1)) > 0 and (why := _pack_a_unfit(problem)):
+        return why
     d = resolve(problem, info, params)
+    if d["PACK_A"] > 0 and d["KSPLIT"] > 1:
+        return "PACK_A needs KSPLIT 1 (both use the scratch buffer)"
     nt = (d["BM"] // d["TM"]) * (d["BN"] // d["TN"])
     if nt > info.max_work_group_size:
         return f"needs work-groups of {nt} work-items (device allows {info.max_work_group_size})"
@@ -217,7 +270,8 @@ def _resolve_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -
     if found is not None:
         return found
     d = resolve(p, device.info, params)
-    defines = base_defines(p)
+    packs = d["PACK_A"] > 0
+    defines = base_defines(packed_a(p) if packs else p)
     for name in ("BM", "BN", "BK", "TM", "TN", "WARP_X", "VEC_A", "VEC_B", "VEC_C", "PAD_A",
                  "PAD_B", "GROUP_M", "KSPLIT", "EDGE_ONLY_CLAMP"):
         defines[name] = d[name]
@@ -230,7 +284,7 @@ def _resolve_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -
     gsize = (nt * math.ceil(p.N / d["BN"]), math.ceil(p.M / d["BM"]), p.batch * ks)
     if len(_resolved) > 4096:
         _resolved.clear()
-    found = _resolved[key] = (defines, nt, ks, gsize)
+    found = _resolved[key] = (defines, nt, ks, gsize, packs)
     return found
 
 
@@ -243,8 +297,10 @@ def _launch(device: Device, problem: GemmProblem, params: Mapping[str, int]) -> 
 def _prepare(device: Device, problem: GemmProblem, params: Mapping[str, int]):
     """``run(a_buf, a_off, b_buf, b_off, c_buf)`` with every other argument fixed; with split-K,
     the partial products go to this thread's workspace and a second kernel sums them into C."""
-    defines, nt, ks, gsize = _resolve_launch(device, problem, params)
+    defines, nt, ks, gsize, packs = _resolve_launch(device, problem, params)
     kernel = get_kernel(device, SOURCE, "gemm_gpu", defines)
+    if packs:
+        return _prepare_packed(device, problem, kernel, gsize, (nt, 1, 1))
     if ks == 1:
         return prepared_standard(device, problem, kernel, gsize, (nt, 1, 1))
     p = problem
@@ -266,6 +322,37 @@ def _prepare(device: Device, problem: GemmProblem, params: Mapping[str, int]):
     return run
 
 
+def _prepare_packed(device: Device, p: GemmProblem, kernel, gsize, lsize):
+    """Pack A k-major into this thread's scratch buffer (operand_pack.cl, TRANS=1: its rows r
+    are A's columns k), then the product reading the packed A."""
+    q = packed_a(p)
+    product = prepared_standard(device, q, kernel, gsize, lsize)
+    pack = get_kernel(device, PACK_SOURCE, "operand_pack",
+                      {"TRANS": 1, "VEC": int(p.a.aligned(4))})
+    batches = p.batch if p.a.batch_stride else 1
+    psize = (32 * -(-p.M // 32), 8 * -(-p.K // 32), batches)
+    nbytes = 4 * batches * p.K * q.a.ld
+    i32, i64 = np.int32, np.int64
+    rows, cols, lda, sa, ldp, zero = (i32(p.K), i32(p.M), i32(p.a.ld), i64(p.a.batch_stride),
+                                      i32(q.a.ld), i64(0))
+
+    def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
+        scratch = split_workspace(device, nbytes)
+        pack(device.queue, psize, (32, 8, 1), rows, cols, a_buf, i64(a_off), lda, sa, scratch,
+             zero, ldp)
+        return product(scratch, zero, b_buf, b_off, c_buf)
+    return run
+
+
+def _resolved_text(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str:
+    d = resolve(problem, info, params)
+    text = ", ".join(f"{k}={d[k]}" for k in ("PRESET", "BM", "BN", "TM", "TN", "BK", "KSPLIT",
+                                              "EDGE_ONLY_CLAMP", "PAD_A", "VEC_A", "VEC_B"))
+    if d["PACK_A"] > 0:
+        text += "; A first packed k-major into scratch space (opencl/operand_pack.cl)"
+    return text
+
+
 VARIANT = Variant(
     name="gpu_blocked",
     source=SOURCE,
@@ -277,7 +364,9 @@ VARIANT = Variant(
     rank=_rank,
     launch=_launch,
     prepare=_prepare,
+    resolved=_resolved_text,
     tunable={"PRESET": tuple(PRESETS), "BK": (8, 16), "GROUP_M": (1, 8, 16, 32),
-             "KSPLIT": (1, 2, 4, 8), "EDGE_ONLY_CLAMP": (0, 1)},
+             "KSPLIT": (1, 2, 4, 8), "EDGE_ONLY_CLAMP": (0, 1), "PAD_A": (0, 4),
+             "PACK_A": (0, 1)},
 )
 VARIANTS: tuple[Variant[GemmProblem], ...] = (VARIANT,)

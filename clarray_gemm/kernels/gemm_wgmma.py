@@ -5,7 +5,7 @@ swizzled local tiles by descriptor.
 
 TF32 operands must be K-major and are read as they lie, low bits dropped; so a TF32 product first
 packs A (row-major) and B (column-major) rounded to TF32 into a scratch buffer
-(``opencl/tf32_pack.cl``), which keeps the documented TF32 bound of ``ops/precision.py``.
+(``opencl/operand_pack.cl``), which keeps the documented TF32 bound of ``ops/precision.py``.
 
 ``EMULATE=1`` builds the same tiles and copy ring with the warpgroup product computed in plain
 OpenCL C from the layouts the instruction reads (``MMA_PTX=0``): it runs on any device (PoCL,
@@ -29,7 +29,7 @@ from .variant import Variant
 __all__ = ["WGMMA", "VARIANTS"]
 
 SOURCE = "gemm_wgmma.cl"
-PACK_SOURCE = "tf32_pack.cl"
+PACK_SOURCE = "operand_pack.cl"
 _TF32 = 3
 
 _rebuild_failed: dict[DeviceInfo, str] = {}
@@ -145,7 +145,7 @@ def tf32_packed(p: GemmProblem) -> tuple[GemmProblem, int]:
 
 
 def _prepare_tf32(device: Device, p: GemmProblem, params: Mapping[str, int]):
-    """Pack A and B (tf32_pack.cl), then the product of the packed operands."""
+    """Pack A and B (operand_pack.cl, rounded to TF32), then the product of the packed operands."""
     packed, nbytes = tf32_packed(p)
     d = defines_for(device, packed, params)
     gs, ls = _sizes(packed, d)
@@ -155,8 +155,8 @@ def _prepare_tf32(device: Device, p: GemmProblem, params: Mapping[str, int]):
     # X(r, k) of A is A(m, k); of B, B(k, n) with r = n: transposed unless B is column-major
     packs = []
     for rows, op, trans, at in ((p.M, p.a, p.a.trans, a_at), (p.N, p.b, not p.b.trans, b_at)):
-        kernel = get_kernel(device, PACK_SOURCE, "tf32_pack",
-                            {"TRANS": int(trans), "VEC": int(op.aligned(4))})
+        kernel = get_kernel(device, PACK_SOURCE, "operand_pack",
+                            {"TRANS": int(trans), "VEC": int(op.aligned(4)), "ROUND_TF32": 1})
         batches = p.batch if op.batch_stride else 1
         size = (32 * -(-p.K // 32), 8 * -(-rows // 32), batches)
         packs.append((kernel, size, i32(rows), i32(op.ld), i64(op.batch_stride), at))

@@ -38,6 +38,9 @@ class Variant(Generic[P]):
     # call with this problem's geometry (taking only the buffers and offsets that change), with
     # kernel, fixed arguments and launch geometry resolved once; None where it cannot.
     prepare: Callable[..., Any] | None = None
+    # Optional: ``resolved(problem, info, params)`` says what ``params`` come to for this
+    # problem where the variant decides some of them by shape (``explain_*`` prints it).
+    resolved: Callable[[P, DeviceInfo, Mapping[str, int]], str] | None = None
 
 
 @dataclass(frozen=True)

@@ -117,6 +117,7 @@ class MatmulPlan:
         self.a_layout = self.b_layout = None
         self.batch_inner = 0  # > 0: two batch levels (see _plan_two_level)
         self.edge_note = ""  # the parts of a product split by _plan_edges
+        self.problem: GemmProblem | None = None  # the kernel's problem, for describe()
         if math.prod(out_shape) == 0 or K == 0:
             self.kind, self.reason = "trivial", "empty or K = 0: no arithmetic to run"
         elif self.compute is None:
@@ -187,6 +188,7 @@ class MatmulPlan:
                 and self.a_layout is not None and self.b_layout is not None
                 and self.choice.variant.name == "gpu_blocked" and self._plan_edges(problem)):
             return  # slivers of rows or columns split off as products of their own
+        self.problem = problem
         try:
             self.prepared = self._prepared_launch(problem)
         except KernelBuildError:
@@ -233,8 +235,11 @@ class MatmulPlan:
             launch = (choice.variant.prepare(self.device, part, choice.params)
                       if choice.variant.prepare is not None else None)
             launches.append((launch or _launcher(self.device, part, choice), a_shift, b_shift))
+            resolved = choice.variant.resolved
             described.append(f"rows {r0}:{r0 + rows} x columns {c0}:{c0 + cols} by "
-                             f"{choice.variant.name}")
+                             f"{choice.variant.name}" + (
+                                 f" ({resolved(part, self.device.info, choice.params)})"
+                                 if resolved is not None else ""))
 
         def run(a_buf, a_off, b_buf, b_off, c_buf):
             for launch, a_shift, b_shift in launches:
@@ -357,6 +362,9 @@ class MatmulPlan:
         levels = (f"\nbatches: two levels ({self.batch // self.batch_inner} x "
                   f"{self.batch_inner}), broadcast batch dimensions read in place (no packed "
                   f"copies)" if self.batch_inner else "")
+        resolved = self.choice.variant.resolved
+        if resolved is not None and self.problem is not None and not self.edge_note:
+            levels += "\nresolved: " + resolved(self.problem, self.device.info, self.choice.params)
         return (head + "\n" + self.choice.describe() + levels + self.edge_note
                 + self._precision_note())
 

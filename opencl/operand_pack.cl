@@ -1,11 +1,14 @@
-// The operands of a TF32 warpgroup product (gemm_wgmma.cl, ELEM=3) as that kernel reads them:
-// K-major, rounded to TF32.
+// A GEMM operand copied into the layout a kernel reads best: rows along k, 16-byte aligned.
+// The operands of a TF32 warpgroup product (gemm_wgmma.cl, ELEM=3), K-major and rounded to TF32
+// (ROUND_TF32=1); a row-major float32 A of gpu_blocked (gemm_gpu.cl), turned k-major so that
+// its local tiles are stored as whole vectors (TRANS=1 with R = K and "k" = M).
 //
-//   Y[b](r, k) = tf32(X[b](r, k))      r < R, k < K
+//   Y[b](r, k) = round(X[b](r, k))      r < R, k < K
 //
 // X's element (r, k) of batch b is at x_off + b*x_batch + (TRANS ? k*ld + r : r*ld + k);
 // Y holds rows of y_ld elements (y_ld a multiple of 4, y_ld >= K; the columns past K are not
-// written) from y_off (a multiple of 4), batch after batch (R * y_ld apart). tf32(): see tf32.h.
+// written) from y_off (a multiple of 4), batch after batch (R * y_ld apart). round(): tf32() of
+// tf32.h with ROUND_TF32=1, else the bits unchanged.
 //
 // A work-group moves a 32 x 32 tile, one 16-byte chunk (4 elements along X's or Y's contiguous
 // axis) per work-item and direction: whole chunks as vectors, chunks cut by the matrix edge (or
@@ -18,6 +21,10 @@
 // Parameters (-D):
 //   TRANS   1: X is stored k-major (X(r, k) at k*ld + r)
 //   VEC     1: x_off, ld and x_batch are multiples of 4 (X's chunks are 16-byte aligned)
+//   ROUND_TF32  1: round each element to TF32
+#ifndef ROUND_TF32
+#define ROUND_TF32 0
+#endif
 #ifndef TRANS
 #define TRANS 0
 #endif
@@ -44,11 +51,15 @@ inline float4 load_chunk(__global const float* p, const int n)
     return v;
 }
 
-// The chunk at p (16-byte aligned) rounded to TF32, its elements 0 .. n-1 only.
+// The chunk at p (16-byte aligned), rounded, its elements 0 .. n-1 only.
 inline void store_chunk(__global uint* p, const int n, const float4 v)
 {
+#if ROUND_TF32
     const uint4 u = (uint4)(to_tf32_bits(as_uint(v.x)), to_tf32_bits(as_uint(v.y)),
                             to_tf32_bits(as_uint(v.z)), to_tf32_bits(as_uint(v.w)));
+#else
+    const uint4 u = as_uint4(v);
+#endif
     if (n >= 4) {
         vstore4(u, 0, p);
         return;
@@ -59,7 +70,7 @@ inline void store_chunk(__global uint* p, const int n, const float4 v)
 }
 
 __kernel __attribute__((reqd_work_group_size(TILE, 8, 1)))
-void tf32_pack(const int R, const int K, __global const float* X, const long x_off,
+void operand_pack(const int R, const int K, __global const float* X, const long x_off,
                const int ld, const long x_batch, __global uint* Y, const long y_off,
                const int y_ld)
 {
