@@ -86,56 +86,65 @@ def test_parameters(cpu, params):
         assert rel_error(got, want) < 1e-5, (params, ta, tb, shape)
 
 
-@pytest.mark.parametrize("shape,batch,shared_a", [((7, 5, 3), (), False), ((33, 257, 31), (), False),
-                                                 ((128, 130, 64), (), False),
-                                                 ((13, 11, 17), (4,), False),
-                                                 ((16, 40, 9), (3,), True)])
-def test_packed_a(cpu, monkeypatch, shape, batch, shared_a):
-    """PACK_A=1: A copied k-major into scratch space first (operand_pack.cl), in batches or
-    once for a broadcast A; the same bits as reading A in place, every element written."""
+@pytest.mark.parametrize("shape,batch,shared", [((7, 5, 3), (), None), ((33, 257, 31), (), None),
+                                               ((128, 130, 64), (), None),
+                                               ((13, 11, 17), (4,), None),
+                                               ((16, 40, 9), (3,), "a"), ((21, 12, 10), (3,), "b")])
+@pytest.mark.parametrize("tb", [False, True])
+def test_packed_operands(cpu, monkeypatch, shape, batch, shared, tb):
+    """PACK_A=1 / PACK_B=1: A (row-major) and B (either layout) copied into scratch space with
+    rows along K first (operand_pack.cl), in batches or once for a broadcast operand; the
+    same bits as reading them in place, every element written."""
     packed = []
     real = gemm_gpu._prepare_packed
     monkeypatch.setattr(gemm_gpu, "_prepare_packed",
-                        lambda *args: packed.append(args[1]) or real(*args))
+                        lambda *args: packed.append(args[5:]) or real(*args))
     rng = np.random.default_rng(sum(shape))
-    a, b = _operands(rng, *shape, False, False, batch=batch)
-    if shared_a:
-        a = a[0]
+    a, b = _operands(rng, *shape, False, tb, batch=batch)
+    a, b = (a[0] if shared == "a" else a), (b[0] if shared == "b" else b)
     x, y = cg.asarray(a, device=cpu), cg.asarray(b, device=cpu)
+    if tb:
+        y, b = y.swapaxes(-1, -2), np.swapaxes(b, -1, -2)
     want = np.matmul(a.astype(np.float64), b)
-    for pack in (1, 0):
-        for params in ({"PACK_A": pack}, {"PACK_A": pack, "PRESET": 7}):
+    first = None
+    for flags in ((1, 1), (1, 0), (0, 1), (0, 0)):
+        for preset in (0, 7):
+            params = {"PACK_A": flags[0], "PACK_B": flags[1], "PRESET": preset}
             out = cg.asarray(np.full(want.shape, np.nan, np.float32), device=cpu)  # poisoned
             cg.matmul(x, y, out=out, kernel=KERNEL, params=params)
             got = np.asarray(out)
             assert rel_error(got, want) < 1e-5, params
-            if pack:
-                first = got
-            else:
-                np.testing.assert_array_equal(got, first)
-    assert len(packed) == 2
-    text = cg.explain_matmul(x, y, kernel=KERNEL, params={"PACK_A": 1})
-    assert "A first packed k-major" in text, text
+            first = got if first is None else first
+            np.testing.assert_array_equal(got, first)
+    assert packed == [(True, True)] * 2 + [(True, False)] * 2 + [(False, True)] * 2
+    text = cg.explain_matmul(x, y, kernel=KERNEL, params={"PACK_A": 1, "PACK_B": 1})
+    assert "A and B first packed with rows along K" in text, text
 
 
-def test_packed_a_refusals(cpu, h100_info):
-    """PACK_A takes float32 and one batch level, unsplit; automatically only on GPUs, for wide
-    products of a row-major A."""
+def test_packed_operand_refusals(cpu, h100_info):
+    """PACK_A/PACK_B take float32 and one batch level, unsplit; automatically only on GPUs,
+    for wide products of a row-major A or a column-major B."""
     x = cg.asarray(np.ones((8, 8), np.int32), device=cpu)
-    with pytest.raises(ValueError, match="float32"):
-        cg.matmul(x, x, kernel=KERNEL, params={"PACK_A": 1})
-    y = cg.asarray(np.ones((8, 8), np.float32), device=cpu)
-    with pytest.raises(ValueError, match="KSPLIT 1"):
-        cg.matmul(y, y, kernel=KERNEL, params={"PACK_A": 1, "KSPLIT": 2})
-    assert gemm_gpu.resolve(_problem(4096, 4096, 4096), h100_info, {})["PACK_A"] == 1
-    assert gemm_gpu.resolve(_problem(4096, 4096, 4096), cpu.info, {})["PACK_A"] == 0
-    assert gemm_gpu.resolve(_problem(4096, 2048, 4096), h100_info, {})["PACK_A"] == 0  # narrow
+    for name in ("PACK_A", "PACK_B"):
+        with pytest.raises(ValueError, match="float32"):
+            cg.matmul(x, x, kernel=KERNEL, params={name: 1})
+        y = cg.asarray(np.ones((8, 8), np.float32), device=cpu)
+        with pytest.raises(ValueError, match="KSPLIT 1"):
+            cg.matmul(y, y, kernel=KERNEL, params={name: 1, "KSPLIT": 2})
+
+    def packs(problem, info=h100_info, **params):
+        d = gemm_gpu.resolve(problem, info, params)
+        return d["PACK_A"], d["PACK_B"]
+    assert packs(_problem(4096, 4096, 4096)) == (1, 0)  # B row-major: nothing to gain
+    assert packs(_problem(4096, 4096, 4096), cpu.info) == (0, 0)
+    assert packs(_problem(4096, 2048, 4096)) == (0, 0)  # narrow
     small = dataclasses.replace(h100_info, global_mem_bytes=1 << 29)  # scratch 64 MiB > 1/16
-    assert gemm_gpu.resolve(_problem(4096, 4096, 4096), small, {})["PACK_A"] == 0
-    assert gemm_gpu.resolve(_problem(4096, 4096, 4096, trans_a=True), h100_info,
-                            {})["PACK_A"] == 0  # already k-major
-    assert gemm_gpu.resolve(_problem(4096, 4096, 4096), h100_info,
-                            {"PACK_A": 0})["PACK_A"] == 0
+    assert packs(_problem(4096, 4096, 4096), small) == (0, 0)
+    assert packs(_problem(4096, 4096, 4096, trans_a=True)) == (0, 0)  # already k-major
+    assert packs(_problem(4096, 4096, 4096), PACK_A=0) == (0, 0)
+    trans_b = _problem(4096, 4096, 4096, trans_b=True)
+    assert packs(trans_b) == (1, 1)
+    assert packs(dataclasses.replace(trans_b, M=2048)) == (1, 0)  # short: B's pack does not pay
 
 
 def test_split_k_with_empty_slices(cpu):
@@ -245,11 +254,12 @@ def test_integers_exact_and_wrapping(cpu, dtype, params):
 
 
 # -- selection ---------------------------------------------------------------------------------
-def _problem(M, N, K, batch=1, offset=0, ld_a=None, trans_a=False):
+def _problem(M, N, K, batch=1, offset=0, ld_a=None, trans_a=False, trans_b=False):
     buf = None  # resolve() and the cost model never touch buffers
     lda = ld_a or (M if trans_a else K)
     return GemmProblem(batch, M, N, K, np.dtype(np.float32),
-                       GemmOperand(buf, offset, lda, M * K, trans_a), GemmOperand(buf, 0, N, K * N),
+                       GemmOperand(buf, offset, lda, M * K, trans_a),
+                       GemmOperand(buf, 0, K if trans_b else N, K * N, trans_b),
                        GemmOperand(buf, 0, N, M * N))
 
 
@@ -361,7 +371,8 @@ def _oclgrind_child() -> None:
              ((31, 37, 29), False, True, {"PRESET": 4, "DTYPE": "int32"}),
              ((17, 19, 40), True, False, {"PRESET": 4, "KSPLIT": 2, "PAD_A": 0, "DTYPE": "int64"}),
              ((37, 41, 35), False, False, {"PRESET": 7, "PACK_A": 1}),
-             ((32, 20, 33), False, True, {"PRESET": 4, "PACK_A": 1})]
+             ((32, 20, 33), False, True, {"PRESET": 4, "PACK_A": 1, "PACK_B": 1}),
+             ((29, 36, 40), True, True, {"PRESET": 7, "PACK_B": 1})]
     ok = True
     for shape, ta, tb, params in cases:
         params = dict(params)
@@ -447,15 +458,19 @@ def test_gpu_slivers_split_off(real_gpu, shape):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("shape", [(4096, 4096, 512), (1000, 4099, 333)])
-def test_gpu_packed_a(real_gpu, shape):
-    """Wide products pack A k-major first (automatically where M is a multiple of 4)."""
+@pytest.mark.parametrize("shape,tb", [((4096, 4096, 512), False), ((1000, 4099, 333), False),
+                                      ((4096, 4096, 300), True)])
+def test_gpu_packed_operands(real_gpu, shape, tb):
+    """Wide products pack a row-major A, tall ones a column-major B (automatically where M
+    and N are multiples of 4)."""
     M, N, K = shape
     rng = np.random.default_rng(M + K)
     a = rng.standard_normal((M, K)).astype(np.float32)
-    b = rng.standard_normal((K, N)).astype(np.float32)
+    b = rng.standard_normal((N, K) if tb else (K, N)).astype(np.float32)
     x, y = cg.asarray(a, device=real_gpu), cg.asarray(b, device=real_gpu)
-    assert "A first packed k-major" in cg.explain_matmul(x, y)
+    if tb:
+        y, b = y.T, b.T
+    assert "first packed with rows along K" in cg.explain_matmul(x, y)
     for _ in range(2):
         assert rel_error(np.asarray(x @ y), a.astype(np.float64) @ b) < 1e-5
 

@@ -5,9 +5,10 @@ A work-group computes a BM x BN tile of C (for large products 128 x 128 with 128
 per shape, the tile preset and the number of K slices (split-K, summed by a second small kernel)
 so that small or skinny products still fill the GPU; every choice is a ``-D`` parameter that can
 be forced with ``params=``. Operands are read in place in any layout (``TRANS_A``/``TRANS_B``):
-aligned ones with 16-byte vector loads, others with scalar loads. One exception: a large
-row-major float32 A is first copied k-major into scratch space (``PACK_A``, by
-``opencl/operand_pack.cl``), which the kernel stores into its local tiles as whole vectors.
+aligned ones with 16-byte vector loads, others with scalar loads. One exception: in large
+float32 products a row-major A and a column-major B are first copied into scratch space with
+rows along K (``PACK_A``/``PACK_B``, by ``opencl/operand_pack.cl``), which the kernel stores
+into its local tiles as whole vectors.
 """
 from __future__ import annotations
 
@@ -56,10 +57,10 @@ PRESETS: dict[int, tuple[int, int, int, int, int, int, int]] = {
 # enough for the pack's pass over A (8*M*K bytes) to cost less than the ~4% it saves the
 # product. H100, wall clock against cuBLAS: 4096^3 0.885x -> 0.913x, 8192^3 0.892x -> 0.929x;
 # at 2048^3 and 2048x8192x2048 the two cancel (0.88x either way), at 1536^3 and below the pack
-# loses. Only preset 7, unsplit, where it was measured, and only while the scratch copy stays
-# small beside the device's memory.
-_PACK_A_MIN_N = 4096
-_PACK_A_MEMORY_SHARE = 16
+# loses. A column-major B likewise, by M. Only preset 7, unsplit, where it was measured, and
+# only while the scratch copies stay small beside the device's memory.
+_PACK_MIN_OTHER_SIDE = 4096
+_PACK_MEMORY_SHARE = 16
 # Modelled throughput of a compute unit running each preset, relative to preset 7 (which
 # matches the geometry of cuBLAS's own FP32 kernel: 128 x 128 tiles, 128 work-items, 16 x 8
 # values each) with two resident work-groups, from the H100 measurements in
@@ -94,7 +95,8 @@ def _preset_model(problem: GemmProblem) -> tuple[tuple[int, ...], dict[int, floa
     return (_AUTO_FP64, _EFFICIENCY_FP64) if wide else (_AUTO, _EFFICIENCY)
 
 DEFAULTS = {"PRESET": 0, "BK": 0, "KSPLIT": 0, "GROUP_M": 16, "WARP_X": 8, "PAD_A": -1,
-            "PAD_B": 0, "EDGE_ONLY_CLAMP": -1, "PACK_A": -1}
+            "PAD_B": 0, "EDGE_ONLY_CLAMP": -1, "PACK_A": -1,
+            "PACK_B": -1}
 
 
 def _vec_ok(op: GemmOperand, contiguous_extent: int) -> bool:
@@ -121,8 +123,8 @@ def _cost(problem: GemmProblem, info: DeviceInfo, preset: int, ksplit: int) -> f
 def resolve(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict[str, int]:
     """The full ``-D`` parameter set for ``problem``: PRESET 0 and KSPLIT 0 mean "chosen by the
     shape" (the fewest modelled waves of work), BK 0, EDGE_ONLY_CLAMP -1 and PAD_A -1 the
-    preset's, PACK_A -1 by :func:`_packs_a`; VEC_* follow the operands' alignment (of A as
-    packed, with PACK_A 1)."""
+    preset's, PACK_A and PACK_B -1 by :func:`_packs`; VEC_* follow the operands' alignment
+    (as packed, where packed)."""
     out = dict(DEFAULTS)
     out.update(params)
     preset, ksplit = int(out["PRESET"]), int(out["KSPLIT"])
@@ -130,7 +132,7 @@ def resolve(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -
         presets = [preset] if preset else list(_preset_model(problem)[0])
         splits = [ksplit] if ksplit else [s for s in (1, 2, 3, 4, 6, 8, 12, 16)
                                           if s == 1 or problem.K // s >= 256
-                                          and out["PACK_A"] <= 0]  # both use the scratch
+                                          and max(out["PACK_A"], out["PACK_B"]) <= 0]
         units = max(info.compute_units, 1)
 
         def fills(pr: int) -> bool:  # split K only where the unsplit groups leave units idle
@@ -148,40 +150,59 @@ def resolve(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -
     if out["PAD_A"] < 0:
         out["PAD_A"] = pad_a
     p = problem
+    auto_a, auto_b = _packs(p, info, preset, ksplit)
     if out["PACK_A"] < 0:
-        out["PACK_A"] = int(_packs_a(p, info, preset, ksplit))
-    if out["PACK_A"] > 0 and _pack_a_unfit(p) is None:
-        p = packed_a(p)
+        out["PACK_A"] = int(auto_a)
+    if out["PACK_B"] < 0:
+        out["PACK_B"] = int(auto_b)
+    if _pack_unfit(p) is None:
+        p = packed_operands(p, out["PACK_A"] > 0, out["PACK_B"] > 0)[0]
     out["VEC_A"] = int(_vec_ok(p.a, p.M if p.a.trans else p.K))
     out["VEC_B"] = int(_vec_ok(p.b, p.K if p.b.trans else p.N))
     out["VEC_C"] = int(ksplit > 1 and p.N % 4 == 0 or _vec_ok(p.c, p.N))
     return out
 
 
-def _pack_a_unfit(p: GemmProblem) -> str | None:
-    """Why A cannot be packed (operand_pack.cl moves 4-byte floats of one batch level)."""
+def _pack_unfit(p: GemmProblem) -> str | None:
+    """Why the operands cannot be packed (operand_pack.cl moves 4-byte floats of one batch
+    level)."""
     if p.dtype != np.float32:
-        return "PACK_A takes float32 only"
+        return "PACK_A and PACK_B take float32 only"
     if p.batch_inner:
-        return "PACK_A takes one batch level only"
+        return "PACK_A and PACK_B take one batch level only"
     return None
 
 
-def _packs_a(p: GemmProblem, info: DeviceInfo, preset: int, ksplit: int) -> bool:
-    """PACK_A's automatic setting: a wide float32 product of a row-major A on a GPU."""
-    scratch = 4 * p.M * p.K * (p.batch if p.a.batch_stride else 1)
-    return (info.is_gpu and not info.is_simulator and not p.a.trans and preset == 7
-            and ksplit == 1 and p.N >= _PACK_A_MIN_N and p.M % 4 == 0
-            and scratch <= min(info.max_alloc_bytes, info.global_mem_bytes // _PACK_A_MEMORY_SHARE)
-            and _pack_a_unfit(p) is None)
+def _packs(p: GemmProblem, info: DeviceInfo, preset: int, ksplit: int) -> tuple[bool, bool]:
+    """PACK_A's and PACK_B's automatic settings: on a GPU, a float32 product wide enough on
+    the other side, of a row-major A (rows along K already: nothing to gain) or a column-major
+    B."""
+    if (not info.is_gpu or info.is_simulator or preset != 7 or ksplit != 1
+            or _pack_unfit(p) is not None):
+        return False, False
+    pack_a = not p.a.trans and p.N >= _PACK_MIN_OTHER_SIDE and p.M % 4 == 0
+    pack_b = p.b.trans and p.M >= _PACK_MIN_OTHER_SIDE and p.N % 4 == 0
+    scratch = packed_operands(p, pack_a, pack_b)[1]
+    if scratch > min(info.max_alloc_bytes, info.global_mem_bytes // _PACK_MEMORY_SHARE):
+        return False, False
+    return pack_a, pack_b
 
 
-def packed_a(p: GemmProblem) -> GemmProblem:
-    """The problem the kernel runs once A is packed: A k-major in scratch space from offset 0,
-    rows of M rounded up to whole 16-byte chunks, one matrix per batch (one in all when every
-    batch shares A)."""
-    mp = -(-p.M // 4) * 4
-    return replace(p, a=GemmOperand(None, 0, mp, p.K * mp if p.a.batch_stride else 0, True))
+def packed_operands(p: GemmProblem, pack_a: bool, pack_b: bool) -> tuple[GemmProblem, int]:
+    """The problem the kernel runs once the chosen operands are packed into scratch space (A
+    k-major, then B row-major: rows along K of M or N elements rounded up to whole 16-byte
+    chunks, one matrix per batch, one in all where every batch shares it) and the scratch
+    bytes that takes."""
+    a, b, end = p.a, p.b, 0
+    if pack_a:
+        ld = -(-p.M // 4) * 4
+        a = GemmOperand(None, 0, ld, p.K * ld if p.a.batch_stride else 0, True)
+        end = (p.batch if p.a.batch_stride else 1) * p.K * ld
+    if pack_b:
+        ld = -(-p.N // 4) * 4
+        b = GemmOperand(None, end, ld, p.K * ld if p.b.batch_stride else 0, False)
+        end += (p.batch if p.b.batch_stride else 1) * p.K * ld
+    return replace(p, a=a, b=b), 4 * end
 
 
 def edge_split(problem: GemmProblem, info: DeviceInfo,
@@ -215,11 +236,12 @@ def _fits(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> 
         return why
     if int(params.get("PRESET", 0)) not in (0, *PRESETS):
         return f"PRESET must be one of {sorted(PRESETS)} (0: by shape)"
-    if int(params.get("PACK_A", -1)) > 0 and (why := _pack_a_unfit(problem)):
+    if (max(int(params.get("PACK_A", -1)), int(params.get("PACK_B", -1))) > 0
+            and (why := _pack_unfit(problem))):
         return why
     d = resolve(problem, info, params)
-    if d["PACK_A"] > 0 and d["KSPLIT"] > 1:
-        return "PACK_A needs KSPLIT 1 (both use the scratch buffer)"
+    if max(d["PACK_A"], d["PACK_B"]) > 0 and d["KSPLIT"] > 1:
+        return "PACK_A and PACK_B need KSPLIT 1 (split-K uses the same scratch buffer)"
     nt = (d["BM"] // d["TM"]) * (d["BN"] // d["TN"])
     if nt > info.max_work_group_size:
         return f"needs work-groups of {nt} work-items (device allows {info.max_work_group_size})"
@@ -270,8 +292,8 @@ def _resolve_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -
     if found is not None:
         return found
     d = resolve(p, device.info, params)
-    packs = d["PACK_A"] > 0
-    defines = base_defines(packed_a(p) if packs else p)
+    packs = (d["PACK_A"] > 0, d["PACK_B"] > 0)
+    defines = base_defines(packed_operands(p, *packs)[0])
     for name in ("BM", "BN", "BK", "TM", "TN", "WARP_X", "VEC_A", "VEC_B", "VEC_C", "PAD_A",
                  "PAD_B", "GROUP_M", "KSPLIT", "EDGE_ONLY_CLAMP"):
         defines[name] = d[name]
@@ -299,8 +321,8 @@ def _prepare(device: Device, problem: GemmProblem, params: Mapping[str, int]):
     the partial products go to this thread's workspace and a second kernel sums them into C."""
     defines, nt, ks, gsize, packs = _resolve_launch(device, problem, params)
     kernel = get_kernel(device, SOURCE, "gemm_gpu", defines)
-    if packs:
-        return _prepare_packed(device, problem, kernel, gsize, (nt, 1, 1))
+    if any(packs):
+        return _prepare_packed(device, problem, kernel, gsize, (nt, 1, 1), *packs)
     if ks == 1:
         return prepared_standard(device, problem, kernel, gsize, (nt, 1, 1))
     p = problem
@@ -322,25 +344,34 @@ def _prepare(device: Device, problem: GemmProblem, params: Mapping[str, int]):
     return run
 
 
-def _prepare_packed(device: Device, p: GemmProblem, kernel, gsize, lsize):
-    """Pack A k-major into this thread's scratch buffer (operand_pack.cl, TRANS=1: its rows r
-    are A's columns k), then the product reading the packed A."""
-    q = packed_a(p)
+def _prepare_packed(device: Device, p: GemmProblem, kernel, gsize, lsize, pack_a: bool,
+                    pack_b: bool):
+    """Pack the chosen operands into this thread's scratch buffer (operand_pack.cl: its rows
+    r are the operand's K index, so TRANS=1 for a row-major A or a column-major B, the layouts
+    that are packed automatically; forced packs of the others copy), then the product reading
+    them there."""
+    q, nbytes = packed_operands(p, pack_a, pack_b)
     product = prepared_standard(device, q, kernel, gsize, lsize)
-    pack = get_kernel(device, PACK_SOURCE, "operand_pack",
-                      {"TRANS": 1, "VEC": int(p.a.aligned(4))})
-    batches = p.batch if p.a.batch_stride else 1
-    psize = (32 * -(-p.M // 32), 8 * -(-p.K // 32), batches)
-    nbytes = 4 * batches * p.K * q.a.ld
     i32, i64 = np.int32, np.int64
-    rows, cols, lda, sa, ldp, zero = (i32(p.K), i32(p.M), i32(p.a.ld), i64(p.a.batch_stride),
-                                      i32(q.a.ld), i64(0))
+    packs = []
+    for packed, op, cols, dest, along_k in ((pack_a, p.a, p.M, q.a, not p.a.trans),
+                                            (pack_b, p.b, p.N, q.b, p.b.trans)):
+        if packed:
+            launch = get_kernel(device, PACK_SOURCE, "operand_pack",
+                                {"TRANS": int(along_k), "VEC": int(op.aligned(4))})
+            size = (32 * -(-cols // 32), 8 * -(-p.K // 32), p.batch if op.batch_stride else 1)
+            packs.append((launch, size, i32(cols), i32(op.ld), i64(op.batch_stride),
+                          i64(dest.offset), i32(dest.ld)))
+    k, a_at, b_at = i32(p.K), i64(q.a.offset), i64(q.b.offset)
 
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
         scratch = split_workspace(device, nbytes)
-        pack(device.queue, psize, (32, 8, 1), rows, cols, a_buf, i64(a_off), lda, sa, scratch,
-             zero, ldp)
-        return product(scratch, zero, b_buf, b_off, c_buf)
+        queue = device.queue
+        sources = iter(((a_buf, a_off),) * pack_a + ((b_buf, b_off),) * pack_b)
+        for (launch, size, cols, ld, stride, at, ldp), (buf, off) in zip(packs, sources):
+            launch(queue, size, (32, 8, 1), k, cols, buf, i64(off), ld, stride, scratch, at, ldp)
+        return product(scratch if pack_a else a_buf, a_at if pack_a else a_off,
+                       scratch if pack_b else b_buf, b_at if pack_b else b_off, c_buf)
     return run
 
 
@@ -348,8 +379,10 @@ def _resolved_text(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, 
     d = resolve(problem, info, params)
     text = ", ".join(f"{k}={d[k]}" for k in ("PRESET", "BM", "BN", "TM", "TN", "BK", "KSPLIT",
                                               "EDGE_ONLY_CLAMP", "PAD_A", "VEC_A", "VEC_B"))
-    if d["PACK_A"] > 0:
-        text += "; A first packed k-major into scratch space (opencl/operand_pack.cl)"
+    packed = [name for name, key in (("A", "PACK_A"), ("B", "PACK_B")) if d[key] > 0]
+    if packed:
+        text += (f"; {' and '.join(packed)} first packed with rows along K into scratch space "
+                 "(opencl/operand_pack.cl)")
     return text
 
 
@@ -367,6 +400,6 @@ VARIANT = Variant(
     resolved=_resolved_text,
     tunable={"PRESET": tuple(PRESETS), "BK": (8, 16), "GROUP_M": (1, 8, 16, 32),
              "KSPLIT": (1, 2, 4, 8), "EDGE_ONLY_CLAMP": (0, 1), "PAD_A": (0, 4),
-             "PACK_A": (0, 1)},
+             "PACK_A": (0, 1), "PACK_B": (0, 1)},
 )
 VARIANTS: tuple[Variant[GemmProblem], ...] = (VARIANT,)
