@@ -95,8 +95,7 @@ def _preset_model(problem: GemmProblem) -> tuple[tuple[int, ...], dict[int, floa
     return (_AUTO_FP64, _EFFICIENCY_FP64) if wide else (_AUTO, _EFFICIENCY)
 
 DEFAULTS = {"PRESET": 0, "BK": 0, "KSPLIT": 0, "GROUP_M": 16, "WARP_X": 8, "PAD_A": -1,
-            "PAD_B": 0, "EDGE_ONLY_CLAMP": -1, "PACK_A": -1,
-            "PACK_B": -1}
+            "PAD_B": 0, "EDGE_ONLY_CLAMP": -1, "PACK_A": -1, "PACK_B": -1}
 
 
 def _vec_ok(op: GemmOperand, contiguous_extent: int) -> bool:
@@ -354,11 +353,11 @@ def _prepare_packed(device: Device, p: GemmProblem, kernel, gsize, lsize, pack_a
     product = prepared_standard(device, q, kernel, gsize, lsize)
     i32, i64 = np.int32, np.int64
     packs = []
-    for packed, op, cols, dest, along_k in ((pack_a, p.a, p.M, q.a, not p.a.trans),
-                                            (pack_b, p.b, p.N, q.b, p.b.trans)):
+    for packed, op, cols, dest, turned in ((pack_a, p.a, p.M, q.a, not p.a.trans),
+                                           (pack_b, p.b, p.N, q.b, p.b.trans)):
         if packed:
             launch = get_kernel(device, PACK_SOURCE, "operand_pack",
-                                {"TRANS": int(along_k), "VEC": int(op.aligned(4))})
+                                {"TRANS": int(turned), "VEC": int(op.aligned(4))})
             size = (32 * -(-cols // 32), 8 * -(-p.K // 32), p.batch if op.batch_stride else 1)
             packs.append((launch, size, i32(cols), i32(op.ld), i64(op.batch_stride),
                           i64(dest.offset), i32(dest.ld)))
