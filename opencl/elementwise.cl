@@ -20,6 +20,10 @@
 //   NDIM                  merged dimensions (0-8)
 //   IDX32                 1: fewer than 2^31 elements, index decomposition in 32 bits
 //   FLAT_ST<k>            elementwise_flat only: input k's element stride, 0 or 1
+//   PER_ITEM              elementwise_flat only: elements per work-item, a work-group's
+//                         local size apart (coalesced), all loaded before any is stored: a
+//                         GPU needs several loads in flight per work-item to reach its memory
+//                         bandwidth with one-input loops such as np.exp
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef IN0_T
@@ -84,6 +88,9 @@
 #endif
 #ifndef FLAT_ST2
 #define FLAT_ST2 1
+#endif
+#ifndef PER_ITEM
+#define PER_ITEM 1
 #endif
 
 #if defined(cl_khr_fp64)
@@ -151,23 +158,42 @@
 // op on element (i0, i1, i2) of the inputs, stored at (o0, o1) of the outputs. Operands a loop
 // does not have are never read or written. No `restrict` here: inlining a function with
 // restrict parameters emits llvm.experimental.noalias.scope.decl, which Oclgrind rejects.
+// op on the input values v0, v1, v2 (those the loop has), stored at (o0, o1) of the outputs.
+inline void apply_values(const IN0_T v0, const IN1_T v1, const IN2_T v2,
+                         __global OUT0_T* out0, const long o0, __global OUT1_T* out1,
+                         const long o1)
+{
+#if NIN == 1
+    const RT r = RESULT(op(LOAD0(v0)));
+#elif NIN == 2 && NOUT == 2
+    RT r1;
+    const RT r = op(LOAD0(v0), LOAD1(v1), &r1);
+    out1[o1] = STORE1(r1);
+#elif NIN == 2
+    const RT r = RESULT(op(LOAD0(v0), LOAD1(v1)));
+#else
+    const RT r = RESULT(op(LOAD0(v0), LOAD1(v1), LOAD2(v2)));
+#endif
+    out0[o0] = STORE0(r);
+}
+
+#if NIN > 1
+#define READ1(i) in1[i]
+#else
+#define READ1(i) ((IN1_T)0)
+#endif
+#if NIN > 2
+#define READ2(i) in2[i]
+#else
+#define READ2(i) ((IN2_T)0)
+#endif
+
 inline void apply_op(__global const IN0_T* in0, const long i0,
                      __global const IN1_T* in1, const long i1,
                      __global const IN2_T* in2, const long i2,
                      __global OUT0_T* out0, const long o0, __global OUT1_T* out1, const long o1)
 {
-#if NIN == 1
-    const RT r = RESULT(op(LOAD0(in0[i0])));
-#elif NIN == 2 && NOUT == 2
-    RT r1;
-    const RT r = op(LOAD0(in0[i0]), LOAD1(in1[i1]), &r1);
-    out1[o1] = STORE1(r1);
-#elif NIN == 2
-    const RT r = RESULT(op(LOAD0(in0[i0]), LOAD1(in1[i1])));
-#else
-    const RT r = RESULT(op(LOAD0(in0[i0]), LOAD1(in1[i1]), LOAD2(in2[i2])));
-#endif
-    out0[o0] = STORE0(r);
+    apply_values(in0[i0], READ1(i1), READ2(i2), out0, o0, out1, o1);
 }
 
 #define STRIDES(v) {v.s0, v.s1, v.s2, v.s3, v.s4, v.s5, v.s6, v.s7}
@@ -243,8 +269,6 @@ __kernel void elementwise_flat(const long n,
 #endif
                                )
 {
-    const long i = get_global_id(0);
-    if (i >= n) return;
 #if NIN < 2
     __global const IN1_T* in1 = (__global const IN1_T*)in0;
     const long off1 = 0;
@@ -257,6 +281,29 @@ __kernel void elementwise_flat(const long n,
     __global OUT1_T* out1 = (__global OUT1_T*)out0;
     const long ooff1 = 0;
 #endif
+#if PER_ITEM > 1
+    const long step = get_local_size(0);
+    const long first = get_group_id(0) * (PER_ITEM * step) + get_local_id(0);
+    IN0_T v0[PER_ITEM];
+    IN1_T v1[PER_ITEM];
+    IN2_T v2[PER_ITEM];
+    #pragma unroll
+    for (int j = 0; j < PER_ITEM; ++j) {
+        const long i = min(first + j * step, n - 1);   // past n: a valid element, never stored
+        v0[j] = in0[off0 + i * FLAT_ST0];
+        v1[j] = READ1(off1 + i * FLAT_ST1);
+        v2[j] = READ2(off2 + i * FLAT_ST2);
+    }
+    #pragma unroll
+    for (int j = 0; j < PER_ITEM; ++j) {
+        const long i = first + j * step;
+        if (i < n)
+            apply_values(v0[j], v1[j], v2[j], out0, ooff0 + i, out1, ooff1 + i);
+    }
+#else
+    const long i = get_global_id(0);
+    if (i >= n) return;
     apply_op(in0, off0 + i * FLAT_ST0, in1, off1 + i * FLAT_ST1, in2, off2 + i * FLAT_ST2,
              out0, ooff0 + i, out1, ooff1 + i);
+#endif
 }

@@ -55,6 +55,20 @@ with np.errstate(all="ignore"):
         np.exp(x, out=out, where=x > 0)
         same(np.asarray(out)[a > 0], np.exp(a)[a > 0], 1e-6)
         same(np.tanh(x), np.tanh(a), 1e-6)
+    elif case == "elementwise_per_item":
+        # the flat kernel as GPUs run it (PER_ITEM elements per work-item): the simulator's
+        # context behind a device that reports a GPU
+        import dataclasses
+        gpu = object.__new__(cg.Device)
+        gpu.__dict__.update(dev.__dict__)
+        gpu.info = dataclasses.replace(dev.info, type="GPU")
+        with cg.host_path(False):
+            xg, yg, ig = (cg.asarray(v, device=gpu) for v in (a, b, i))
+            same(xg + yg, a + b)
+            same(xg.ravel()[5:] - 1.5, a.ravel()[5:] - 1.5)
+            same(np.divmod(ig, 7)[1], np.divmod(i, 7)[1])
+            same(np.where(xg > 0, xg, yg[0]), np.where(a > 0, a, b[0]))
+            same(np.exp(xg[3]), np.exp(a[3]), 1e-6)
     elif case == "reduce":
         same(np.sum(x, axis=1), np.sum(a, axis=1), 1e-5)
         same(np.max(x, axis=0), np.max(a, axis=0))
@@ -93,7 +107,7 @@ with np.errstate(all="ignore"):
 print("ok")
 """
 
-CASES = ["elementwise", "reduce", "reduce_split", "scan", "gather"]
+CASES = ["elementwise", "elementwise_per_item", "reduce", "reduce_split", "scan", "gather"]
 
 
 @pytest.fixture(scope="module", autouse=True)
