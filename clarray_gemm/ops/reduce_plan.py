@@ -26,7 +26,12 @@ ROPS = {"sum": "ROP_SUM", "prod": "ROP_PROD", "max": "ROP_MAX", "min": "ROP_MIN"
         "any": "ROP_ANY", "all": "ROP_ALL", "argmax": "ROP_ARGMAX", "argmin": "ROP_ARGMIN"}
 _MAX_GROUPS = 1024
 _PER_LANE = 32  # elements a lane reduces before a reduction is split into two launches
-_TREE_GROUPS = 2048  # work-groups that fill a large GPU; fewer outputs split r into chunks
+_TREE_GROUPS = 2048  # work-groups that fill a device; fewer outputs split r into chunks
+# On GPUs: this many work-groups per compute unit instead. H100 (132 units), 2^26 float32 in
+# rows of 2^26 / R (R = 1, 8, 64, 512), against a copy's bandwidth: argmax 73-75% with 2048
+# work-groups, 77-79% with 1024, 80-85% with 528; sums 85-88% -> 87-90%
+# (benches/probes/reduce_sweep.py, h100-reduce-groups-s12.md).
+_GROUPS_PER_UNIT_GPU = 4
 _COLS_THREADS = 1 << 18  # work-items that fill a large GPU, for the column kernel
 _INT_LIMITS = {"char": "CHAR", "short": "SHRT", "int": "INT", "long": "LONG"}
 
@@ -103,7 +108,9 @@ class ReducePlan:
             local = min(max_wg, 64)
         else:  # work-groups over outputs (and chunks of r when outputs are too few)
             local = _pow2_at_most(n_red, max_wg)
-            groups = max(1, min(_MAX_GROUPS, -(-_TREE_GROUPS // n_out),
+            target = (_GROUPS_PER_UNIT_GPU * device.info.compute_units if device.info.is_gpu
+                      else _TREE_GROUPS)
+            groups = max(1, min(_MAX_GROUPS, target, -(-target // n_out),
                                 -(-n_red // (local * _PER_LANE))))
         # short reduced axes: several outputs per work-group (one work-group of a few lanes per
         # output leaves a GPU's work-group slots, not its lanes, as the limit)

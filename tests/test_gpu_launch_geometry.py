@@ -1,0 +1,90 @@
+"""Launch geometries chosen for GPUs, run on the local CPU driver behind a device that reports
+a 132-unit GPU:
+
+* the flat elementwise kernel with several elements per work-item (opencl/elementwise.cl,
+  PER_ITEM, all loaded before any is stored): NumPy's bits for every operand count, odd lengths
+  around the work-group multiple, offsets, scalars, in-place updates, every element written;
+* reductions split over four work-groups per compute unit (ops/reduce_plan.py): NumPy's
+  answers for full reductions and rows, odd lengths, NaN and ties for argmax."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+from clarray_gemm.ops import elementwise, reduce_plan
+
+
+@pytest.fixture(scope="module")
+def gpu() -> cg.Device:
+    cpu = next((d for d in cg.devices() if d.info.is_cpu and not d.info.is_simulator
+                and d.usable), None)
+    if cpu is None:
+        pytest.skip("no usable OpenCL CPU driver")
+    fake = object.__new__(cg.Device)
+    fake.__dict__.update(cpu.__dict__)
+    fake.info = dataclasses.replace(cpu.info, type="GPU", compute_units=132)
+    return fake
+
+
+def _same(got, want):
+    got = np.asarray(got)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("n", [1, 7, 255, 256, 257, 1023, 1024, 1025, 4099, 65537])
+def test_flat_kernel_per_item(gpu, n):
+    assert elementwise._FLAT_PER_ITEM_GPU > 1
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n + 3).astype(np.float32)
+    a[:3] = [np.nan, -np.inf, -0.0]
+    b = rng.standard_normal(n + 3).astype(np.float32)
+    i = rng.integers(-50, 50, n + 3).astype(np.int32)
+    with cg.host_path(False), np.errstate(all="ignore"):
+        x, y, xi = (cg.asarray(v, device=gpu) for v in (a, b, i))
+        _same(x + y, a + b)
+        _same(x[3:] * 2.5, a[3:] * np.float32(2.5))               # offset, stride-0 scalar
+        _same(np.negative(x[1:]), np.negative(a[1:]))             # one input
+        _same(np.where(x > 0, x, y), np.where(a > 0, a, b))       # three inputs
+        q, r = np.divmod(xi, 7)                                   # two outputs
+        _same(q, np.divmod(i, 7)[0])
+        _same(r, np.divmod(i, 7)[1])
+        _same(np.maximum(xi, 3), np.maximum(i, 3))
+        exp = np.asarray(np.exp(x))                               # within the ulp tests' bound
+        assert np.allclose(exp, np.exp(a), rtol=3e-7, atol=0, equal_nan=True)
+        z = cg.asarray(np.full(n + 3, np.nan, np.float32), device=gpu)   # poisoned, in place
+        np.add(x, y, out=z)
+        _same(z, a + b)
+        z += y
+        _same(z, a + b + b)
+
+
+
+@pytest.mark.parametrize("shape", [(1,), (7,), (4099,), (1 << 20,), (3, 100003), (64, 1025),
+                                   (600, 257)])
+def test_reductions_over_gpu_work_groups(gpu, shape):
+    assert reduce_plan._GROUPS_PER_UNIT_GPU * gpu.info.compute_units > 1
+    rng = np.random.default_rng(sum(shape))
+    a = rng.standard_normal(shape).astype(np.float32)
+    a.flat[len(a.flat) // 2] = a.max() + 1  # one clear maximum
+    i = rng.integers(-5, 5, shape).astype(np.int32)  # ties: the first index wins
+    with cg.host_path(False):
+        x, xi = cg.asarray(a, device=gpu), cg.asarray(i, device=gpu)
+        for axis in (None, -1):
+            np.testing.assert_allclose(np.asarray(np.sum(x, axis=axis)),
+                                       np.sum(a.astype(np.float64), axis=axis), rtol=1e-5,
+                                       atol=1e-5 * np.sqrt(a.size))
+            np.testing.assert_array_equal(np.asarray(np.max(x, axis=axis)), np.max(a, axis=axis))
+            np.testing.assert_array_equal(np.asarray(np.argmax(x, axis=axis)),
+                                          np.argmax(a, axis=axis))
+            np.testing.assert_array_equal(np.asarray(np.argmin(xi, axis=axis)),
+                                          np.argmin(i, axis=axis))
+            np.testing.assert_array_equal(np.asarray(np.sum(xi, axis=axis)), np.sum(i, axis=axis))
+        b = a.copy()
+        b.flat[len(b.flat) // 3] = np.nan  # NaN wins max and argmax, as in NumPy
+        y = cg.asarray(b, device=gpu)
+        assert np.isnan(np.asarray(np.max(y)))
+        assert int(np.asarray(np.argmax(y))) == np.argmax(b)
