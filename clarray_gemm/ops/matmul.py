@@ -40,6 +40,7 @@ from ..memory import Storage, format_bytes
 from ._common import compute_dtype, device_of, numpy_answers, operand, take_operands
 from .matmul_operands import (host_operand, host_product, operand_layout, operand_strides2,
                               packed, shape2, two_level_layouts)
+from .matmul_signature import check_core, result_dtypes, shapes
 from .precision import TF32_BOUND, get_precision, resolve_precision
 
 try:  # NumPy's own exception type for this error (a TypeError subclass); private in NumPy 2.x
@@ -49,41 +50,6 @@ except ImportError:  # pragma: no cover
 
 __all__ = ["matmul", "dot", "explain_matmul"]
 
-_SIGNATURE = "(n?,k),(k,m?)->(n?,m?)"
-
-
-def _result_dtypes(a_dtype: np.dtype, b_dtype: np.dtype, dtype: Any) -> tuple:
-    if dtype is None:
-        return np.matmul.resolve_dtypes((a_dtype, b_dtype, None))
-    return np.matmul.resolve_dtypes((a_dtype, b_dtype, None), signature=(None, None, np.dtype(dtype)))
-
-
-def _check_core(a_shape, b_shape):
-    for i, shape in enumerate((a_shape, b_shape)):
-        if len(shape) == 0:
-            raise ValueError(f"matmul: Input operand {i} does not have enough dimensions (has 0, "
-                             f"gufunc core with signature {_SIGNATURE} requires 1)")
-    k_a = a_shape[-1]
-    k_b = b_shape[-2] if len(b_shape) > 1 else b_shape[0]
-    if k_a != k_b:
-        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, with "
-                         f"gufunc signature {_SIGNATURE} (size {k_b} is different from {k_a})")
-
-
-def _shapes(a_shape, b_shape):
-    a_vec, b_vec = len(a_shape) == 1, len(b_shape) == 1
-    a2 = (1,) + tuple(a_shape) if a_vec else tuple(a_shape)
-    b2 = tuple(b_shape) + (1,) if b_vec else tuple(b_shape)
-    M, K = a2[-2], a2[-1]
-    N = b2[-1]
-    batch_shape = np.broadcast_shapes(a2[:-2], b2[:-2])
-    out_shape = batch_shape + (() if a_vec else (M,)) + (() if b_vec else (N,))
-    return a2, b2, M, N, K, tuple(batch_shape), tuple(out_shape)
-
-
-
-
-
 class MatmulPlan:
     """Everything about ``a @ b`` that its key decides; :meth:`run` does the rest."""
 
@@ -91,12 +57,12 @@ class MatmulPlan:
                  device: Device, kernel: str | None, params: Mapping[str, int] | None,
                  precision: str = "highest"):
         take_operands(a, b)  # NumPy's own matmul answers for these: dtypes before shapes
-        _check_core(a.shape, b.shape)
+        check_core(a.shape, b.shape)
         self.device = device
         self.dtype_arg = dtype
         self.precision = precision
         self.a_shape, self.b_shape = a.shape, b.shape
-        _, _, self.result_dtype = _result_dtypes(a.dtype, b.dtype, dtype)
+        _, _, self.result_dtype = result_dtypes(a.dtype, b.dtype, dtype)
         self.compute = compute_dtype(self.result_dtype, device)
         if self.compute is not None:
             self.compute = NARROW_INT_PRODUCTS.get(self.result_dtype, self.compute)
@@ -108,7 +74,7 @@ class MatmulPlan:
             self.compute = mma_dtype
         self.c_dtype = (gemm_mma.output_dtype(self.compute) if mma_dtype is not None
                         and self.compute == mma_dtype else self.compute)
-        _, _, M, N, K, batch_shape, out_shape = _shapes(a.shape, b.shape)
+        _, _, M, N, K, batch_shape, out_shape = shapes(a.shape, b.shape)
         self.M, self.N, self.K, self.batch_shape, self.out_shape = M, N, K, batch_shape, out_shape
         self.batch = math.prod(batch_shape)
         self.out_strides = c_strides(out_shape, self.result_dtype.itemsize)

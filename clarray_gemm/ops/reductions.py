@@ -21,9 +21,11 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, adopt_host, asarray, host_function, to_host
+from ..array import DeviceArray, adopt_host, asarray, host_function, result_maker, to_host
 from ..fallbacks import record_host_call
+from ..array.geometry import c_strides
 from ..kernels.crossover import host_wins
+from ..kernels.plans import PlanCache
 from .elementwise import kernel_dtype
 from ._common import device_of
 from .reduce_plan import reduce_plan, scan_plan
@@ -45,15 +47,38 @@ def _result_dtype(name: str, dtype: np.dtype, requested: np.dtype | None) -> np.
         return np.asarray(_NUMPY[name](np.ones(1, dtype), **kwargs)).dtype
 
 
+# (name, device, layout, axis, dtype, keepdims) -> the call of a repeated reduction without
+# out=, where= or initial=: one dict hit, no checks, axis normalisation or crossover lookup.
+_CALLS: PlanCache[Any] = PlanCache("reduction-call")
+_find_call = _CALLS.find
+
+
 def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
               keepdims: Any = _NO, where: Any = _NO, initial: Any = _NO) -> Any:
     """``np.<name>(a, ...)`` on the device, or NumPy's on host views where the device cannot."""
-    if (type(a) is DeviceArray and out is None and where is _NO and initial is _NO
-            and host_wins(a.device, "reduce", a.dtype, a.size)):
-        kwargs = {"axis": axis} if keepdims is _NO else {"axis": axis, "keepdims": keepdims}
-        if dtype is not None:
-            kwargs["dtype"] = dtype
-        return _on_host_path(_NUMPY[name], a, kwargs)  # unified memory, small work
+    key = None
+    if type(a) is DeviceArray and out is None and where is _NO and initial is _NO:
+        key = (name, a.device, a.layout_key, axis, dtype, keepdims)
+        try:
+            call = _find_call(key)
+        except TypeError:  # an axis or dtype that cannot be a key (a list): no plan
+            call = key = None
+        if call is not None:
+            return call(a)
+        if host_wins(a.device, "reduce", a.dtype, a.size):  # unified memory, small work
+            kwargs = {"axis": axis} if keepdims is _NO else {"axis": axis, "keepdims": keepdims}
+            if dtype is not None:
+                kwargs["dtype"] = dtype
+            func = _UFUNC_REDUCE.get(_NUMPY[name], _NUMPY[name])
+            first = np.asarray(func(a.host_view(), **kwargs))
+            if key is not None and first.dtype.isnative and not first.dtype.hasobject:
+                # later calls: NumPy writes into a fresh host-born result of this geometry
+                # (out=: the same loop, the same bits)
+                _CALLS.get(key, lambda: result_maker(
+                    a.device, first.nbytes, first.shape, first.dtype,
+                    c_strides(first.shape, first.dtype.itemsize),
+                    fill=lambda view, out: func(view, out=out, **kwargs)))
+            return adopt_host(first, a.device)  # NumPy's fresh result, kept as it is
     kwargs = {"axis": axis, "out": out}
     if name not in ("max", "min", "any", "all", "argmax", "argmin"):
         kwargs["dtype"] = dtype
@@ -91,12 +116,19 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
     plan = reduce_plan(rop, a, axes, acc, result_dtype, mean=name == "mean")
     if not plan.supported:
         return _fallback(_NUMPY[name], (a,), kwargs)
-    result = plan.run(a)
+    kept = None  # keepdims: the result's C layout with the reduced axes as 1s (a free view)
     if keepdims is True:
-        if arg and axis is None:
-            result = result.reshape((1,) * a.ndim)
-        else:
-            result = result.reshape(tuple(1 if i in axes else n for i, n in enumerate(a.shape)))
+        shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
+        kept = (shape, c_strides(shape, result_dtype.itemsize))
+
+    def on_device(x: DeviceArray) -> DeviceArray:
+        result = plan.run(x)
+        if kept is not None:
+            result = DeviceArray.from_storage(result.storage, kept[0], result.dtype, kept[1])
+        return result
+    if key is not None:
+        _CALLS.get(key, lambda: on_device)
+    result = on_device(a)
     if out is not None:
         out[...] = result
         return out
