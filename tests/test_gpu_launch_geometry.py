@@ -4,8 +4,9 @@ a 132-unit GPU:
 * the flat elementwise kernel with several elements per work-item (opencl/elementwise.cl,
   PER_ITEM, all loaded before any is stored): NumPy's bits for every operand count, odd lengths
   around the work-group multiple, offsets, scalars, in-place updates, every element written;
-* reductions split over four work-groups per compute unit (ops/reduce_plan.py): NumPy's
-  answers for full reductions and rows, odd lengths, NaN and ties for argmax."""
+* reductions split over four work-groups per compute unit, rows shared by lanes of 16
+  elements or more (ops/reduce_plan.py): NumPy's answers for full reductions and rows, short
+  and odd lengths, NaN and ties for argmax."""
 from __future__ import annotations
 
 import dataclasses
@@ -64,9 +65,10 @@ def test_flat_kernel_per_item(gpu, n):
 
 
 @pytest.mark.parametrize("shape", [(1,), (7,), (4099,), (1 << 20,), (3, 100003), (64, 1025),
-                                   (600, 257)])
+                                   (600, 257), (1000, 32), (50, 7, 33), (129, 15)])
 def test_reductions_over_gpu_work_groups(gpu, shape):
     assert reduce_plan._GROUPS_PER_UNIT_GPU * gpu.info.compute_units > 1
+    assert reduce_plan._ROW_ELEMENTS_PER_LANE_GPU > 1
     rng = np.random.default_rng(sum(shape))
     a = rng.standard_normal(shape).astype(np.float32)
     a.flat[len(a.flat) // 2] = a.max() + 1  # one clear maximum

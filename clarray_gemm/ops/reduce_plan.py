@@ -32,6 +32,14 @@ _TREE_GROUPS = 2048  # work-groups that fill a device; fewer outputs split r int
 # work-groups, 77-79% with 1024, 80-85% with 528; sums 85-88% -> 87-90%
 # (benches/probes/reduce_sweep.py, h100-reduce-groups-s12.md).
 _GROUPS_PER_UNIT_GPU = 4
+# On GPUs each lane takes at least this many elements of a row: short rows get fewer lanes and
+# several rows share a work-group, instead of one element a lane and a tree as deep as the row.
+# H100, rows reduced along the last axis (ms, CuPy / ours), one element a lane -> 16: the
+# k-means step's sum over 32 elements (131072 x 64 rows) 1.839 -> 0.585 (0.47x -> 1.48x),
+# argmin over 64 0.140 -> 0.028 (0.49x -> 2.44x), sum over 256 0.119 -> 0.032, max over 1024
+# 0.057 -> 0.035; 8 and 32 were each better in one case and worse in the others
+# (benches/probes/short_rows.py, h100-reduce-groups-s12.md).
+_ROW_ELEMENTS_PER_LANE_GPU = 16
 _COLS_THREADS = 1 << 18  # work-items that fill a large GPU, for the column kernel
 _INT_LIMITS = {"char": "CHAR", "short": "SHRT", "int": "INT", "long": "LONG"}
 
@@ -107,7 +115,8 @@ class ReducePlan:
             groups = max(1, min(-(-n_red // 64), _COLS_THREADS // n_out, 256))
             local = min(max_wg, 64)
         else:  # work-groups over outputs (and chunks of r when outputs are too few)
-            local = _pow2_at_most(n_red, max_wg)
+            per_lane = _ROW_ELEMENTS_PER_LANE_GPU if device.info.is_gpu else 1
+            local = _pow2_at_most(-(-n_red // per_lane), max_wg)
             target = (_GROUPS_PER_UNIT_GPU * device.info.compute_units if device.info.is_gpu
                       else _TREE_GROUPS)
             groups = max(1, min(_MAX_GROUPS, target, -(-target // n_out),
