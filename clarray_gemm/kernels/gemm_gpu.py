@@ -65,12 +65,16 @@ _PACK_MEMORY_SHARE = 16
 # matches the geometry of cuBLAS's own FP32 kernel: 128 x 128 tiles, 128 work-items, 16 x 8
 # values each) with two resident work-groups, from the H100 measurements in
 # benches/gpu-notes.md; and how many work-groups one compute unit holds at once (registers).
-_EFFICIENCY = {1: 0.9, 2: 0.85, 3: 0.85, 4: 0.6, 5: 0.8, 6: 0.8, 7: 1.0, 8: 0.95}
+_EFFICIENCY = {1: 0.9, 2: 0.85, 3: 0.9, 4: 0.6, 5: 0.8, 6: 0.8, 7: 1.0, 8: 0.95}
 _RESIDENT = {1: 2, 2: 2, 3: 2, 4: 3, 5: 1, 6: 1, 7: 2, 8: 2}
 # Fraction of that throughput a compute unit reaches with a single resident work-group.
 _SINGLE = 0.68
-# Split-K's fixed cost (second launch, partial sums), in the model's units (about 25 us).
-_SPLIT_COST = 4e6
+# Split-K's fixed cost (second launch, partial sums), in the model's units (about 30 us).
+# Preset 3's efficiency and this cost were raised together (0.85 -> 0.9, 4e6 -> 5e6) after
+# 1024^3 ran preset 3 unsplit at 84-89 us three times against 90-95 us for preset 7 with
+# KSPLIT 4 (H100, session 12); of the shapes in benches/gpu_gemm_shapes.py only 1024^3 and
+# 768^3 change their choice.
+_SPLIT_COST = 5e6
 # Presets the shape heuristic considers (the others only when forced).
 _AUTO = (7, 2, 3, 4)
 # float64 doubles every register and local-memory byte: 16 x 8 micro-tiles spill (2048^3 on an
