@@ -20,7 +20,7 @@
 //   NDIM                  merged dimensions (0-8)
 //   IDX32                 1: fewer than 2^31 elements, index decomposition in 32 bits
 //   FLAT_ST<k>            elementwise_flat only: input k's element stride, 0 or 1
-//   PER_ITEM              elementwise_flat only: elements per work-item, a work-group's
+//   PER_ITEM              elements per work-item, a work-group's
 //                         local size apart (coalesced), all loaded before any is stored: a
 //                         GPU needs several loads in flight per work-item to reach its memory
 //                         bandwidth with one-input loops such as np.exp
@@ -198,24 +198,21 @@ inline void apply_op(__global const IN0_T* in0, const long i0,
 
 #define STRIDES(v) {v.s0, v.s1, v.s2, v.s3, v.s4, v.s5, v.s6, v.s7}
 
-__kernel void elementwise(const long n, const long8 shape,
-                          __global const IN0_T* restrict in0, const long off0, const long8 st0,
-                          __global const IN1_T* restrict in1, const long off1, const long8 st1,
-                          __global const IN2_T* restrict in2, const long off2, const long8 st2,
-                          __global OUT0_T* out0, const long ooff0, const long8 ost0,
-                          __global OUT1_T* out1, const long ooff1, const long8 ost1,
-                          __global const uchar* restrict mask, const long moff, const long8 mst)
+// The operands' element offsets of multi-index number i of the broadcast shape.
+inline void offsets_of(const long i, const long8 shape,
+                       const long off0, const long8 st0, const long off1, const long8 st1,
+                       const long off2, const long8 st2, const long ooff0, const long8 ost0,
+                       const long ooff1, const long8 ost1, const long moff, const long8 mst,
+                       long* i0, long* i1, long* i2, long* o0, long* o1, long* m)
 {
-    const long i = get_global_id(0);
-    if (i >= n) return;
-    long i0 = off0, i1 = off1, i2 = off2, o0 = ooff0, o1 = ooff1, m = moff;
+    *i0 = off0; *i1 = off1; *i2 = off2; *o0 = ooff0; *o1 = ooff1; *m = moff;
 #if NDIM == 1
-    i0 += i * st0.s7;
-    i1 += i * st1.s7;
-    i2 += i * st2.s7;
-    o0 += i * ost0.s7;
-    o1 += i * ost1.s7;
-    m += i * mst.s7;
+    *i0 += i * st0.s7;
+    *i1 += i * st1.s7;
+    *i2 += i * st2.s7;
+    *o0 += i * ost0.s7;
+    *o1 += i * ost1.s7;
+    *m += i * mst.s7;
 #elif NDIM > 1
     const long shp[8] = STRIDES(shape);
     const long s0[8] = STRIDES(st0);
@@ -238,18 +235,64 @@ __kernel void elementwise(const long n, const long8 shape,
         const long idx = rem - q * shp[d];
 #endif
         rem = q;
-        i0 += idx * s0[d];
-        i1 += idx * s1[d];
-        i2 += idx * s2[d];
-        o0 += idx * so0[d];
-        o1 += idx * so1[d];
-        m += idx * sm[d];
+        *i0 += idx * s0[d];
+        *i1 += idx * s1[d];
+        *i2 += idx * s2[d];
+        *o0 += idx * so0[d];
+        *o1 += idx * so1[d];
+        *m += idx * sm[d];
     }
 #endif
+}
+
+#define OFFSET_ARGS shape, off0, st0, off1, st1, off2, st2, ooff0, ost0, ooff1, ost1, moff, mst
+
+__kernel void elementwise(const long n, const long8 shape,
+                          __global const IN0_T* restrict in0, const long off0, const long8 st0,
+                          __global const IN1_T* restrict in1, const long off1, const long8 st1,
+                          __global const IN2_T* restrict in2, const long off2, const long8 st2,
+                          __global OUT0_T* out0, const long ooff0, const long8 ost0,
+                          __global OUT1_T* out1, const long ooff1, const long8 ost1,
+                          __global const uchar* restrict mask, const long moff, const long8 mst)
+{
+    long i0, i1, i2, o0, o1, m;
+#if PER_ITEM > 1
+    // as in elementwise_flat: PER_ITEM elements a local size apart, all loaded first
+    const long step = get_local_size(0);
+    const long first = get_group_id(0) * (PER_ITEM * step) + get_local_id(0);
+    IN0_T v0[PER_ITEM];
+    IN1_T v1[PER_ITEM];
+    IN2_T v2[PER_ITEM];
+    long at0[PER_ITEM], at1[PER_ITEM];
+    uchar live[PER_ITEM];
+    #pragma unroll
+    for (int j = 0; j < PER_ITEM; ++j) {
+        const long i = first + j * step;
+        offsets_of(min(i, n - 1), OFFSET_ARGS, &i0, &i1, &i2, &o0, &o1, &m);
+        v0[j] = in0[i0];
+        v1[j] = READ1(i1);
+        v2[j] = READ2(i2);
+        at0[j] = o0;
+        at1[j] = o1;
+#if MASKED
+        live[j] = i < n && mask[m];
+#else
+        live[j] = i < n;
+#endif
+    }
+    #pragma unroll
+    for (int j = 0; j < PER_ITEM; ++j)
+        if (live[j])
+            apply_values(v0[j], v1[j], v2[j], out0, at0[j], out1, at1[j]);
+#else
+    const long i = get_global_id(0);
+    if (i >= n) return;
+    offsets_of(i, OFFSET_ARGS, &i0, &i1, &i2, &o0, &o1, &m);
 #if MASKED
     if (!mask[m]) return;
 #endif
     apply_op(in0, i0, in1, i1, in2, i2, out0, o0, out1, o1);
+#endif
 }
 
 // The flat layout class (at most one merged dimension, no mask, every element stride 0 or 1):

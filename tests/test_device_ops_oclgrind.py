@@ -69,6 +69,11 @@ with np.errstate(all="ignore"):
             same(np.divmod(ig, 7)[1], np.divmod(i, 7)[1])
             same(np.where(xg > 0, xg, yg[0]), np.where(a > 0, a, b[0]))
             same(np.exp(xg[3]), np.exp(a[3]), 1e-6)
+            same(xg - yg[:7, None], a - b[:7, None])  # the strided kernel: rows broadcast
+            same(xg.T * 2.0, a.T * 2.0)
+            out = cg.zeros((7, 33), np.float32, device=gpu)
+            np.exp(xg, out=out, where=xg > 0)
+            same(np.asarray(out)[a > 0], np.exp(a)[a > 0], 1e-6)
     elif case == "reduce":
         same(np.sum(x, axis=1), np.sum(a, axis=1), 1e-5)
         same(np.max(x, axis=0), np.max(a, axis=0))

@@ -1,9 +1,10 @@
 """Launch geometries chosen for GPUs, run on the local CPU driver behind a device that reports
 a 132-unit GPU:
 
-* the flat elementwise kernel with several elements per work-item (opencl/elementwise.cl,
+* the elementwise kernels with several elements per work-item (opencl/elementwise.cl,
   PER_ITEM, all loaded before any is stored): NumPy's bits for every operand count, odd lengths
-  around the work-group multiple, offsets, scalars, in-place updates, every element written;
+  around the work-group multiple, offsets, scalars, broadcast, transposed and masked operands,
+  in-place updates, every element written;
 * reductions split over four work-groups per compute unit, rows shared by lanes of 16
   elements or more (ops/reduce_plan.py): NumPy's answers for full reductions and rows, short
   and odd lengths, NaN and ties for argmax."""
@@ -38,7 +39,7 @@ def _same(got, want):
 
 @pytest.mark.parametrize("n", [1, 7, 255, 256, 257, 1023, 1024, 1025, 4099, 65537])
 def test_flat_kernel_per_item(gpu, n):
-    assert elementwise._FLAT_PER_ITEM_GPU > 1
+    assert elementwise._PER_ITEM_GPU > 1
     rng = np.random.default_rng(n)
     a = rng.standard_normal(n + 3).astype(np.float32)
     a[:3] = [np.nan, -np.inf, -0.0]
@@ -62,6 +63,27 @@ def test_flat_kernel_per_item(gpu, n):
         z += y
         _same(z, a + b + b)
 
+
+
+@pytest.mark.parametrize("rows,cols", [(1, 1), (3, 7), (31, 33), (257, 5), (64, 1025)])
+def test_strided_kernel_per_item(gpu, rows, cols):
+    """The general kernel (broadcast, transposed and masked operands) with PER_ITEM."""
+    rng = np.random.default_rng(rows * cols)
+    a = rng.standard_normal((rows, cols)).astype(np.float32)
+    a[0, 0] = np.nan
+    b = rng.standard_normal((cols, rows)).astype(np.float32)
+    m = rng.standard_normal((rows, 1)).astype(np.float32)
+    c = rng.standard_normal((5, 1, cols)).astype(np.float32)
+    with cg.host_path(False), np.errstate(all="ignore"):
+        x, y, xm, xc = (cg.asarray(v, device=gpu) for v in (a, b, m, c))
+        _same(x - xm, a - m)                                     # rows broadcast
+        _same(x + x[0], a + a[0])                                # a bias row
+        _same(x * y.T, a * b.T)                                  # a transposed operand
+        _same(x[None, :, :] - xc, a[None, :, :] - c)             # 3-D broadcast
+        _same(x[:, None, :1] == xm[None, :, :], a[:, None, :1] == m[None, :, :])
+        z = cg.asarray(np.full((rows, cols), 7.0, np.float32), device=gpu)  # masked, in place
+        np.negative(x, out=z, where=x > 0)
+        _same(z, np.where(a > 0, -a, np.float32(7.0)))
 
 
 @pytest.mark.parametrize("shape", [(1,), (7,), (4099,), (1 << 20,), (3, 100003), (64, 1025),

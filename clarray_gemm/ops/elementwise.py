@@ -30,10 +30,10 @@ from ..memory import Storage
 
 __all__ = ["OpSpec", "ElementwisePlan", "plan_for", "binary_plan", "run_op", "kernel_dtype"]
 
-# Elements per work-item of the flat kernel on GPUs (opencl/elementwise.cl, PER_ITEM): one
-# 4-byte load per work-item leaves too few bytes in flight to fill an H100's memory (np.exp at
-# 2^26 float32: 79% of a copy's bandwidth). CPU drivers keep one.
-_FLAT_PER_ITEM_GPU = 4
+# Elements per work-item on GPUs (opencl/elementwise.cl, PER_ITEM): one 4-byte load per
+# work-item leaves too few bytes in flight to fill an H100's memory (np.exp at 2^26 float32:
+# 79% of a copy's bandwidth). CPU drivers keep one.
+_PER_ITEM_GPU = 4
 
 
 @dataclass(frozen=True, eq=False)  # one object per operation (ufuncs.SPECS): identity keys plans
@@ -189,18 +189,16 @@ class ElementwisePlan:
         if np.dtype(np.float64) in (*in_dtypes, *out_dtypes, compute, result):
             defines["IS_FP64"] = 1
         local = min(256, self.device.info.max_work_group_size)
-        self.geometry = ((-(-self.size // local) * local,), (local,))
+        per_item = _PER_ITEM_GPU if self.device.info.is_gpu else 1
+        if per_item > 1:
+            defines["PER_ITEM"] = per_item
+        self.geometry = ((-(-self.size // (local * per_item)) * local,), (local,))
         self.n_arg = np.int64(self.size)
         in_steps = [s[0] if dims else 0 for s in merged[:spec.nin]]
         out_steps = [s[0] if dims else 1 for s in merged[3:3 + spec.nout]]
         if mask is None and len(dims) <= 1 and set(in_steps) <= {0, 1} and set(out_steps) == {1}:
             for k, step in enumerate(in_steps):
                 defines[f"FLAT_ST{k}"] = step
-            per_item = _FLAT_PER_ITEM_GPU if self.device.info.is_gpu else 1
-            if per_item > 1:
-                defines["PER_ITEM"] = per_item
-                groups = -(-self.size // (local * per_item))
-                self.geometry = ((groups * local,), (local,))
             self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise_flat",
                                        defines, self.device.info.rounding_options)
             self._launch = self._launch_flat

@@ -1,0 +1,61 @@
+"""Elementwise operations that take the strided kernel (broadcast, transposed, masked operands)
+on a GPU with 1 and 4 elements per work-item (``ops/elementwise._PER_ITEM_GPU``), beside CuPy:
+wall clock per call in rounds of calls ended by one synchronisation, and the share of a copy's
+bandwidth the bytes that must move reach.
+
+    python benches/probes/broadcast_ops.py [--per-item 1 4]
+"""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+import clarray_gemm as cg
+from clarray_gemm.bench.timing import pipelined_seconds
+from clarray_gemm.ops import elementwise
+
+
+def cases(lib, host: dict) -> list:
+    x, m, bias, y, pts, cen = (lib.asarray(host[k]) if lib is not None else host[k]
+                               for k in ("x", "m", "bias", "y", "pts", "cen"))
+    return [("x - m (rows broadcast)", lambda: x - m, 2 * x.nbytes),
+            ("x + bias (a row)", lambda: x + bias, 2 * x.nbytes),
+            ("x + y.T (transposed)", lambda: x + y.T, 3 * x.nbytes),
+            ("points[:, None] - centroids[None]", lambda: pts[:, None, :] - cen[None, :, :],
+             pts.nbytes + pts.shape[0] * cen.nbytes),
+            ("x / m in place", lambda: np.divide(x, m, out=x), 2 * x.nbytes)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-item", type=int, nargs="*", default=[1, 4])
+    parser.add_argument("--reps", type=int, default=10)
+    args = parser.parse_args()
+    import cupy as cp
+    device = cg.get_device("NVIDIA")
+    rng = np.random.default_rng(0)
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    host = {"x": f(4096, 4096), "m": f(4096, 1), "bias": f(4096), "y": f(4096, 4096),
+            "pts": f(131072, 32), "cen": f(64, 32)}
+    ours_lib = type("ours", (), {"asarray": staticmethod(lambda a: cg.asarray(a, device=device))})
+    copy_x = cg.asarray(host["x"], device=device)
+    copy_ms = pipelined_seconds(lambda: copy_x.copy(), device.synchronize,
+                                args.reps).seconds * 1e3
+    gbps = lambda nbytes, ms: nbytes / ms / 1e6  # noqa: E731
+    copy_gbps = gbps(2 * copy_x.nbytes, copy_ms)
+    theirs = {name: pipelined_seconds(op, cp.cuda.runtime.deviceSynchronize,
+                                      args.reps).seconds * 1e3
+              for name, op, _ in cases(cp, host)}
+    print(f"{device}: ms per call; copy {copy_ms:.3f} ms ({copy_gbps:.0f} GB/s)")
+    for per_item in args.per_item:
+        elementwise._PER_ITEM_GPU = per_item
+        elementwise._PLANS.clear()
+        for name, op, nbytes in cases(ours_lib, host):
+            ms = pipelined_seconds(op, device.synchronize, args.reps).seconds * 1e3
+            print(f"  PER_ITEM {per_item} {name:36} {ms:.3f} ms ({gbps(nbytes, ms) / copy_gbps:.0%}"
+                  f" of copy), CuPy {theirs[name]:.3f} ms ({theirs[name] / ms:.2f}x)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
