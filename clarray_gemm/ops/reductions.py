@@ -22,8 +22,8 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from .. import _dispatch
 from .._dispatch import implements
 from ..array import DeviceArray, adopt_host, asarray, host_function, result_maker, to_host
-from ..fallbacks import record_host_call
 from ..array.geometry import c_strides
+from ..fallbacks import record_host_call
 from ..kernels.crossover import host_wins
 from ..kernels.plans import PlanCache
 from .elementwise import kernel_dtype
