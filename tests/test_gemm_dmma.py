@@ -137,8 +137,9 @@ def test_gpu_blocked_float64_picks_a_preset_that_does_not_spill(device):
         op = GemmOperand(None, 0, n, 0)
         p = GemmProblem(1, n, n, n, np.dtype(np.float64), op, op, op)
         assert gemm_gpu.resolve(p, gpu, {})["PRESET"] in (1, 4)
+        # float32: the 16 x 8 preset, but for 1024^3, which preset 3 runs unsplit (measured)
         assert gemm_gpu.resolve(dataclasses.replace(p, dtype=np.dtype(np.float32)), gpu,
-                                {})["PRESET"] == 7
+                                {})["PRESET"] == (3 if n == 1024 else 7)
 
 
 def test_m16_shape_only_where_it_applies(device, monkeypatch):
