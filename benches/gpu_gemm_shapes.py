@@ -427,18 +427,18 @@ def run_case(case: Case, dev: cg.Device, peers: Peers, copy_bw: dict, seen: set)
 # -- copy bandwidth -----------------------------------------------------------------------------
 def copy_bandwidth(dev: cg.Device, peers: Peers, nbytes: int) -> dict:
     """Device-to-device copy bandwidth (bytes read + written / time), ours and torch's."""
-    dev.enable_profiling()  # device time: the copies must run on the profiling queue
-    ctx, q = dev.context, dev.queue
+    ctx = dev.context
     src = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
     dst = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
-    cl.enqueue_fill_buffer(q, src, np.float32(1), 0, nbytes)
-    op = lambda: cl.enqueue_copy(q, dst, src)  # noqa: E731
-    wall = synced_seconds(op, q.finish, budget_s=BUDGET_S).seconds
+    cl.enqueue_fill_buffer(dev.queue, src, np.float32(1), 0, nbytes)
+    # the queue of the moment: device_seconds runs op on a profiling queue, then switches back
+    op = lambda: cl.enqueue_copy(dev.queue, dst, src)  # noqa: E731
+    wall = synced_seconds(op, dev.synchronize, budget_s=BUDGET_S).seconds
     devt = device_seconds(dev, op, budget_s=BUDGET_S).seconds
     out = {"bytes": nbytes, "ours_gbps_wall": 2 * nbytes / wall / 1e9,
            "ours_gbps_dev": 2 * nbytes / devt / 1e9}
     x = cg.asarray(np.ones(nbytes // 4, np.float32), device=dev)
-    w = synced_seconds(lambda: x.copy(), q.finish, budget_s=BUDGET_S).seconds
+    w = synced_seconds(lambda: x.copy(), dev.synchronize, budget_s=BUDGET_S).seconds
     out["cg_copy_gbps_wall"] = 2 * nbytes / w / 1e9
     if peers.torch is not None:
         t = peers.torch

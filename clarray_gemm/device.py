@@ -247,21 +247,29 @@ class Device:
     def enable_profiling(self) -> None:
         """From now on, a queue whose commands carry device timestamps, as device-time
         measurements (``bench``, ``tune``) need; every later launch pays the driver's profiling
-        cost. The current queue is drained first and work goes on, in order, on the new one;
-        call it while no other thread is using the device."""
-        if self.profiling:
+        cost, until :meth:`disable_profiling`. The current queue is drained first and work goes
+        on, in order, on the new one; call it while no other thread is using the device."""
+        self._switch_queue(True)
+
+    def disable_profiling(self) -> None:
+        """Back to a queue without timestamps (after device-time measurements), on the same
+        terms as :meth:`enable_profiling`."""
+        self._switch_queue(False)
+
+    def _switch_queue(self, profiling: bool) -> None:
+        if self.profiling == profiling:
             return
         with _queue_switch:
-            if self.profiling:
+            if self.profiling == profiling:
                 return
             _check_not_forked()
-            new = cl.CommandQueue(self.context,
-                                  properties=cl.command_queue_properties.PROFILING_ENABLE)
+            properties = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
+            new = cl.CommandQueue(self.context, properties=properties)
             old = self.__dict__.get("queue")
             if old is not None:
                 calls.finish(old)
             self.__dict__["queue"] = new
-            self.__dict__["_profiling"] = True
+            self.__dict__["_profiling"] = profiling
 
     @property
     def name(self) -> str:

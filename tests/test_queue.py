@@ -47,6 +47,7 @@ def test_device_time_switches_to_a_profiling_queue_in_order(device, monkeypatch)
     for run in prepared.values():
         run()
     view = np.asarray(x)      # a host view taken before the switch
+    device.enable_profiling()
     timing = device_seconds(device, lambda: x @ y, reps=3)
     assert device.profiling and _has_profiling(device.queue)
     assert timing.seconds > 0
@@ -68,3 +69,21 @@ def test_device_time_switches_to_a_profiling_queue_in_order(device, monkeypatch)
     assert_matches(prepared["gpu_blocked"](), a64 @ b)
     assert_matches(prepared["gemv_split"](), a64 @ b[:, 0])
     assert queues and all(q is queue for q in queues), queues
+
+
+def test_device_time_leaves_the_queue_as_it_found_it(device):
+    """Wall-clock measurements after a device-time one do not pay for timestamps; a device
+    switched to profiling on purpose stays so."""
+    x = cg.asarray(random_array((17, 19), np.float32, 3), device=device)
+    try:
+        device.disable_profiling()
+        assert not device.profiling and not _has_profiling(device.queue)
+        assert device_seconds(device, lambda: x + x, reps=3).seconds > 0
+        assert not device.profiling and not _has_profiling(device.queue)
+        device.enable_profiling()
+        device_seconds(device, lambda: x + x, reps=3)
+        assert device.profiling and _has_profiling(device.queue)
+        assert_matches(x + x, 2 * np.asarray(x).astype(np.float64))
+    finally:
+        device.disable_profiling()
+    assert not _has_profiling(device.queue)
