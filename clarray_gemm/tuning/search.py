@@ -218,6 +218,11 @@ def tune(device: Device | str | int | None = None, *, family: str = "matmul",
     bar = Progress(sum(len(c) + confirm * 2 for _, _, c in plan), f"tune {family}", progress,
                    unit="cfg")
     outcomes = []
+    # one profiling queue for the whole search (each device-time measurement would otherwise
+    # switch to one and back), the user's plain queue again afterwards
+    was_profiling = device.profiling
+    if measure is None:
+        device.enable_profiling()
     try:
         for bench, variant, cands in plan:
             p = bench.problem
@@ -236,6 +241,8 @@ def tune(device: Device | str | int | None = None, *, family: str = "matmul",
                 save_store(store)
     finally:
         bar.close()
+        if not was_profiling:
+            device.disable_profiling()
     if save:
         tuned.forget(store.path)
     return outcomes
