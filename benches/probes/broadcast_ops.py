@@ -13,6 +13,7 @@ import numpy as np
 
 import clarray_gemm as cg
 from clarray_gemm.bench.timing import pipelined_seconds
+from clarray_gemm.kernels import plans
 from clarray_gemm.ops import elementwise
 
 
@@ -50,7 +51,7 @@ def main() -> None:
     print(f"{device}: ms per call; copy {copy_ms:.3f} ms ({copy_gbps:.0f} GB/s)")
     for per_item in args.per_item:
         elementwise._PER_ITEM_GPU = per_item
-        elementwise._PLANS.clear()
+        plans.clear_all()
         for name, op, nbytes in cases(ours_lib, host):
             ms = pipelined_seconds(op, device.synchronize, args.reps).seconds * 1e3
             print(f"  PER_ITEM {per_item} {name:36} {ms:.3f} ms ({gbps(nbytes, ms) / copy_gbps:.0%}"

@@ -17,6 +17,7 @@ import numpy as np
 
 import clarray_gemm as cg
 from clarray_gemm.bench.timing import pipelined_seconds
+from clarray_gemm.kernels import plans
 from clarray_gemm.ops import reduce_plan
 
 
@@ -42,14 +43,14 @@ def main() -> None:
     for groups in args.groups:
         reduce_plan._MAX_GROUPS, reduce_plan._GROUPS_PER_UNIT_GPU = groups, groups
         reduce_plan._TREE_GROUPS = groups
-        reduce_plan._PLANS.clear()
+        plans.clear_all()  # the reduce plans and the call plans holding them
         row = [f"{name} {share(us_per_call(lambda: fn(x), sync, args.calls))}"
                for name, fn in (("sum", np.sum), ("max", np.max), ("argmax", np.argmax))]
         print(f"  at most {groups} work-groups: " + " | ".join(row), flush=True)
     reduce_plan._MAX_GROUPS, reduce_plan._GROUPS_PER_UNIT_GPU, reduce_plan._TREE_GROUPS = kept
     for per_unit in args.per_unit:
         reduce_plan._GROUPS_PER_UNIT_GPU = per_unit
-        reduce_plan._PLANS.clear()
+        plans.clear_all()  # the reduce plans and the call plans holding them
         row = []
         for rows in (1, 8, 64, 512):
             xr = x.reshape(rows, -1)

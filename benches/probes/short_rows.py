@@ -12,7 +12,8 @@ import numpy as np
 
 import clarray_gemm as cg
 from clarray_gemm.bench.timing import pipelined_seconds
-from clarray_gemm.ops import reduce_plan, reductions
+from clarray_gemm.kernels import plans
+from clarray_gemm.ops import reduce_plan
 
 
 def main() -> None:
@@ -34,8 +35,7 @@ def main() -> None:
     print(f"{device}: ms per call (CuPy / ours)")
     for per_lane in args.per_lane:
         reduce_plan._ROW_ELEMENTS_PER_LANE_GPU = per_lane
-        reduce_plan._PLANS.clear()
-        reductions._CALLS.clear()
+        plans.clear_all()  # the reduce plans and the call plans holding them
         row = []
         for s, f in cases:
             t = ms(lambda: f(ours[s], axis=-1), device.synchronize)
