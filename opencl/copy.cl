@@ -59,3 +59,35 @@ __kernel void strided_copy(const long n,
     dst[d_off] = cast(v);
 #endif
 }
+
+// The transposed layout class on GPUs (transpose_tile.h): a source that runs along the rows of
+// a destination contiguous along its columns ([batch,] rows, columns; strides (batch, row,
+// column, -) in elements), staged through local memory so both sides are read and written in
+// whole memory segments.
+#include "transpose_tile.h"
+
+__kernel __attribute__((reqd_work_group_size(TILE, TILE_ROWS, 1)))
+void transposed_copy(const long rows, const long cols,
+                     __global const SRC_T* restrict src, const long src_offset, const long4 ss,
+                     __global DST_T* restrict dst, const long dst_offset, const long4 ds)
+{
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const long c0 = get_group_id(0) * (long)TILE, r0 = get_group_id(1) * (long)TILE;
+    const long batch = get_group_id(2);
+    __local SRC_T tile[TILE][TILE + 1];
+    STAGE_TILE(tile, src, src_offset + batch * ss.x, ss);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const long c = c0 + lx, base = dst_offset + batch * ds.x + c * ds.z;
+    #pragma unroll
+    for (int s = 0; s < TILE_STEPS; ++s) {
+        const int i = ly + s * TILE_ROWS;
+        if (r0 + i < rows && c < cols) {
+            const SRC_T v = tile[lx][i];
+#if TO_BOOL
+            dst[base + (r0 + i) * ds.y] = (v != (SRC_T)0) ? (DST_T)1 : (DST_T)0;
+#else
+            dst[base + (r0 + i) * ds.y] = cast(v);
+#endif
+        }
+    }
+}

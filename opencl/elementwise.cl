@@ -350,3 +350,78 @@ __kernel void elementwise_flat(const long n,
              out0, ooff0 + i, out1, ooff1 + i);
 #endif
 }
+
+// The transposed layout class on GPUs (NDIM 2 or 3: [batch,] rows, columns; see
+// transpose_tile.h): inputs whose elements run along the rows against the outputs' order
+// (TILED<k>) are staged through local memory. Strides are (batch, row, column, -) in elements.
+#include "transpose_tile.h"
+#ifndef TILED0
+#define TILED0 0
+#endif
+#ifndef TILED1
+#define TILED1 0
+#endif
+#ifndef TILED2
+#define TILED2 0
+#endif
+
+__kernel __attribute__((reqd_work_group_size(TILE, TILE_ROWS, 1)))
+void elementwise_tiled(const long rows, const long cols,
+                       __global const IN0_T* restrict in0, const long off0, const long4 st0,
+                       __global const IN1_T* restrict in1, const long off1, const long4 st1,
+                       __global const IN2_T* restrict in2, const long off2, const long4 st2,
+                       __global OUT0_T* out0, const long ooff0, const long4 ost0,
+                       __global OUT1_T* out1, const long ooff1, const long4 ost1)
+{
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const long c0 = get_group_id(0) * (long)TILE, r0 = get_group_id(1) * (long)TILE;
+    const long batch = get_group_id(2);
+    const long b0 = off0 + batch * st0.x, b1 = off1 + batch * st1.x, b2 = off2 + batch * st2.x;
+#if TILED0
+    __local IN0_T tile0[TILE][TILE + 1];
+    STAGE_TILE(tile0, in0, b0, st0);
+#endif
+#if TILED1
+    __local IN1_T tile1[TILE][TILE + 1];
+    STAGE_TILE(tile1, in1, b1, st1);
+#endif
+#if TILED2
+    __local IN2_T tile2[TILE][TILE + 1];
+    STAGE_TILE(tile2, in2, b2, st2);
+#endif
+#if TILED0 || TILED1 || TILED2
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    const long c = c0 + lx, cc = min(c, cols - 1);
+    IN0_T v0[TILE_STEPS];
+    IN1_T v1[TILE_STEPS];
+    IN2_T v2[TILE_STEPS];
+    #pragma unroll
+    for (int s = 0; s < TILE_STEPS; ++s) {  // all loads before any store (loads in flight)
+        const int i = ly + s * TILE_ROWS;
+        const long rr = min(r0 + i, rows - 1);
+#if TILED0
+        v0[s] = tile0[lx][i];
+#else
+        v0[s] = in0[b0 + rr * st0.y + cc * st0.z];
+#endif
+#if TILED1
+        v1[s] = tile1[lx][i];
+#else
+        v1[s] = READ1(b1 + rr * st1.y + cc * st1.z);
+#endif
+#if TILED2
+        v2[s] = tile2[lx][i];
+#else
+        v2[s] = READ2(b2 + rr * st2.y + cc * st2.z);
+#endif
+    }
+    const long ob0 = ooff0 + batch * ost0.x, ob1 = ooff1 + batch * ost1.x;
+    #pragma unroll
+    for (int s = 0; s < TILE_STEPS; ++s) {
+        const long r = r0 + ly + s * TILE_ROWS;
+        if (r < rows && c < cols)
+            apply_values(v0[s], v1[s], v2[s], out0, ob0 + r * ost0.y + c * ost0.z,
+                         out1, ob1 + r * ost1.y + c * ost1.z);
+    }
+}

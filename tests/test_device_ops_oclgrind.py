@@ -70,7 +70,15 @@ with np.errstate(all="ignore"):
             same(np.where(xg > 0, xg, yg[0]), np.where(a > 0, a, b[0]))
             same(np.exp(xg[3]), np.exp(a[3]), 1e-6)
             same(xg - yg[:7, None], a - b[:7, None])  # the strided kernel: rows broadcast
-            same(xg.T * 2.0, a.T * 2.0)
+            same(xg.T * 2.0, a.T * 2.0)  # elementwise_tiled from here: transposed operands
+            same(np.where(xg.T > 0, xg.T, yg[:7]), np.where(a.T > 0, a.T, b[:7]))
+            q, r = np.divmod(ig.T, 7)
+            same(q, np.divmod(i.T, 7)[0]); same(r, np.divmod(i.T, 7)[1])
+            three = rng.standard_normal((3, 33, 7)).astype(np.float32)
+            same(cg.asarray(three, device=gpu).transpose(0, 2, 1) - xg,
+                 three.transpose(0, 2, 1) - a)
+            same(xg.T.copy(), a.T.copy())  # transposed_copy
+            same(xg.T.astype(np.int32), a.T.astype(np.int32))
             out = cg.zeros((7, 33), np.float32, device=gpu)
             np.exp(xg, out=out, where=xg > 0)
             same(np.asarray(out)[a > 0], np.exp(a)[a > 0], 1e-6)

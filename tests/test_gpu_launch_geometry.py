@@ -4,7 +4,8 @@ a 132-unit GPU:
 * the elementwise kernels with several elements per work-item (opencl/elementwise.cl,
   PER_ITEM, all loaded before any is stored): NumPy's bits for every operand count, odd lengths
   around the work-group multiple, offsets, scalars, broadcast, transposed and masked operands,
-  in-place updates, every element written;
+  in-place updates, every element written; operands transposed against the outputs staged
+  through local memory (elementwise_tiled);
 * reductions split over four work-groups per compute unit, rows shared by lanes of 16
   elements or more (ops/reduce_plan.py): NumPy's answers for full reductions and rows, short
   and odd lengths, NaN and ties for argmax."""
@@ -16,7 +17,8 @@ import numpy as np
 import pytest
 
 import clarray_gemm as cg
-from clarray_gemm.ops import elementwise, reduce_plan
+from clarray_gemm.kernels import copy as copy_kernels
+from clarray_gemm.ops import elementwise, reduce_plan, ufuncs
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +86,58 @@ def test_strided_kernel_per_item(gpu, rows, cols):
         z = cg.asarray(np.full((rows, cols), 7.0, np.float32), device=gpu)  # masked, in place
         np.negative(x, out=z, where=x > 0)
         _same(z, np.where(a > 0, -a, np.float32(7.0)))
+
+
+@pytest.mark.parametrize("rows,cols", [(2, 2), (3, 7), (31, 33), (32, 32), (33, 65), (257, 5),
+                                       (64, 1025)])
+def test_tiled_kernel_for_transposed_operands(gpu, rows, cols):
+    """elementwise_tiled: operands running along the rows against the outputs' order, staged
+    through local memory; the outputs' order taken from out= (a transposed out included)."""
+    rng = np.random.default_rng(rows + 1000 * cols)
+    a = rng.standard_normal((rows, cols)).astype(np.float32)
+    a[0, :2] = [np.nan, -0.0]
+    b = rng.standard_normal((cols, rows)).astype(np.float32)
+    i = rng.integers(-50, 50, (cols, rows)).astype(np.int32)
+    batch = rng.standard_normal((3, cols, rows)).astype(np.float32)
+    with cg.host_path(False), np.errstate(all="ignore"):
+        x, y, xi, xb = (cg.asarray(v, device=gpu) for v in (a, b, i, batch))
+        plan = elementwise.binary_plan(ufuncs.SPECS[np.add], x, y.T, gpu)
+        assert "elementwise_tiled" in plan.describe()
+        _same(x + y.T, a + b.T)
+        _same(y.T * 2.5, b.T * np.float32(2.5))                   # one input and a scalar
+        _same(np.where(x > 0, y.T, x), np.where(a > 0, b.T, a))   # three inputs, two staged
+        q, r = np.divmod(xi.T, 7)                                 # two outputs, int32
+        _same(q, np.divmod(i.T, 7)[0])
+        _same(r, np.divmod(i.T, 7)[1])
+        _same(xb.transpose(0, 2, 1) - x, batch.transpose(0, 2, 1) - a)  # a batch dimension
+        _same(x[::-1] + y.T[::-1], a[::-1] + b.T[::-1])           # negative row strides
+        z = cg.asarray(np.full((cols, rows), np.nan, np.float32), device=gpu)  # poisoned
+        np.add(x.T, y, out=z)
+        _same(z, a.T + b)
+        zt = cg.asarray(np.full((cols, rows), np.nan, np.float32), device=gpu).T
+        np.multiply(x, y.T, out=zt)                               # the outputs transposed
+        _same(zt, a * b.T)
+
+
+@pytest.mark.parametrize("rows,cols", [(2, 2), (3, 7), (31, 33), (33, 65), (257, 5), (64, 1025)])
+def test_tiled_copy_for_transposed_layouts(gpu, rows, cols):
+    """transposed_copy (opencl/copy.cl): copies, casts and writes between transposed layouts."""
+    rng = np.random.default_rng(rows + 7 * cols)
+    a = rng.standard_normal((rows, cols)).astype(np.float32) * 100
+    a[0, :2] = [np.nan, -0.0]
+    batch = rng.standard_normal((3, rows, cols)).astype(np.float32)
+    with cg.host_path(False), np.errstate(all="ignore"):
+        x, xb = cg.asarray(a, device=gpu), cg.asarray(batch, device=gpu)
+        _same(x.T.copy(), a.T.copy())
+        _same(x.T.astype(np.int32, order="C"), a.T.astype(np.int32, order="C"))
+        _same(np.ascontiguousarray(x[::-1].T), np.ascontiguousarray(a[::-1].T))
+        _same(x.T.astype(np.int32), a.T.astype(np.int32))         # NumPy's cast, NaN included
+        _same(x.T.astype(np.bool_, order="C"), a.T.astype(np.bool_, order="C"))
+        _same(xb.transpose(0, 2, 1).copy(), batch.transpose(0, 2, 1).copy())
+        z = cg.asarray(np.full((cols, rows), np.nan, np.float32), device=gpu)  # poisoned
+        z[...] = x.T                                              # a write into a view
+        _same(z, a.T.copy())
+        assert copy_kernels.tile_layout(gpu, [rows, cols], [[1, rows]], [[cols, 1]]) is not None
 
 
 @pytest.mark.parametrize("shape", [(1,), (7,), (4099,), (1 << 20,), (3, 100003), (64, 1025),

@@ -15,9 +15,14 @@ from ..drivers import calls
 from ..dtypes import ctype
 from .programs import get_kernel
 
-__all__ = ["strided_copy", "prepare_strided_copy", "merge_dims", "as_long8", "MAX_DIMS"]
+__all__ = ["strided_copy", "prepare_strided_copy", "merge_dims", "as_long8", "tile_layout",
+           "MAX_DIMS", "TILE", "TILE_ROWS"]
 
 MAX_DIMS = 8
+# The transposed layout class (opencl/transpose_tile.h's defaults): TILE x TILE blocks,
+# TILE x TILE_ROWS work-items. A GPU grid's second and third dimensions hold at most 65535
+# work-groups.
+TILE, TILE_ROWS, _GRID_MAX = 32, 8, 65535
 
 
 def merge_dims(shape: Sequence[int], *strides: Sequence[int]
@@ -40,6 +45,33 @@ def as_long8(values: Sequence[int], fill: int) -> np.ndarray:
     return np.array(padded, dtype=cltypes.long8)  # 10x cheaper than cltypes.make_long8
 
 
+def tile_layout(device: Device, dims: Sequence[int], sources: Sequence[Sequence[int]],
+                targets: Sequence[Sequence[int]]) -> tuple | None:
+    """The transposed layout class of merged dimensions ``dims`` on GPUs, or None: sources
+    (element strides per dimension) running along one of the two innermost dimensions, the
+    targets along the other. Returns ((rows, cols, batch), the indices of the sources to stage
+    through local memory, the (batch, row, column, 0) strides of each source then each target
+    as long4s, the launch geometry); the columns are the targets' contiguous dimension."""
+    info = device.info
+    if len(dims) not in (2, 3) or not info.is_gpu or info.max_work_group_size < TILE * TILE_ROWS:
+        return None
+    row, col = len(dims) - 2, len(dims) - 1
+    if any(t[col] != 1 for t in targets):
+        if any(t[row] != 1 for t in targets):
+            return None
+        row, col = col, row
+    staged = [k for k, s in enumerate(sources) if s[row] == 1 and s[col] not in (0, 1)]
+    rows, cols = dims[row], dims[col]
+    batch = dims[0] if len(dims) == 3 else 1
+    if not staged or -(-rows // TILE) > _GRID_MAX or batch > _GRID_MAX:
+        return None
+    strides = [np.array((s[0] if len(dims) == 3 else 0, s[row], s[col], 0), dtype=cltypes.long4)
+               for s in (*sources, *targets)]
+    geometry = ((-(-cols // TILE) * TILE, -(-rows // TILE) * TILE_ROWS, batch),
+                (TILE, TILE_ROWS, 1))
+    return (rows, cols, batch), staged, strides, geometry
+
+
 def _is_plain(src_dtype: np.dtype, dst_dtype: np.dtype, dims: list, ss: list, ds: list) -> bool:
     """A byte copy between two contiguous ranges (``clEnqueueCopyBuffer``, no kernel)."""
     return (src_dtype == dst_dtype and len(dims) <= 1
@@ -55,6 +87,17 @@ def _copy_launcher(device: Device, n: int, dims: list, ss: list, ds: list,
                "TO_BOOL": int(dst_dtype == np.bool_ and src_dtype != np.bool_)}
     if np.float64 in (src_dtype, dst_dtype):
         defines["IS_FP64"] = 1
+    tiling = tile_layout(device, dims, [ss], [ds])
+    if tiling is not None:
+        (rows, cols, _), _, (src4, dst4), (gsize, lsize) = tiling
+        kernel = get_kernel(device, "copy.cl", "transposed_copy", defines)
+        extents, queue, int64 = (np.int64(rows), np.int64(cols)), device.queue, np.int64
+
+        def transposed(src: cl.Buffer, src_offset: int, dst: cl.Buffer, dst_offset: int,
+                       wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
+            return kernel(queue, gsize, lsize, *extents, src, int64(src_offset), src4, dst,
+                          int64(dst_offset), dst4, wait_for=wait_for)
+        return transposed
     kernel = get_kernel(device, "copy.cl", "strided_copy", defines)
     local = min(256, device.info.max_work_group_size)
     gsize, lsize = ((n + local - 1) // local * local,), (local,)

@@ -22,7 +22,7 @@ from ..array import DeviceArray, asarray, result_maker
 from ..array.geometry import c_strides
 from ..device import Device, register_fork_reset
 from ..dtypes import PYTHON_SCALARS
-from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
+from ..kernels.copy import MAX_DIMS, as_long8, merge_dims, tile_layout
 from ..kernels.crossover import prefer_host
 from ..kernels.plans import PlanCache
 from ..kernels.programs import ctype, get_kernel
@@ -194,6 +194,20 @@ class ElementwisePlan:
             defines["PER_ITEM"] = per_item
         self.geometry = ((-(-self.size // (local * per_item)) * local,), (local,))
         self.n_arg = np.int64(self.size)
+        tiling = None if mask is not None else tile_layout(
+            self.device, dims, merged[:spec.nin], merged[3:3 + spec.nout])
+        if tiling is not None:  # an input transposed against the outputs
+            (rows, cols, _), staged, strides, self.geometry = tiling
+            for k in staged:
+                defines[f"TILED{k}"] = 1
+            # absent operands repeat the first input / output, as in _operands
+            self.tile_strides = (strides[:spec.nin] + [strides[0]] * (3 - spec.nin)
+                                 + strides[spec.nin:] + [strides[spec.nin]] * (2 - spec.nout))
+            self.tile_extents = (np.int64(rows), np.int64(cols))
+            self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise_tiled",
+                                       defines, self.device.info.rounding_options)
+            self._launch = self._launch_tiled
+            return
         in_steps = [s[0] if dims else 0 for s in merged[:spec.nin]]
         out_steps = [s[0] if dims else 1 for s in merged[3:3 + spec.nout]]
         if mask is None and len(dims) <= 1 and set(in_steps) <= {0, 1} and set(out_steps) == {1}:
@@ -231,15 +245,19 @@ class ElementwisePlan:
             self._launch(inputs, targets, mask)
         return tuple(targets)
 
-    def _launch(self, inputs: tuple, targets: list, mask: Any) -> None:
-        device = self.device
+    def _operands(self, inputs: tuple, targets: list) -> tuple[list, list]:
+        """The kernel's three inputs and two outputs as device arrays (constants uploaded,
+        absent operands repeating the first)."""
         args = []
         for x, d in zip(inputs, self.loop):
             if type(x) is not DeviceArray:
-                x = _constant(x, d, device)
+                x = _constant(x, d, self.device)
             args.append(x)
-        args += [args[0]] * (3 - len(args))
-        outs = targets + [targets[0]] * (2 - len(targets))
+        return args + [args[0]] * (3 - len(args)), targets + [targets[0]] * (2 - len(targets))
+
+    def _launch(self, inputs: tuple, targets: list, mask: Any) -> None:
+        device = self.device
+        args, outs = self._operands(inputs, targets)
         if mask is not None and type(mask) is not DeviceArray:
             mask = _constant(mask, np.dtype(np.bool_), device)
         mask = mask if mask is not None else args[0]
@@ -251,6 +269,17 @@ class ElementwisePlan:
             flat += [o.storage.kernel_buffer(write=True), _offset_arg(o), st[3 + k]]
         flat += [mask.storage.kernel_buffer(), _offset_arg(mask), st[5]]
         self.launcher(device.queue, *self.geometry, *flat)
+
+    def _launch_tiled(self, inputs: tuple, targets: list, mask: Any) -> None:
+        """The transposed layout class: the extents, then each operand's buffer, offset and
+        (batch, row, column) strides."""
+        args, outs = self._operands(inputs, targets)
+        flat = list(self.tile_extents)
+        for x, st in zip(args, self.tile_strides):
+            flat += [x.storage.kernel_buffer(), _offset_arg(x), st]
+        for o, st in zip(outs, self.tile_strides[3:]):
+            flat += [o.storage.kernel_buffer(write=True), _offset_arg(o), st]
+        self.launcher(self.device.queue, *self.geometry, *flat)
 
     def run_binary(self, a: DeviceArray, b: DeviceArray) -> DeviceArray:
         """``run((a, b), None, None)`` for a one-output flat kernel plan (``fresh_flat``): the
