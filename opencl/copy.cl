@@ -13,6 +13,8 @@
 // Parameters:
 //   SRC_T, DST_T  element types (OpenCL C scalar names)
 //   TO_BOOL       1: store (src != 0), as NumPy's cast to bool does
+//   NDIM          merged dimensions (1-8): the innermost NDIM entries of the shape and strides
+//   IDX32         1: fewer than 2^31 elements, index decomposition in 32 bits
 #ifndef SRC_T
 #define SRC_T float
 #endif
@@ -21,6 +23,12 @@
 #endif
 #ifndef TO_BOOL
 #define TO_BOOL 0
+#endif
+#ifndef NDIM
+#define NDIM 8
+#endif
+#ifndef IDX32
+#define IDX32 0
 #endif
 
 #define NP_CAST_SRC SRC_T
@@ -35,23 +43,34 @@ __kernel void strided_copy(const long n,
 {
     const long i = get_global_id(0);
     if (i >= n) return;
+#if IDX32
+    uint rem = (uint)i;  // 32-bit index arithmetic: a 64-bit division is many times slower
+#else
     long rem = i;
+#endif
     long s_off = src_offset, d_off = dst_offset;
     const long shp[8] = {shape.s0, shape.s1, shape.s2, shape.s3, shape.s4, shape.s5, shape.s6, shape.s7};
     const long ss[8] = {src_stride.s0, src_stride.s1, src_stride.s2, src_stride.s3,
                         src_stride.s4, src_stride.s5, src_stride.s6, src_stride.s7};
     const long ds[8] = {dst_stride.s0, dst_stride.s1, dst_stride.s2, dst_stride.s3,
                         dst_stride.s4, dst_stride.s5, dst_stride.s6, dst_stride.s7};
-    // Dimension 7 is the fastest-varying; unused leading dimensions have extent 1.
-    for (int d = 7; d >= 0; --d) {
+    // Dimension 7 is the fastest-varying; the outermost one's index is what remains.
+    for (int d = 7; d > 8 - NDIM; --d) {
         // q and rem - q*n instead of / and %: LLVM fuses the pair into an instruction ("freeze")
         // that Oclgrind's uninitialized-value checker cannot simulate.
+#if IDX32
+        const uint q = rem / (uint)shp[d];
+        const long idx = rem - q * (uint)shp[d];
+#else
         const long q = rem / shp[d];
         const long idx = rem - q * shp[d];
+#endif
         rem = q;
         s_off += idx * ss[d];
         d_off += idx * ds[d];
     }
+    s_off += (long)rem * ss[8 - NDIM];
+    d_off += (long)rem * ds[8 - NDIM];
     const SRC_T v = src[s_off];
 #if TO_BOOL
     dst[d_off] = (v != (SRC_T)0) ? (DST_T)1 : (DST_T)0;

@@ -226,7 +226,7 @@ inline void offsets_of(const long i, const long8 shape,
 #else
     long rem = i;
 #endif
-    for (int d = 7; d >= 8 - NDIM; --d) {
+    for (int d = 7; d > 8 - NDIM; --d) {
 #if IDX32
         const uint q = rem / (uint)shp[d];  // not % and /: see opencl/copy.cl
         const long idx = rem - q * (uint)shp[d];
@@ -242,6 +242,15 @@ inline void offsets_of(const long i, const long8 shape,
         *o1 += idx * so1[d];
         *m += idx * sm[d];
     }
+    // the outermost dimension's index is what remains (an integer division costs tens of
+    // instructions on a GPU: a 3-D broadcast was bound by them)
+    const int d = 8 - NDIM;
+    *i0 += rem * s0[d];
+    *i1 += rem * s1[d];
+    *i2 += rem * s2[d];
+    *o0 += rem * so0[d];
+    *o1 += rem * so1[d];
+    *m += rem * sm[d];
 #endif
 }
 

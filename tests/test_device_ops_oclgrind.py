@@ -79,6 +79,10 @@ with np.errstate(all="ignore"):
                  three.transpose(0, 2, 1) - a)
             same(xg.T.copy(), a.T.copy())  # transposed_copy
             same(xg.T.astype(np.int32), a.T.astype(np.int32))
+            same(xg[None, :, ::2] - xg[:3, None, ::2], a[None, :, ::2] - a[:3, None, ::2])  # 3-D
+            same(xg[1:, ::3].copy(), a[1:, ::3].copy())  # strided_copy: 2 dims, 32-bit index
+            same(np.broadcast_to(xg[:, None, :5], (7, 3, 5)).copy(),
+                 np.broadcast_to(a[:, None, :5], (7, 3, 5)).copy())
             out = cg.zeros((7, 33), np.float32, device=gpu)
             np.exp(xg, out=out, where=xg > 0)
             same(np.asarray(out)[a > 0], np.exp(a)[a > 0], 1e-6)

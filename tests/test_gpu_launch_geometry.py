@@ -137,6 +137,10 @@ def test_tiled_copy_for_transposed_layouts(gpu, rows, cols):
         z = cg.asarray(np.full((cols, rows), np.nan, np.float32), device=gpu)  # poisoned
         z[...] = x.T                                              # a write into a view
         _same(z, a.T.copy())
+        _same(x[1:, ::3].copy(), a[1:, ::3].copy())               # strided_copy: 2 dims
+        _same(np.broadcast_to(x[:, None, :5], (rows, 3, min(cols, 5))).copy(),
+              np.broadcast_to(a[:, None, :5], (rows, 3, min(cols, 5))).copy())  # 3 dims
+        _same(x[::-2, 1:].astype(np.float64), a[::-2, 1:].astype(np.float64))
         assert copy_kernels.tile_layout(gpu, [rows, cols], [[1, rows]], [[cols, 1]]) is not None
 
 

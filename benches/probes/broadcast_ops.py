@@ -31,6 +31,9 @@ def cases(lib, host: dict) -> list:
             ("b3.transpose(0, 2, 1) + 1 (64 x 512^2)", lambda: b3.transpose(0, 2, 1) + 1.0,
              2 * b3.nbytes),
             ("y.T.copy() (the copy kernel)", lambda: y.T.copy(), 2 * x.nbytes),
+            ("y[:, ::2].copy() (strided copy)", lambda: y[:, ::2].copy(), x.nbytes),
+            ("b3[:, ::2, 1:].copy() (3-D strided copy)", lambda: b3[:, ::2, 1:].copy(),
+             b3.nbytes // 2),
             ("points[:, None] - centroids[None]", lambda: pts[:, None, :] - cen[None, :, :],
              pts.nbytes + pts.shape[0] * cen.nbytes),
             ("x / m in place", lambda: np.divide(x, m, out=x), 2 * x.nbytes)]

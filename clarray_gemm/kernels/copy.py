@@ -84,7 +84,8 @@ def _copy_launcher(device: Device, n: int, dims: list, ss: list, ds: list,
     dimensions ``dims`` and element strides ``ss``/``ds``: kernel, geometry and the fixed
     arguments resolved here, each call only enqueues."""
     defines = {"SRC_T": ctype(src_dtype), "DST_T": ctype(dst_dtype),
-               "TO_BOOL": int(dst_dtype == np.bool_ and src_dtype != np.bool_)}
+               "TO_BOOL": int(dst_dtype == np.bool_ and src_dtype != np.bool_),
+               "NDIM": max(len(dims), 1), "IDX32": int(n < 2 ** 31)}
     if np.float64 in (src_dtype, dst_dtype):
         defines["IS_FP64"] = 1
     tiling = tile_layout(device, dims, [ss], [ds])

@@ -1,0 +1,71 @@
+"""Where a small product's wall clock goes on a GPU, per forced kernel: the wall time per call
+(queue drained), the host time of the call alone (a burst of calls without waiting, divided by
+their number, the queue drained afterwards), and the device time (held span of the queue,
+``bench.timing.device_seconds``); torch (cuBLAS, TF32 off) beside it.
+
+    python benches/probes/small_gemm.py --sizes 64 100 128 256 \\
+        --configs '{}' '{"kernel": "naive"}' '{"kernel": "gpu_blocked", "params": {"PRESET": 2}}'
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+import clarray_gemm as cg
+from clarray_gemm.bench.timing import device_seconds
+from clock import median_us
+
+
+def host_us(call, device, calls: int = 200) -> float:
+    """µs per call of a burst of ``calls`` calls, not waiting for the device in between."""
+    device.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        call()
+    elapsed = time.perf_counter() - start
+    device.synchronize()
+    return elapsed / calls * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[64, 100, 128, 256])
+    parser.add_argument("--configs", nargs="*", default=["{}"], help="JSON: kernel and params")
+    parser.add_argument("--batch", type=int, default=0, help="a batch of products (0: none)")
+    parser.add_argument("--calls", type=int, default=100)
+    args = parser.parse_args()
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    device = cg.get_device("NVIDIA")
+    rng = np.random.default_rng(0)
+    for n in args.sizes:
+        lead = (args.batch,) if args.batch else ()
+        a = rng.standard_normal(lead + (n, n)).astype(np.float32)
+        b = rng.standard_normal(lead + (n, n)).astype(np.float32)
+        ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+        torch_us = median_us(lambda: ta @ tb, args.calls, sync=torch.cuda.synchronize)
+        print(f"{lead + (n, n, n)}: torch wall {torch_us:.1f} us", flush=True)
+        x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        for text in args.configs:
+            config = json.loads(text)
+            call = (lambda: x @ y) if not config else (
+                lambda: cg.matmul(x, y, kernel=config.get("kernel"), params=config.get("params")))
+            try:
+                got = np.asarray(call())
+            except (ValueError, NotImplementedError) as exc:
+                print(f"  {text}: {exc}")
+                continue
+            err = np.linalg.norm(got - want) / np.linalg.norm(want)
+            wall = median_us(call, args.calls, sync=device.synchronize)
+            host = host_us(call, device)
+            dev = device_seconds(device, call, reps=20).seconds * 1e6
+            print(f"  {text:60} wall {wall:6.1f} us ({torch_us / wall:.2f}x torch), host "
+                  f"{host:5.1f} us, device {dev:5.1f} us, error {err:.1e}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
