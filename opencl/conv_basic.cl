@@ -9,13 +9,12 @@
 // Parameters: T element type, ACC accumulator type (unsigned for integers so that overflow
 // wraps like NumPy), WG work-group size (the host's; not used in the code).
 #include "scalar_types.h"
+#include "conv_layout.h"
 #ifndef WG
 #define WG 64
 #endif
 
-__kernel void conv_basic(__global const T* restrict x, const long x_off, const int n,
-                         __global const T* restrict w, const int m, const int pad,
-                         __global T* restrict out, const int L)
+__kernel void conv_basic(CONV_ARGS(__global))
 {
     const int k = get_global_id(0);
     if (k >= L) return;

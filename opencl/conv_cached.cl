@@ -12,14 +12,13 @@
 // Parameters: T element type, ACC accumulator type (unsigned for integers), WG work-group size
 // (must equal the launch's local size).
 #include "scalar_types.h"
+#include "conv_layout.h"
 #ifndef WG
 #define WG 64
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void conv_cached(__global const T* restrict x, const long x_off, const int n,
-                 __global const T* restrict w, const int m, const int pad,
-                 __global T* restrict out, const int L)
+void conv_cached(CONV_ARGS(__global))
 {
     __local T xs[WG];
     const int lid = get_local_id(0);

@@ -10,13 +10,12 @@
 // Parameters: T element type, ACC accumulator type (unsigned for integers), WG work-group size
 // (the host's; not used in the code).
 #include "scalar_types.h"
+#include "conv_layout.h"
 #ifndef WG
 #define WG 64
 #endif
 
-__kernel void conv_const(__global const T* restrict x, const long x_off, const int n,
-                         __constant T* w, const int m, const int pad,
-                         __global T* restrict out, const int L)
+__kernel void conv_const(CONV_ARGS(__constant))
 {
     const int k = get_global_id(0);
     if (k >= L) return;

@@ -29,6 +29,7 @@
 // JU taps per unrolled step (multiples of 4), MC taps per local-memory chunk (a multiple of JU),
 // IS_INT 1 for integer types (no NaN or infinity: the edge check is compiled out).
 #include "scalar_types.h"
+#include "conv_layout.h"
 #ifndef IS_INT
 #define IS_INT 0
 #endif
@@ -121,9 +122,7 @@ inline bool mask_not_finite(__global const T* restrict w, const int m, const int
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void conv_gpu(__global const T* restrict x, const long x_off, const int n,
-              __global const T* restrict w, const int m, const int pad,
-              __global T* restrict out, const int L)
+void conv_gpu(CONV_ARGS(__global))
 {
     __local T4 xs[XSV];
     __local T4 ws[MC / 4];

@@ -18,6 +18,7 @@
 // 16), NV vectors per work-item (1 to 8), WG work-group size (the host's; not used in the
 // code), IS_INT 1 for integer types.
 #include "scalar_types.h"
+#include "conv_layout.h"
 #ifndef VW
 #define VW 16
 #endif
@@ -40,9 +41,7 @@
 #define FROM_ACC(v) (v)
 #endif
 
-__kernel void conv_vec(__global const T* restrict x, const long x_off, const int n,
-                       __global const T* restrict w, const int m, const int pad,
-                       __global T* restrict out, const int L)
+__kernel void conv_vec(CONV_ARGS(__global))
 {
     const int OUT = NV * VW;
     const int k0 = (int)get_global_id(0) * OUT;
