@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _dispatch
+from ..dtypes import TYPED_SCALARS as _TYPED_SCALARS
 from ..dtypes import check_device_dtype, device_copy_supported
 from ..device import Device, get_device
 from ..fallbacks import record_host_call
@@ -32,6 +33,7 @@ __all__ = ["DeviceArray", "call_ufunc", "new_array", "from_host", "is_device_arr
 # The registries every operator and NumPy call reads, bound once (one global read per call
 # instead of a module attribute lookup; they are filled in place as ``ops`` registers).
 _UFUNCS, _OPERATORS = _dispatch.UFUNCS, _dispatch.OPERATORS
+_SCALAR_OPERATORS = _dispatch.SCALAR_OPERATORS
 _FUNCTIONS, _LIKE_FUNCTIONS = _dispatch.FUNCTIONS, _dispatch.LIKE_FUNCTIONS
 
 
@@ -67,24 +69,34 @@ def _should_defer(self: "DeviceArray", other: Any) -> bool:
 _MISSING = object()
 
 
+def _registered_operator(ufunc: np.ufunc, a: Any, b: Any, registry: dict) -> Any:
+    """``ufunc(a, b)`` by ``registry``'s short path (``OPERATORS`` for two device arrays,
+    ``SCALAR_OPERATORS`` for a device array and a typed scalar), else the ufunc route."""
+    fast = registry.get(ufunc)
+    if fast is not None:
+        try:
+            result = fast(a, b)
+        except _dispatch.NumPyDecides:  # dtypes only NumPy computes with
+            result = NotImplemented
+        if result is not NotImplemented:
+            return result
+    return call_ufunc(ufunc, (a, b), {})
+
+
 def _operators(ufunc: np.ufunc):
     """``__op__``, ``__rop__`` and ``__iop__`` for a binary ufunc."""
     def forward(self, other):
         if type(other) is DeviceArray:  # two device arrays: the registered short path first
-            fast = _OPERATORS.get(ufunc)
-            if fast is not None:
-                try:
-                    result = fast(self, other)
-                except _dispatch.NumPyDecides:  # dtypes only NumPy computes with
-                    result = NotImplemented
-                if result is not NotImplemented:
-                    return result
-            return call_ufunc(ufunc, (self, other), {})
+            return _registered_operator(ufunc, self, other, _OPERATORS)
+        if type(other) in _TYPED_SCALARS:  # ``x * 2.0``: NumPy never defers to a number
+            return _registered_operator(ufunc, self, other, _SCALAR_OPERATORS)
         if _should_defer(self, other):
             return NotImplemented
         return call_ufunc(ufunc, (self, other), {})
 
     def reverse(self, other):
+        if type(other) in _TYPED_SCALARS:
+            return _registered_operator(ufunc, other, self, _SCALAR_OPERATORS)
         if _should_defer(self, other):
             return NotImplemented
         return call_ufunc(ufunc, (other, self), {})
@@ -94,6 +106,19 @@ def _operators(ufunc: np.ufunc):
             return call_ufunc(ufunc, (self, other), {"out": (self,), "axes": [(-2, -1)] * 3})
         return call_ufunc(ufunc, (self, other), {"out": (self,)})
     return forward, reverse, inplace
+
+
+def _ordering(ufunc: np.ufunc, mixin_method):
+    """``<``, ``<=``, ``>``, ``>=``: a device array or a typed scalar by the registered short
+    paths; other operands as ``NDArrayOperatorsMixin`` (``mixin_method``) compares them."""
+    def compare(self, other):
+        if type(other) is DeviceArray:
+            return _registered_operator(ufunc, self, other, _OPERATORS)
+        if type(other) in _TYPED_SCALARS:
+            return _registered_operator(ufunc, self, other, _SCALAR_OPERATORS)
+        return mixin_method(self, other)
+    compare.__name__ = mixin_method.__name__
+    return compare
 
 
 def _comparison(ufunc: np.ufunc, name: str):
@@ -139,7 +164,9 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         # (``fast_scalar_power``): the same special values, e.g. sqrt's -0.0 at -0.0
         fast = _OPERATOR_POWERS.get((type(other), other)) if type(other) in (int, float) else None
         if fast is not None and self._dtype.kind in "fc":
-            return fast(self)
+            return call_ufunc(fast, (self,), {})
+        if type(other) in _TYPED_SCALARS:  # np.power's own route, without NumPy's dispatch
+            return call_ufunc(np.power, (self, other), {})
         return super().__pow__(other)
 
     def __ipow__(self, other):
@@ -506,6 +533,11 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     __truediv__, __rtruediv__, __itruediv__ = _operators(np.true_divide)
     __matmul__, __rmatmul__, __imatmul__ = _operators(np.matmul)
     __eq__, __ne__ = _comparison(np.equal, "__eq__"), _comparison(np.not_equal, "__ne__")
+    _mixin = np.lib.mixins.NDArrayOperatorsMixin
+    __lt__, __le__ = _ordering(np.less, _mixin.__lt__), _ordering(np.less_equal, _mixin.__le__)
+    __gt__ = _ordering(np.greater, _mixin.__gt__)
+    __ge__ = _ordering(np.greater_equal, _mixin.__ge__)
+    del _mixin
 
     def __neg__(self):
         return call_ufunc(np.negative, (self,), {})
