@@ -169,3 +169,89 @@ def test_where_errors_are_numpys(device, path):
                     device_result=False)
     with pytest.raises(ValueError):
         np.where(m, x)
+
+
+JOIN_PIECES = [
+    [((33, 7), np.float32), ((33, 7), np.float32)],
+    [((1,), np.int32), ((7,), np.int8), ((0,), np.float64)],
+    [((3, 0), np.uint8), ((3, 0), np.uint8)],
+    [((2, 5), np.float64), ((2, 5), np.float32), ((2, 5), np.bool_)],
+]
+
+
+def _pieces(spec, device, seed: int = 11) -> tuple:
+    hosts = [sample(shape, dtype, seed + k) for k, (shape, dtype) in enumerate(spec)]
+    return hosts, [cg.asarray(h, device=device) for h in hosts]
+
+
+@pytest.mark.parametrize("spec", JOIN_PIECES)
+def test_concatenate_is_numpys(device, path, spec):
+    hosts, pieces = _pieces(spec, device)
+    for axis in (0, -1, None):
+        for kwargs in ({}, {"dtype": np.float64}, {"dtype": np.int8, "casting": "unsafe"},
+                       {"dtype": np.int8}):
+            for _ in range(2):
+                want = outcome(lambda: np.concatenate(hosts, axis=axis, **kwargs))
+                assert_same(outcome(lambda: np.concatenate(pieces, axis=axis, **kwargs)), want)
+                assert_same(outcome(lambda: np.concatenate(tuple(pieces), axis, **kwargs)),
+                            want)
+
+
+def test_concatenate_with_a_cached_plan_takes_each_calls_pieces(device, path):
+    spec = [((33, 7), np.float32)] * 2
+    (a, b), (x, y) = _pieces(spec, device, 20)
+    (c, d), (z, w) = _pieces(spec, device, 30)
+    for pieces, hosts in (([x, y], [a, b]), ([z, w], [c, d]), ([y, x], [b, a]),
+                          ([x.T.T, y[::-1]], [a, b[::-1]])):
+        assert_same(np.concatenate(pieces), np.concatenate(hosts))
+        assert_same(np.stack(pieces), np.stack(hosts))
+    assert_same(x, a)
+
+
+def test_concatenate_errors_are_numpys(device, path):
+    (a, b), (x, y) = _pieces([((3, 4), np.float32), ((3, 5), np.float32)], device)
+    for fn in (lambda p, q: np.concatenate([p, q]), lambda p, q: np.concatenate([p, q], 2),
+               lambda p, q: np.stack([p, q]), lambda p, q: np.stack([p, p], axis=3),
+               lambda p, q: np.stack([]), lambda p, q: np.concatenate([])):
+        assert_same(outcome(lambda: fn(x, y)), outcome(lambda: fn(a, b)))
+
+
+@pytest.mark.parametrize("spec", JOIN_PIECES[:2] + [[((3, 0), np.uint8)] * 2,
+                                                      [((), np.float32)] * 3])
+def test_stack_is_numpys(device, path, spec):
+    spec = [(spec[0][0], dtype) for _, dtype in spec]  # stack takes pieces of one shape
+    hosts, pieces = _pieces(spec, device)
+    ndim = len(spec[0][0]) + 1
+    for axis in range(-ndim, ndim):
+        for kwargs in ({}, {"dtype": np.float64}, {"dtype": np.int8, "casting": "unsafe"}):
+            for _ in range(2):
+                assert_same(outcome(lambda: np.stack(pieces, axis, **kwargs)),
+                            outcome(lambda: np.stack(hosts, axis, **kwargs)))
+
+
+@pytest.mark.parametrize("shape", [(1,), (7,), (33, 7), (0,), (4, 0), (2, 3, 5)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint8, np.bool_])
+def test_boolean_mask_indexing_is_numpys(device, path, shape, dtype):
+    a = sample(shape, dtype, 12)
+    x = cg.asarray(a, device=device)
+    for k, mask in enumerate((sample(shape, np.float32, 13) > 0, np.zeros(shape, bool),
+                              np.ones(shape, bool), sample(shape[:1], np.float32, 14) > 0)):
+        m = cg.asarray(mask, device=device)
+        for _ in range(2):
+            assert_same(x[m], a[mask])
+            assert_same(x[mask], a[mask])
+        assert_same(x[x > 0] if dtype != np.bool_ else x[x], a[a > 0] if dtype != np.bool_
+                    else a[a])
+    bad = cg.asarray(np.ones(shape[:-1] + (shape[-1] + 1,), bool), device=device)
+    assert_same(outcome(lambda: x[bad]), outcome(lambda: a[np.asarray(bad)]))
+
+
+def test_a_mask_result_is_independent_of_its_operands(device, path):
+    a = sample((33, 7), np.float32, 15)
+    x = cg.asarray(a, device=device)
+    m = x > 0
+    got = x[m]
+    x[...] = 0.0
+    np.testing.assert_array_equal(np.asarray(got), a[a > 0])
+    got[...] = 1.0
+    assert not np.asarray(x).any()

@@ -330,7 +330,8 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         return self.geometry_view(lambda t: t.squeeze(axis))
 
     def __getitem__(self, key) -> "DeviceArray | Any":
-        basic = is_basic_index(key)  # a device array or ndarray key is never basic
+        # a device array or ndarray key is never basic
+        basic = type(key) is not DeviceArray and is_basic_index(key)
         if _dispatch.GETITEM is not None and not basic:
             result = _dispatch.GETITEM(self, key)  # masks and index arrays: gather kernels
             if result is not NotImplemented:

@@ -58,6 +58,20 @@ SPECS: dict[np.ufunc, OpSpec] = {u: OpSpec(name, u, u.nin, u.nout) for u, name i
 WHERE = OpSpec("WHERE", np.where, 3, 1, cond_first=True)  # type: ignore[arg-type]
 
 
+def _on_one_device_array(spec: OpSpec, a: DeviceArray) -> Any:
+    """``spec(a)`` for a device array without keywords, by the plan on its short key;
+    NotImplemented where no device loop runs it."""
+    plan = unary_plan(spec, a, a.device)
+    if plan.fresh_flat:
+        return plan.run_unary(a)
+    if plan.fresh_host:
+        return plan.host_run(a)
+    if plan.supported:
+        result = plan.run((a,), None, None)
+        return result[0] if len(result) == 1 else result
+    return NotImplemented
+
+
 def _on_two_device_arrays(spec: OpSpec, a: DeviceArray, b: DeviceArray) -> Any:
     """``spec(a, b)`` for two device arrays without keywords, by the plan on its short key;
     NotImplemented where they are on two devices or no device loop runs it."""
@@ -127,21 +141,15 @@ def _mask(where: Any) -> Any:
 @implements_ufunc(*SPECS)
 def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     """``ufunc(*inputs, **kwargs)`` on the device, or NotImplemented for the host fallback."""
+    if not kwargs and len(inputs) == 1 and type(inputs[0]) is DeviceArray and ufunc.nin == 1:
+        return _on_one_device_array(SPECS[ufunc], inputs[0])  # np.exp(x), -x: a short key
     if ufunc is np.power and len(inputs) == 2:
         fast = _scalar_power(*inputs)
         if fast is not None:
             ufunc, inputs = fast, inputs[:1]
     if not kwargs and ufunc is not np.power and len(inputs) == ufunc.nin:  # the common call
-        if len(inputs) == 1 and type(inputs[0]) is DeviceArray:  # np.exp(x), -x: a short key
-            a = inputs[0]
-            plan = unary_plan(SPECS[ufunc], a, a.device)
-            if plan.fresh_flat:
-                return plan.run_unary(a)
-            if plan.fresh_host:
-                return plan.host_run(a)
-            if plan.supported:
-                result = plan.run(inputs, None, None)
-                return result[0] if len(result) == 1 else result
+        if len(inputs) == 1 and type(inputs[0]) is DeviceArray:  # np.power(x, 2): np.square
+            return _on_one_device_array(SPECS[ufunc], inputs[0])
         if len(inputs) == 2:  # the operators: two device arrays, a plan on a short key
             a, b = inputs
             if type(a) is DeviceArray and type(b) is DeviceArray:
