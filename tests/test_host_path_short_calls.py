@@ -21,13 +21,10 @@ OPERATORS = [operator.add, operator.sub, operator.mul, operator.truediv, operato
              operator.le, operator.gt, operator.ge, operator.eq, operator.ne]
 
 
-@pytest.fixture(params=[True, False], ids=["host-path", "kernels"])
-def path(request, device):
-    """The host path on (where the device has one), then off (the kernels)."""
-    if request.param and not device.info.host_unified_memory:
-        pytest.skip("the host path needs a device whose memory is the host's")
-    with cg.host_path(request.param):
-        yield request.param
+@pytest.fixture
+def path(either_path):
+    """The kernels, then the host path (conftest's ``either_path``): whether it is on."""
+    return either_path
 
 
 def sample(shape: tuple, dtype, seed: int) -> np.ndarray:
@@ -255,3 +252,25 @@ def test_a_mask_result_is_independent_of_its_operands(device, path):
     np.testing.assert_array_equal(np.asarray(got), a[a > 0])
     got[...] = 1.0
     assert not np.asarray(x).any()
+
+
+def test_repeated_short_calls_build_no_plan(device, host_path):
+    """A repeated call with another scalar value or operand of the same key is one dict hit."""
+    from clarray_gemm.ops.elementwise import _PLANS as ELEMENTWISE
+    from clarray_gemm.ops.joining import _PLANS as JOINS
+
+    (a, b), (x, y) = _pieces([((33, 7), np.float32)] * 2, device, 40)
+    calls = (lambda s, p, q: p > s, lambda s, p, q: s * p, lambda s, p, q: p ** 2,
+             lambda s, p, q: np.where(p > s, p, q), lambda s, p, q: np.where(p > 0, s, q),
+             lambda s, p, q: np.exp(p))
+    for call in calls:
+        call(0.5, x, y)
+    np.concatenate([x, y]), np.stack([x, y])
+    builds = ELEMENTWISE.builds, JOINS.builds
+    for s, p, q in ((1.5, y, x), (-2.0, x, x)):
+        for call in calls:
+            want = call(s, a if p is x else b, a if q is x else b)
+            assert_same(call(s, p, q), want)
+        assert_same(np.concatenate([p, q]), np.concatenate([np.asarray(p), np.asarray(q)]))
+        assert_same(np.stack([q, p]), np.stack([np.asarray(q), np.asarray(p)]))
+    assert (ELEMENTWISE.builds, JOINS.builds) == builds
