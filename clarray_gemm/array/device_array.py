@@ -129,6 +129,8 @@ def _comparison(ufunc: np.ufunc, name: str):
         if _should_defer(self, other):
             return NotImplemented
         try:
+            if type(other) in _TYPED_SCALARS:  # ``x == 0``: the scalar operators' short path
+                return _registered_operator(ufunc, self, other, _SCALAR_OPERATORS)
             return call_ufunc(ufunc, (self, other), {})
         except TypeError:  # NumPy's UFuncTypeError (no loop): ndarray decides as it does
             host_other = other.__array__() if isinstance(other, DeviceArray) else other

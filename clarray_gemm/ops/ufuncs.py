@@ -252,8 +252,8 @@ def where(condition: Any, *x_y: Any) -> Any:
 def _where_on_host_path(condition: Any, x: Any, y: Any) -> Any:
     """``np.where(condition, x, y)`` of device arrays on one device and scalars of
     ``TYPED_SCALARS``, by the plan on its short key (layouts and scalar types) where the host
-    path runs it; NotImplemented for the general route (other operands, a Python int needing
-    NumPy's range check)."""
+    path runs it: NumPy's own ``np.where`` on the host views, so a Python int out of the
+    result's range gives NumPy's answer too. NotImplemented for the general route."""
     device, key = None, [WHERE, None]
     for v in (condition, x, y):
         if type(v) is DeviceArray:
@@ -269,7 +269,7 @@ def _where_on_host_path(condition: Any, x: Any, y: Any) -> Any:
     if device is None:
         return NotImplemented
     plan = keyed_plan(tuple(key), WHERE, (condition, x, y), device)
-    if plan is not None and plan.fresh_host and not plan.int_scalars:
+    if plan is not None and plan.fresh_host:
         return plan.host_run(condition, x, y)
     return NotImplemented
 
