@@ -548,36 +548,37 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def dot(self, other, out=None):
         return np.dot(self, other, out=out)
 
-    def sum(self, *a, **k):
-        return np.sum(self, *a, **k)
-
-    def mean(self, *a, **k):
-        return np.mean(self, *a, **k)
-
-    def max(self, *a, **k):
-        return np.max(self, *a, **k)
-
-    def min(self, *a, **k):
-        return np.min(self, *a, **k)
-
     def fill(self, value) -> None:
         with self.host_write() as host:
             host.fill(value)
 
 
+# Arguments that cannot implement ``__array_function__``: where a method's other arguments are
+# all of these, NumPy's dispatch of ``np.name(x, ...)`` finds x's type alone among the types.
+_OPTION_TYPES = frozenset((int, bool, float, str, tuple, type(None), type))
+
+
 def _numpy_method(name: str):
-    """``x.name(...)`` as ``np.name(x, ...)`` (dispatched like any NumPy function)."""
+    """``x.name(...)`` as ``np.name(x, ...)`` (dispatched like any NumPy function); with only
+    plain options besides ``x`` (``x.sum(axis=0)``), NumPy's dispatch is skipped for the
+    ``__array_function__`` call it would make."""
     func = getattr(np, name)
 
     def method(self, *args, **kwargs):
-        return func(self, *args, **kwargs)
+        for v in args:
+            if type(v) not in _OPTION_TYPES:
+                return func(self, *args, **kwargs)
+        for v in kwargs.values():
+            if type(v) not in _OPTION_TYPES:
+                return func(self, *args, **kwargs)
+        return self.__array_function__(func, (type(self),), (self, *args), kwargs)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``np.{name}(self, ...)``."
     return method
 
 
-for _name in ("prod", "var", "std", "argmin", "argmax", "any", "all", "cumsum", "cumprod",
-              "clip", "take", "trace", "diagonal"):
+for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmin", "argmax", "any",
+              "all", "cumsum", "cumprod", "clip", "take", "trace", "diagonal"):
     setattr(DeviceArray, _name, _numpy_method(_name))
 
 

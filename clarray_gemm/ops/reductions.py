@@ -13,7 +13,7 @@ NumPy's pairwise sums to float rounding, not bit for bit.
 from __future__ import annotations
 
 import warnings
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -69,7 +69,7 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
             kwargs = {"axis": axis} if keepdims is _NO else {"axis": axis, "keepdims": keepdims}
             if dtype is not None:
                 kwargs["dtype"] = dtype
-            func = _UFUNC_REDUCE.get(_NUMPY[name], _NUMPY[name])
+            func = _HOST_CALLS.get(_NUMPY[name], _NUMPY[name])
             first = np.asarray(func(a.host_view(), **kwargs))
             if key is not None and first.dtype.isnative and not first.dtype.hasobject:
                 # later calls: NumPy writes into a fresh host-born result of this geometry
@@ -77,7 +77,7 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
                 _CALLS.get(key, lambda: result_maker(
                     a.device, first.nbytes, first.shape, first.dtype,
                     c_strides(first.shape, first.dtype.itemsize),
-                    fill=lambda view, out: func(view, out=out, **kwargs)))
+                    fill=partial(func, **kwargs)))
             return adopt_host(first, a.device)  # NumPy's fresh result, kept as it is
     kwargs = {"axis": axis, "out": out}
     if name not in ("max", "min", "any", "all", "argmax", "argmin"):
@@ -180,6 +180,11 @@ def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None
 # the Python wrapper's ~2 us: the same arguments, the same results and errors.
 _UFUNC_REDUCE = {np.sum: np.add.reduce, np.prod: np.multiply.reduce,
                  np.max: np.maximum.reduce, np.min: np.minimum.reduce}
+# The short path's calls on a host view: the ufunc reductions, and the ndarray methods that
+# NumPy's own functions call for an ndarray (np.argmin(view) is view.argmin()), without the
+# Python wrappers in between.
+_HOST_CALLS = {**_UFUNC_REDUCE, np.argmin: np.ndarray.argmin, np.argmax: np.ndarray.argmax,
+               np.mean: np.ndarray.mean}
 
 
 def _on_host_path(func: Any, a: DeviceArray, kwargs: dict) -> Any:
