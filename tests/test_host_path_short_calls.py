@@ -314,3 +314,29 @@ def test_methods_with_array_arguments_keep_numpys_dispatch(device, path):
     assert_same(x.take([1, 3]), a.take([1, 3]))
     with pytest.raises(TypeError):
         x.sum(bogus=1)
+
+
+@pytest.mark.parametrize("shape", [(), (7,), (33, 7), (3, 0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.bool_])
+def test_repeated_scans_are_numpys(device, path, shape, dtype):
+    """np.cumsum / np.cumprod: the host path's cached call (a fresh result for each call, the
+    operand as it is now) gives NumPy's bits; the kernels NumPy's values."""
+    ndim = len(shape)
+    for func in (np.cumsum, np.cumprod):
+        for axis in (None,) + tuple(range(-ndim, ndim)):
+            for kwargs in ({}, {"dtype": np.float64}, {"dtype": np.int32}):
+                results = []
+                for seed in (19, 20, 19):
+                    a = sample(shape, dtype, seed)
+                    x = cg.asarray(a, device=device)
+                    got = outcome(lambda: func(x, axis=axis, **kwargs))
+                    want = outcome(lambda: func(a, axis=axis, **kwargs))
+                    if path or np.dtype(want.dtype if not isinstance(want, type)
+                                        else dtype).kind != "f":
+                        assert_same(got, want)
+                    else:  # a kernel's order of sums
+                        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
+                    results.append((got, np.asarray(got).copy()))
+                for got, seen in results:  # fresh results: later calls left each alone
+                    if not isinstance(got, type):
+                        assert np.asarray(got).tobytes() == seen.tobytes()
