@@ -14,6 +14,9 @@ UFUNCS: dict[np.ufunc, Callable[..., Any]] = {}
 # ``a <op> b`` for two device arrays (the operators' common call): (a, b) -> result, or
 # NotImplemented for the general ufunc path. Fewer Python frames than ``UFUNCS``' route.
 OPERATORS: dict[np.ufunc, Callable[[Any, Any], Any]] = {}
+# ``a <op> s`` and ``s <op> a`` for a device array and a scalar of ``dtypes.TYPED_SCALARS``
+# (``x > 0``, ``2 * x``): (a, b) -> result, or NotImplemented for the general ufunc path.
+SCALAR_OPERATORS: dict[np.ufunc, Callable[[Any, Any], Any]] = {}
 # ufunc methods other than __call__ ("reduce", "accumulate"): (ufunc, inputs, kwargs) -> result
 # or NotImplemented.
 UFUNC_METHODS: dict[str, Callable[..., Any]] = {}
@@ -22,8 +25,9 @@ LIKE_FUNCTIONS: set[Callable[..., Any]] = set()
 # Advanced (non-basic) indexing of a device array: (array, key) -> result or NotImplemented.
 GETITEM: Callable[[Any, Any], Any] | None = None
 
-__all__ = ["NumPyDecides", "FUNCTIONS", "UFUNCS", "OPERATORS", "UFUNC_METHODS", "LIKE_FUNCTIONS",
-           "implements", "implements_ufunc", "register_namespace", "array_namespace",
+__all__ = ["NumPyDecides", "FUNCTIONS", "UFUNCS", "OPERATORS", "SCALAR_OPERATORS",
+           "UFUNC_METHODS", "LIKE_FUNCTIONS", "implements", "implements_ufunc",
+           "register_namespace", "array_namespace",
            "register_strided_copy", "strided_copy", "register_copy_on_host", "copy_on_host",
            "register_host_fallback", "host_function", "host_ufunc", "register_dlpack",
            "dlpack_device", "dlpack_export"]

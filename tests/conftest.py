@@ -50,6 +50,16 @@ def host_path(device):
         yield
 
 
+@pytest.fixture(params=[False, True], ids=["kernels", "host-path"])
+def either_path(request, device):
+    """The kernels (host path off), then the host path (skipped where the device has none);
+    the value says whether the host path is on."""
+    if request.param and not device.info.host_unified_memory:
+        pytest.skip("the host path needs a device whose memory is the host's")
+    with cg.host_path(request.param):
+        yield request.param
+
+
 @pytest.fixture(scope="session")
 def oclgrind() -> cg.Device:
     for d in cg.devices():

@@ -36,13 +36,10 @@ def arrays():
     return (a, b, c), tuple(cg.asarray(v) for v in (a, b, c))
 
 
-@pytest.fixture(params=[False, True], ids=["kernels", "host-path"])
-def join_path(request, device):
+@pytest.fixture
+def join_path(either_path):
     """Joins by device copies, and (unified memory) by NumPy on the mappings."""
-    if request.param and not device.info.host_unified_memory:
-        pytest.skip("no host path on this device")
-    with cg.host_path(request.param):
-        yield request.param
+    return either_path
 
 
 def test_joins(arrays, join_path):

@@ -19,10 +19,11 @@ from __future__ import annotations
 from .creation import (asarray, empty, empty_like, full, full_like, ones, ones_like, zeros,
                        zeros_like)
 from .device_array import DeviceArray, call_ufunc, from_host, is_device_array, new_array
-from .host_results import adopt_host, host_result, result_maker
+from .host_results import adopt_host, host_result, result_adopter, result_maker
 from .host_fallback import host_function, host_ufunc, to_host
 
 __all__ = ["DeviceArray", "asarray", "empty", "zeros", "ones", "full", "empty_like",
            "zeros_like", "ones_like", "full_like", "is_device_array", "new_array", "from_host",
-           "host_result", "result_maker", "adopt_host", "call_ufunc", "to_host", "host_function",
+           "host_result", "result_maker", "result_adopter", "adopt_host", "call_ufunc", "to_host",
+           "host_function",
            "host_ufunc"]

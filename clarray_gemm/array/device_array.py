@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _dispatch
+from ..dtypes import TYPED_SCALARS as _TYPED_SCALARS
 from ..dtypes import check_device_dtype, device_copy_supported
 from ..device import Device, get_device
 from ..fallbacks import record_host_call
@@ -32,6 +33,7 @@ __all__ = ["DeviceArray", "call_ufunc", "new_array", "from_host", "is_device_arr
 # The registries every operator and NumPy call reads, bound once (one global read per call
 # instead of a module attribute lookup; they are filled in place as ``ops`` registers).
 _UFUNCS, _OPERATORS = _dispatch.UFUNCS, _dispatch.OPERATORS
+_SCALAR_OPERATORS = _dispatch.SCALAR_OPERATORS
 _FUNCTIONS, _LIKE_FUNCTIONS = _dispatch.FUNCTIONS, _dispatch.LIKE_FUNCTIONS
 
 
@@ -67,24 +69,34 @@ def _should_defer(self: "DeviceArray", other: Any) -> bool:
 _MISSING = object()
 
 
+def _registered_operator(ufunc: np.ufunc, a: Any, b: Any, registry: dict) -> Any:
+    """``ufunc(a, b)`` by ``registry``'s short path (``OPERATORS`` for two device arrays,
+    ``SCALAR_OPERATORS`` for a device array and a typed scalar), else the ufunc route."""
+    fast = registry.get(ufunc)
+    if fast is not None:
+        try:
+            result = fast(a, b)
+        except _dispatch.NumPyDecides:  # dtypes only NumPy computes with
+            result = NotImplemented
+        if result is not NotImplemented:
+            return result
+    return call_ufunc(ufunc, (a, b), {})
+
+
 def _operators(ufunc: np.ufunc):
     """``__op__``, ``__rop__`` and ``__iop__`` for a binary ufunc."""
     def forward(self, other):
         if type(other) is DeviceArray:  # two device arrays: the registered short path first
-            fast = _OPERATORS.get(ufunc)
-            if fast is not None:
-                try:
-                    result = fast(self, other)
-                except _dispatch.NumPyDecides:  # dtypes only NumPy computes with
-                    result = NotImplemented
-                if result is not NotImplemented:
-                    return result
-            return call_ufunc(ufunc, (self, other), {})
+            return _registered_operator(ufunc, self, other, _OPERATORS)
+        if type(other) in _TYPED_SCALARS:  # ``x * 2.0``: NumPy never defers to a number
+            return _registered_operator(ufunc, self, other, _SCALAR_OPERATORS)
         if _should_defer(self, other):
             return NotImplemented
         return call_ufunc(ufunc, (self, other), {})
 
     def reverse(self, other):
+        if type(other) in _TYPED_SCALARS:
+            return _registered_operator(ufunc, other, self, _SCALAR_OPERATORS)
         if _should_defer(self, other):
             return NotImplemented
         return call_ufunc(ufunc, (other, self), {})
@@ -96,6 +108,19 @@ def _operators(ufunc: np.ufunc):
     return forward, reverse, inplace
 
 
+def _ordering(ufunc: np.ufunc, mixin_method):
+    """``<``, ``<=``, ``>``, ``>=``: a device array or a typed scalar by the registered short
+    paths; other operands as ``NDArrayOperatorsMixin`` (``mixin_method``) compares them."""
+    def compare(self, other):
+        if type(other) is DeviceArray:
+            return _registered_operator(ufunc, self, other, _OPERATORS)
+        if type(other) in _TYPED_SCALARS:
+            return _registered_operator(ufunc, self, other, _SCALAR_OPERATORS)
+        return mixin_method(self, other)
+    compare.__name__ = mixin_method.__name__
+    return compare
+
+
 def _comparison(ufunc: np.ufunc, name: str):
     """``==``/``!=``: the ufunc, and where it has no loop for the operands, ``ndarray``'s own
     answer (all False / all True in the broadcast shape, or NotImplemented for void and 0-d
@@ -104,6 +129,8 @@ def _comparison(ufunc: np.ufunc, name: str):
         if _should_defer(self, other):
             return NotImplemented
         try:
+            if type(other) in _TYPED_SCALARS:  # ``x == 0``: the scalar operators' short path
+                return _registered_operator(ufunc, self, other, _SCALAR_OPERATORS)
             return call_ufunc(ufunc, (self, other), {})
         except TypeError:  # NumPy's UFuncTypeError (no loop): ndarray decides as it does
             host_other = other.__array__() if isinstance(other, DeviceArray) else other
@@ -139,7 +166,9 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         # (``fast_scalar_power``): the same special values, e.g. sqrt's -0.0 at -0.0
         fast = _OPERATOR_POWERS.get((type(other), other)) if type(other) in (int, float) else None
         if fast is not None and self._dtype.kind in "fc":
-            return fast(self)
+            return call_ufunc(fast, (self,), {})
+        if type(other) in _TYPED_SCALARS:  # np.power's own route, without NumPy's dispatch
+            return call_ufunc(np.power, (self, other), {})
         return super().__pow__(other)
 
     def __ipow__(self, other):
@@ -303,7 +332,8 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
         return self.geometry_view(lambda t: t.squeeze(axis))
 
     def __getitem__(self, key) -> "DeviceArray | Any":
-        basic = is_basic_index(key)  # a device array or ndarray key is never basic
+        # a device array or ndarray key is never basic
+        basic = type(key) is not DeviceArray and is_basic_index(key)
         if _dispatch.GETITEM is not None and not basic:
             result = _dispatch.GETITEM(self, key)  # masks and index arrays: gather kernels
             if result is not NotImplemented:
@@ -506,6 +536,11 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     __truediv__, __rtruediv__, __itruediv__ = _operators(np.true_divide)
     __matmul__, __rmatmul__, __imatmul__ = _operators(np.matmul)
     __eq__, __ne__ = _comparison(np.equal, "__eq__"), _comparison(np.not_equal, "__ne__")
+    _mixin = np.lib.mixins.NDArrayOperatorsMixin
+    __lt__, __le__ = _ordering(np.less, _mixin.__lt__), _ordering(np.less_equal, _mixin.__le__)
+    __gt__ = _ordering(np.greater, _mixin.__gt__)
+    __ge__ = _ordering(np.greater_equal, _mixin.__ge__)
+    del _mixin
 
     def __neg__(self):
         return call_ufunc(np.negative, (self,), {})
@@ -513,36 +548,37 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def dot(self, other, out=None):
         return np.dot(self, other, out=out)
 
-    def sum(self, *a, **k):
-        return np.sum(self, *a, **k)
-
-    def mean(self, *a, **k):
-        return np.mean(self, *a, **k)
-
-    def max(self, *a, **k):
-        return np.max(self, *a, **k)
-
-    def min(self, *a, **k):
-        return np.min(self, *a, **k)
-
     def fill(self, value) -> None:
         with self.host_write() as host:
             host.fill(value)
 
 
+# Arguments that cannot implement ``__array_function__``: where a method's other arguments are
+# all of these, NumPy's dispatch of ``np.name(x, ...)`` finds x's type alone among the types.
+_OPTION_TYPES = frozenset((int, bool, float, str, tuple, type(None), type))
+
+
 def _numpy_method(name: str):
-    """``x.name(...)`` as ``np.name(x, ...)`` (dispatched like any NumPy function)."""
+    """``x.name(...)`` as ``np.name(x, ...)`` (dispatched like any NumPy function); with only
+    plain options besides ``x`` (``x.sum(axis=0)``), NumPy's dispatch is skipped for the
+    ``__array_function__`` call it would make."""
     func = getattr(np, name)
 
     def method(self, *args, **kwargs):
-        return func(self, *args, **kwargs)
+        for v in args:
+            if type(v) not in _OPTION_TYPES:
+                return func(self, *args, **kwargs)
+        for v in kwargs.values():
+            if type(v) not in _OPTION_TYPES:
+                return func(self, *args, **kwargs)
+        return self.__array_function__(func, (type(self),), (self, *args), kwargs)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``np.{name}(self, ...)``."
     return method
 
 
-for _name in ("prod", "var", "std", "argmin", "argmax", "any", "all", "cumsum", "cumprod",
-              "clip", "take", "trace", "diagonal"):
+for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmin", "argmax", "any",
+              "all", "cumsum", "cumprod", "clip", "take", "trace", "diagonal"):
     setattr(DeviceArray, _name, _numpy_method(_name))
 
 

@@ -12,7 +12,7 @@ from ..device import Device, register_fork_reset
 from ..memory import HOST_BORN_MAX_BYTES, Storage
 from .device_array import DeviceArray, from_host
 
-__all__ = ["host_result", "result_maker", "adopt_host"]
+__all__ = ["host_result", "result_maker", "result_adopter", "adopt_host"]
 
 _new_object = object.__new__
 
@@ -60,28 +60,15 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, str
             return out
         return make_checked
 
-    # DeviceArray.from_storage and Storage(device, nbytes, True) (its ``adopting``) written out,
-    # with every constant bound here, as is host_view's cache check for the operands: every
-    # small host-path result comes here, and in the PoCL power-iteration loop (three such
-    # results a step, after a 4 MiB product) each Python frame and global lookup costs several
-    # times its time in isolation (tests/test_memory.py keeps the two constructions equal).
-    size, layout_key, alloc = math.prod(shape), (dtype, shape, strides), nbytes or 1
     flat = (len(shape) == 1 and strides == (dtype.itemsize,) and shape[0] > 0
             and nbytes == shape[0] * dtype.itemsize)
-    empty, uint8, ndarray, new = np.empty, np.uint8, np.ndarray, _new_object
+    empty, uint8, ndarray, alloc = np.empty, np.uint8, np.ndarray, nbytes or 1
+    host_born = _host_born_builder(device, nbytes, shape, dtype, strides)
 
     def make(*operands: Any) -> Any:
         raw = empty(alloc, uint8)
-        storage = new(Storage)
-        storage.device, storage.nbytes, storage._host, storage._unified = device, nbytes, raw, True
-        storage._exports = storage._read_map = storage._mapping = storage._buffer = None
-        storage._read_is_copy = storage._write_mapped = False
-        out = new(DeviceArray)
-        out._storage, out._shape, out._dtype = storage, shape, dtype
-        out._strides, out._offset, out._size = strides, 0, size
-        out.layout_key = layout_key
         view = raw.view(dtype) if flat else ndarray(shape, dtype, raw, 0, strides)
-        out._host_cache = (raw, view)
+        out = host_born(raw, view)
         args = []
         for x in operands:
             if type(x) is DeviceArray:  # host_view()'s common case: the same mapping as before
@@ -94,6 +81,57 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, str
         fill(*args, out=view)
         return out
     return make
+
+
+def _host_born_builder(device: Device, nbytes: int, shape: tuple, dtype: np.dtype,
+                       strides: tuple) -> Callable[[np.ndarray, np.ndarray], DeviceArray]:
+    """``build(raw, view)``: the device array of this geometry over host memory ``raw`` (1-D
+    uint8, ``nbytes`` of it, that no one else writes) whose elements ``view`` is, as
+    ``DeviceArray.from_storage(Storage.adopting(device, raw, nbytes), ...)`` builds it."""
+    # those two constructors written out, with every constant bound here: every small
+    # host-path result comes here, and in the PoCL power-iteration loop (three such results a
+    # step, after a 4 MiB product) each Python frame and global lookup costs several times its
+    # time in isolation (tests/test_memory.py keeps the two constructions equal).
+    size, layout_key, new = math.prod(shape), (dtype, shape, strides), _new_object
+
+    def build(raw: np.ndarray, view: np.ndarray) -> DeviceArray:
+        storage = new(Storage)
+        storage.device, storage.nbytes, storage._host, storage._unified = device, nbytes, raw, True
+        storage._exports = storage._read_map = storage._mapping = storage._buffer = None
+        storage._read_is_copy = storage._write_mapped = False
+        out = new(DeviceArray)
+        out._storage, out._shape, out._dtype = storage, shape, dtype
+        out._strides, out._offset, out._size = strides, 0, size
+        out.layout_key = layout_key
+        out._host_cache = (raw, view)
+        return out
+    return build
+
+
+def result_adopter(device: Device, shape: tuple, dtype: np.dtype, strides: tuple,
+                   compute: Callable[..., np.ndarray]) -> Callable[..., DeviceArray]:
+    """For a NumPy function with no ``out=`` (``np.where``) whose results have one geometry:
+    ``adopt(*operands)`` returns ``adopt_host(compute(*operand host views), device)``, with the
+    checks a fresh C-contiguous result of this geometry passes resolved once (a result of
+    another layout goes through :func:`adopt_host`)."""
+    if not (device.info.host_unified_memory and math.prod(shape) and dtype.isnative
+            and not dtype.hasobject):
+        def adopt_checked(*operands: Any) -> DeviceArray:
+            views = [x.host_view() if type(x) is DeviceArray else x for x in operands]
+            return adopt_host(compute(*views), device)
+        return adopt_checked
+
+    ndarray, uint8 = np.ndarray, np.uint8
+    nbytes = math.prod(shape) * dtype.itemsize
+    host_born = _host_born_builder(device, nbytes, shape, dtype, strides)
+
+    def adopt(*operands: Any) -> DeviceArray:
+        result = compute(*[x.host_view() if type(x) is DeviceArray else x for x in operands])
+        if (type(result) is not ndarray or result.strides != strides or result.shape != shape
+                or result.dtype != dtype or not result.flags.owndata):
+            return adopt_host(result, device)
+        return host_born(ndarray((nbytes,), uint8, result), result)
+    return adopt
 
 
 def adopt_host(result: np.ndarray, device: Device) -> DeviceArray:

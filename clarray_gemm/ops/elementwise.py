@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..array import DeviceArray, asarray, result_maker
+from ..array import DeviceArray, asarray, result_adopter, result_maker
 from ..array.geometry import c_strides
 from ..device import Device, register_fork_reset
 from ..dtypes import PYTHON_SCALARS
@@ -28,7 +28,8 @@ from ..kernels.plans import PlanCache
 from ..kernels.programs import ctype, get_kernel
 from ..memory import Storage
 
-__all__ = ["OpSpec", "ElementwisePlan", "plan_for", "binary_plan", "run_op", "kernel_dtype"]
+__all__ = ["OpSpec", "ElementwisePlan", "plan_for", "binary_plan", "scalar_plan", "keyed_plan",
+           "run_op", "kernel_dtype"]
 
 # Elements per work-item on GPUs (opencl/elementwise.cl, PER_ITEM): one 4-byte load per
 # work-item leaves too few bytes in flight to fill an H100's memory (np.exp at 2^26 float32:
@@ -132,9 +133,11 @@ class ElementwisePlan:
         self.size = math.prod(shape)
         self.out_nbytes = self.size * res[0].itemsize
         self.host_reason = prefer_host(device, "elementwise", res[0], self.size)
-        self.fresh_host = (self.host_reason is not None and spec.nout == 1 and self.size > 0
-                           and not spec.cond_first)
-        if self.fresh_host:  # host_run(*operands): NumPy's loop into a fresh host-born result
+        self.fresh_host = self.host_reason is not None and spec.nout == 1 and self.size > 0
+        if self.fresh_host and spec.cond_first:  # np.where has no out=: its result adopted
+            self.host_run = result_adopter(device, self.shape, self.result, self.out_strides,
+                                           np.where)
+        elif self.fresh_host:  # host_run(*operands): NumPy's loop into a fresh host-born result
             self.host_run = result_maker(device, self.out_nbytes, self.shape, self.result,
                                          self.out_strides, fill=spec.ufunc)
         self.launcher = None
@@ -405,6 +408,14 @@ def scalar_plan(spec: OpSpec, a: Any, b: Any, device: Device) -> ElementwisePlan
            b.layout_key if type(b) is DeviceArray else type(b))
     return _PLANS.find(key) or _PLANS.get(
         key, lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))
+
+
+def keyed_plan(key: tuple, spec: OpSpec, inputs: tuple, device: Device) -> ElementwisePlan | None:
+    """The plan of ``spec(*inputs)`` without keywords, cached under a short ``key`` the caller
+    built (``(spec, device, *each operand's layout_key or scalar type)``, as
+    :func:`scalar_plan`'s): one dict hit on a repeated call."""
+    return _PLANS.find(key) or _PLANS.get(
+        key, lambda: plan_for(spec, inputs, None, None, "same_kind", None, device))
 
 
 def run_op(spec: OpSpec, inputs: tuple, outs: tuple | None = None, mask: Any = None,

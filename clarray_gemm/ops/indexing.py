@@ -15,7 +15,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, asarray, empty, host_function
+from ..array import DeviceArray, adopt_host, asarray, empty, host_function
 from ..device import Device
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.crossover import host_wins
@@ -147,7 +147,8 @@ def device_getitem(x: DeviceArray, key: Any) -> Any:
         return NotImplemented
     if host_wins(x.device, "elementwise", x.dtype, x.size):
         host_key = key.host_view() if type(key) is DeviceArray else key
-        return asarray(x.host_view()[host_key], device=x.device)  # the host path
+        # the host path: NumPy's gather is a fresh array, taken over without a copy
+        return adopt_host(x.host_view()[host_key], x.device)
     if key.dtype == np.bool_:
         if key.ndim > x.ndim:
             return NotImplemented

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._dispatch import implements
-from ..array import DeviceArray, asarray, empty, host_function, host_result
+from ..array import DeviceArray, asarray, empty, host_function, result_maker
 from ..array.geometry import c_strides
 from ..device import Device
 from ..kernels.crossover import host_wins
@@ -39,9 +39,12 @@ def _template(x: Any, axis: int) -> np.ndarray:
 
 class _JoinPlan:
     """What a concatenation's key decides: NumPy's result dtype and shape (from NumPy itself, on
-    empty templates of the pieces), the axis, and whether the host path copies the pieces."""
+    empty templates of the pieces), the axis, and whether the host path copies the pieces
+    (``host_run(*pieces)``: NumPy's concatenate into a fresh host-born result; with
+    ``expand``, an index giving each piece the new axis first, as ``np.stack`` does)."""
 
-    def __init__(self, arrays: list, axis: int, dtype: Any, casting: str, device: Device):
+    def __init__(self, arrays: list, axis: int, dtype: Any, casting: str, device: Device,
+                 expand: tuple | None = None):
         rule = np.concatenate([_template(a, axis) for a in arrays], axis=axis, dtype=dtype,
                               casting=casting)
         self.axis = axis % rule.ndim
@@ -52,9 +55,42 @@ class _JoinPlan:
         self.nbytes = math.prod(self.shape) * self.dtype.itemsize
         # below the copy crossover (every size on CPU drivers): NumPy's memcpy on the mappings
         self.on_host = host_wins(device, "elementwise", self.dtype, math.prod(self.shape))
+        if self.on_host:
+            self.host_run = result_maker(device, self.nbytes, self.shape, self.dtype,
+                                         self.strides, fill=_concatenate_into(self.axis, expand))
+
+
+def _concatenate_into(axis: int, expand: tuple | None) -> Any:
+    """A ``result_maker`` fill: ``fill(*pieces, out=view)`` concatenates the pieces (each
+    indexed by ``expand`` first, where given) into ``view`` along ``axis``."""
+    concatenate = np.concatenate
+    if expand is None:
+        def fill(*pieces: np.ndarray, out: np.ndarray) -> None:
+            concatenate(pieces, axis, out=out, casting="unsafe")
+    else:
+        def fill(*pieces: np.ndarray, out: np.ndarray) -> None:
+            concatenate([p[expand] for p in pieces], axis, out=out, casting="unsafe")
+    return fill
 
 
 _PLANS: PlanCache[_JoinPlan] = PlanCache("concatenate")
+
+
+def _device_pieces_key(arrays: Any) -> tuple | None:
+    """(device, the pieces' key, as :func:`_piece_key` gives it) where ``arrays`` is a list or
+    tuple of device arrays on one device (the short paths' operands), else None."""
+    if type(arrays) is not list and type(arrays) is not tuple:
+        return None
+    device, pieces = None, []
+    for a in arrays:
+        if type(a) is not DeviceArray:
+            return None
+        if device is None:
+            device = a.device
+        elif a.device is not device:
+            return None
+        pieces.append((a.dtype, a.shape))
+    return (device, tuple(pieces)) if device is not None else None
 
 
 def _piece_key(x: Any) -> tuple | None:
@@ -70,6 +106,15 @@ def _piece_key(x: Any) -> tuple | None:
 def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, *,
                 dtype: Any = None, casting: str = "same_kind") -> Any:
     """The pieces joined along ``axis`` in a new device array (``axis=None`` flattens first)."""
+    if out is None and type(axis) is int:
+        found = _device_pieces_key(arrays)
+        if found is not None:  # device arrays on one device: one dict hit
+            device, pieces = found
+            key = (device, axis, dtype, casting, pieces)
+            plan = _PLANS.find(key) or _PLANS.get(
+                key, lambda: _JoinPlan(list(arrays), axis, dtype, casting, device))
+            if plan.on_host:
+                return plan.host_run(*arrays)
     if out is not None:
         return host_function(np.concatenate, (arrays,),
                               {"axis": axis, "out": out, "dtype": dtype, "casting": casting})
@@ -87,10 +132,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, *,
             key, lambda: _JoinPlan(arrays, axis, dtype, casting, device))
     axis = plan.axis
     if plan.on_host:
-        result, view, *host_pieces = host_result(device, plan.nbytes, plan.shape, plan.dtype,
-                                                 plan.strides, *arrays)
-        np.concatenate(host_pieces, axis=axis, out=view, casting="unsafe")
-        return result
+        return plan.host_run(*arrays)
     result = empty(plan.shape, plan.dtype, device=device)
     start = 0
     for piece in arrays:
@@ -106,6 +148,15 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, *,
 def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, *, dtype: Any = None,
           casting: str = "same_kind") -> Any:
     """The pieces stacked along a new ``axis`` in a new device array."""
+    if out is None and type(axis) is int:
+        found = _device_pieces_key(arrays)
+        if found is not None:  # device arrays on one device: one dict hit
+            device, pieces = found
+            key = ("stack", device, axis, dtype, casting, pieces)
+            plan = _PLANS.find(key) or _PLANS.get(
+                key, lambda: _stack_plan(pieces, axis, dtype, casting, device))
+            if plan.on_host:
+                return plan.host_run(*arrays)
     if out is not None:
         return host_function(np.stack, (arrays,),
                               {"axis": axis, "out": out, "dtype": dtype, "casting": casting})
@@ -120,3 +171,18 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, *, dtype: Any =
     expanded = [a[(slice(None),) * axis + (None,)] if isinstance(a, DeviceArray)
                 else np.expand_dims(a, axis) for a in arrays]
     return concatenate(expanded, axis=axis, dtype=dtype, casting=casting)
+
+
+def _stack_plan(pieces: tuple, axis: int, dtype: Any, casting: str, device: Device
+                ) -> _JoinPlan:
+    """The plan of ``np.stack`` for pieces of these (dtype, shape)s: a concatenation of the
+    pieces given the new axis (memory-less templates for NumPy's rules), NumPy's errors."""
+    shapes = {shape for _, shape in pieces}
+    if len(shapes) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    shape = shapes.pop()
+    axis = np.lib.array_utils.normalize_axis_index(axis, len(shape) + 1)
+    expand = (slice(None),) * axis + (None,)
+    templates = [np.broadcast_to(np.empty((), dt), shape[:axis] + (1,) + shape[axis:])
+                 for dt, _ in pieces]
+    return _JoinPlan(templates, axis, dtype, casting, device, expand)

@@ -13,7 +13,7 @@ NumPy's pairwise sums to float rounding, not bit for bit.
 from __future__ import annotations
 
 import warnings
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -48,7 +48,9 @@ def _result_dtype(name: str, dtype: np.dtype, requested: np.dtype | None) -> np.
 
 
 # (name, device, layout, axis, dtype, keepdims) -> the call of a repeated reduction without
-# out=, where= or initial=: one dict hit, no checks, axis normalisation or crossover lookup.
+# out=, where= or initial=, (np.cumsum or np.cumprod, device, layout, axis, dtype) -> the host
+# path's call of a repeated scan without out=: one dict hit, no checks, axis normalisation or
+# crossover lookup.
 _CALLS: PlanCache[Any] = PlanCache("reduction-call")
 _find_call = _CALLS.find
 
@@ -69,16 +71,8 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
             kwargs = {"axis": axis} if keepdims is _NO else {"axis": axis, "keepdims": keepdims}
             if dtype is not None:
                 kwargs["dtype"] = dtype
-            func = _UFUNC_REDUCE.get(_NUMPY[name], _NUMPY[name])
-            first = np.asarray(func(a.host_view(), **kwargs))
-            if key is not None and first.dtype.isnative and not first.dtype.hasobject:
-                # later calls: NumPy writes into a fresh host-born result of this geometry
-                # (out=: the same loop, the same bits)
-                _CALLS.get(key, lambda: result_maker(
-                    a.device, first.nbytes, first.shape, first.dtype,
-                    c_strides(first.shape, first.dtype.itemsize),
-                    fill=lambda view, out: func(view, out=out, **kwargs)))
-            return adopt_host(first, a.device)  # NumPy's fresh result, kept as it is
+            return _first_host_call(key, a, _HOST_CALLS.get(_NUMPY[name], _NUMPY[name]),
+                                    kwargs)
     kwargs = {"axis": axis, "out": out}
     if name not in ("max", "min", "any", "all", "argmax", "argmin"):
         kwargs["dtype"] = dtype
@@ -152,9 +146,32 @@ def two_norm(a: DeviceArray, axis: Any, keepdims: bool) -> DeviceArray | None:
     return result
 
 
+def _first_host_call(key: tuple | None, a: DeviceArray, func: Any, kwargs: dict) -> Any:
+    """The host path's first call of a repeated reduction or scan: NumPy's fresh result of
+    ``func(host view of a, **kwargs)``, kept as it is; with a ``key``, later calls run the
+    cached ``result_maker`` of its geometry (NumPy writing into a fresh host-born result:
+    out=, the same loop, the same bits)."""
+    first = np.asarray(func(a.host_view(), **kwargs))
+    if key is not None and first.dtype.isnative and not first.dtype.hasobject:
+        _CALLS.get(key, lambda: result_maker(
+            a.device, first.nbytes, first.shape, first.dtype,
+            c_strides(first.shape, first.dtype.itemsize), fill=partial(func, **kwargs)))
+    return adopt_host(first, a.device)
+
+
 def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
     """``np.cumsum`` / ``np.cumprod`` on the device (NumPy's dtypes), else on host views."""
     func = np.cumsum if name == "sum" else np.cumprod
+    if type(a) is DeviceArray and out is None:  # a repeated call: one dict hit
+        key = (func, a.device, a.layout_key, axis, dtype)
+        try:
+            call = _find_call(key)
+        except TypeError:  # an axis or dtype that cannot be a key: no plan
+            call = key = None
+        if call is not None:
+            return call(a)
+        if host_wins(a.device, "reduce", a.dtype, a.size):
+            return _first_host_call(key, a, _HOST_CALLS[func], {"axis": axis, "dtype": dtype})
     kwargs = {"axis": axis, "dtype": dtype, "out": out}
     if type(a) is not DeviceArray or (out is not None and type(out) is not DeviceArray):
         return _fallback(func, (a,), kwargs)
@@ -180,13 +197,19 @@ def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None
 # the Python wrapper's ~2 us: the same arguments, the same results and errors.
 _UFUNC_REDUCE = {np.sum: np.add.reduce, np.prod: np.multiply.reduce,
                  np.max: np.maximum.reduce, np.min: np.minimum.reduce}
+# The short path's calls on a host view: the ufunc reductions, and the ndarray methods that
+# NumPy's own functions call for an ndarray (np.argmin(view) is view.argmin()), without the
+# Python wrappers in between.
+_HOST_CALLS = {**_UFUNC_REDUCE, np.argmin: np.ndarray.argmin, np.argmax: np.ndarray.argmax,
+               np.mean: np.ndarray.mean, np.cumsum: np.ndarray.cumsum,
+               np.cumprod: np.ndarray.cumprod}
 
 
 def _on_host_path(func: Any, a: DeviceArray, kwargs: dict) -> Any:
     """The host path (unified memory, small work): NumPy on the mapping, a device result."""
     out = kwargs.get("out")
     if out is None:
-        result = _UFUNC_REDUCE.get(func, func)(a.host_view(), **kwargs)
+        result = _HOST_CALLS.get(func, func)(a.host_view(), **kwargs)
     else:
         func(a.host_view(), **dict(kwargs, out=out.host_view(write=True)))
         return out

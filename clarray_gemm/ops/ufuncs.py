@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 from numpy._core import umath
 
-from .._dispatch import OPERATORS, implements, implements_ufunc
+from .._dispatch import OPERATORS, SCALAR_OPERATORS, implements, implements_ufunc
 from ..array import DeviceArray, host_function
 from ..dtypes import PYTHON_SCALARS, TYPED_SCALARS
-from .elementwise import OpSpec, binary_plan, find_plan, run_op, scalar_plan, unary_plan
+from .elementwise import (OpSpec, binary_plan, find_plan, keyed_plan, run_op, scalar_plan,
+                          unary_plan)
 
 __all__ = ["SPECS", "WHERE", "CLIP", "device_ufunc"]
 
@@ -57,6 +58,20 @@ SPECS: dict[np.ufunc, OpSpec] = {u: OpSpec(name, u, u.nin, u.nout) for u, name i
 WHERE = OpSpec("WHERE", np.where, 3, 1, cond_first=True)  # type: ignore[arg-type]
 
 
+def _on_one_device_array(spec: OpSpec, a: DeviceArray) -> Any:
+    """``spec(a)`` for a device array without keywords, by the plan on its short key;
+    NotImplemented where no device loop runs it."""
+    plan = unary_plan(spec, a, a.device)
+    if plan.fresh_flat:
+        return plan.run_unary(a)
+    if plan.fresh_host:
+        return plan.host_run(a)
+    if plan.supported:
+        result = plan.run((a,), None, None)
+        return result[0] if len(result) == 1 else result
+    return NotImplemented
+
+
 def _on_two_device_arrays(spec: OpSpec, a: DeviceArray, b: DeviceArray) -> Any:
     """``spec(a, b)`` for two device arrays without keywords, by the plan on its short key;
     NotImplemented where they are on two devices or no device loop runs it."""
@@ -74,10 +89,25 @@ def _on_two_device_arrays(spec: OpSpec, a: DeviceArray, b: DeviceArray) -> Any:
     return NotImplemented
 
 
-# The operators' entries (``a + b`` of two device arrays); power is left to device_ufunc (its
-# scalar exponents take other ufuncs).
-OPERATORS.update((u, partial(_on_two_device_arrays, spec)) for u, spec in SPECS.items()
-                 if u.nin == 2 and u.nout == 1 and u not in (np.power, np.float_power))
+def _on_device_array_and_scalar(spec: OpSpec, a: Any, b: Any) -> Any:
+    """``spec(a, b)`` for a device array and a scalar of ``TYPED_SCALARS`` (either order) without
+    keywords, by the plan on its short key (the scalar's type: its value is an argument) where
+    the host path runs it; NotImplemented otherwise (a Python int needing NumPy's range check,
+    kernels: the general route)."""
+    device = a.device if type(a) is DeviceArray else b.device
+    plan = scalar_plan(spec, a, b, device)
+    if plan is not None and plan.fresh_host and not plan.int_scalars:
+        return plan.host_run(a, b)
+    return NotImplemented
+
+
+# The operators' entries (``a + b`` of two device arrays, ``a + 1.0``); power is left to
+# device_ufunc (its scalar exponents take other ufuncs).
+_BINARY_OPERATORS = [(u, spec) for u, spec in SPECS.items()
+                     if u.nin == 2 and u.nout == 1 and u not in (np.power, np.float_power)]
+OPERATORS.update((u, partial(_on_two_device_arrays, spec)) for u, spec in _BINARY_OPERATORS)
+SCALAR_OPERATORS.update((u, partial(_on_device_array_and_scalar, spec))
+                        for u, spec in _BINARY_OPERATORS)
 CLIP = SPECS[umath.clip]
 
 _KWARGS = {"out", "casting", "where", "dtype"}
@@ -111,21 +141,15 @@ def _mask(where: Any) -> Any:
 @implements_ufunc(*SPECS)
 def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     """``ufunc(*inputs, **kwargs)`` on the device, or NotImplemented for the host fallback."""
+    if not kwargs and len(inputs) == 1 and type(inputs[0]) is DeviceArray and ufunc.nin == 1:
+        return _on_one_device_array(SPECS[ufunc], inputs[0])  # np.exp(x), -x: a short key
     if ufunc is np.power and len(inputs) == 2:
         fast = _scalar_power(*inputs)
         if fast is not None:
             ufunc, inputs = fast, inputs[:1]
     if not kwargs and ufunc is not np.power and len(inputs) == ufunc.nin:  # the common call
-        if len(inputs) == 1 and type(inputs[0]) is DeviceArray:  # np.exp(x), -x: a short key
-            a = inputs[0]
-            plan = unary_plan(SPECS[ufunc], a, a.device)
-            if plan.fresh_flat:
-                return plan.run_unary(a)
-            if plan.fresh_host:
-                return plan.host_run(a)
-            if plan.supported:
-                result = plan.run(inputs, None, None)
-                return result[0] if len(result) == 1 else result
+        if len(inputs) == 1 and type(inputs[0]) is DeviceArray:  # np.power(x, 2): np.square
+            return _on_one_device_array(SPECS[ufunc], inputs[0])
         if len(inputs) == 2:  # the operators: two device arrays, a plan on a short key
             a, b = inputs
             if type(a) is DeviceArray and type(b) is DeviceArray:
@@ -134,12 +158,9 @@ def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
                     return result
             elif ((type(a) is DeviceArray and type(b) in TYPED_SCALARS)
                   or (type(b) is DeviceArray and type(a) in TYPED_SCALARS)):
-                # a Python or NumPy number: the plan depends on its type only, unless a Python
-                # int needs NumPy's range check (run_op does it)
-                device = a.device if type(a) is DeviceArray else b.device
-                plan = scalar_plan(SPECS[ufunc], a, b, device)
-                if plan is not None and plan.fresh_host and not plan.int_scalars:
-                    return plan.host_run(a, b)
+                result = _on_device_array_and_scalar(SPECS[ufunc], a, b)
+                if result is not NotImplemented:
+                    return result
         device = None
         for x in inputs:
             if type(x) is DeviceArray:
@@ -218,11 +239,39 @@ def where(condition: Any, *x_y: Any) -> Any:
         return host_function(np.where, (condition,), {})
     if len(x_y) != 2:
         raise ValueError("either both or neither of x and y should be given")
+    result = _where_on_host_path(condition, *x_y)
+    if result is not NotImplemented:
+        return result
     inputs = (condition, *x_y)
     result = run_op(WHERE, inputs) if _keyable(inputs) else NotImplemented
     if result is NotImplemented:
         return host_function(np.where, inputs, {})
     return result
+
+
+def _where_on_host_path(condition: Any, x: Any, y: Any) -> Any:
+    """``np.where(condition, x, y)`` of device arrays on one device and scalars of
+    ``TYPED_SCALARS``, by the plan on its short key (layouts and scalar types) where the host
+    path runs it: NumPy's own ``np.where`` on the host views, so a Python int out of the
+    result's range gives NumPy's answer too. NotImplemented for the general route."""
+    device, key = None, [WHERE, None]
+    for v in (condition, x, y):
+        if type(v) is DeviceArray:
+            if device is None:
+                device = key[1] = v.device
+            elif v.device is not device:
+                return NotImplemented
+            key.append(v.layout_key)
+        elif type(v) in TYPED_SCALARS:
+            key.append(type(v))
+        else:
+            return NotImplemented
+    if device is None:
+        return NotImplemented
+    plan = keyed_plan(tuple(key), WHERE, (condition, x, y), device)
+    if plan is not None and plan.fresh_host:
+        return plan.host_run(condition, x, y)
+    return NotImplemented
 
 
 @implements(np.clip)
