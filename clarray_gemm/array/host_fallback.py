@@ -89,9 +89,10 @@ def host_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict,
                 o[...] = h
         return outs[0] if len(outs) == 1 else outs
 
-    def wrap(r):  # object results stay NumPy's: a device buffer cannot hold Python objects
-        return (asarray(r, device=device) if isinstance(r, np.ndarray) and not r.dtype.hasobject
-                else r)
+    def wrap(r):  # object results stay NumPy's: a device buffer cannot hold Python objects;
+        # a NumPy scalar (the loop over 0-d operands) becomes a 0-d device array
+        return (asarray(r, device=device)
+                if isinstance(r, (np.ndarray, np.generic)) and not r.dtype.hasobject else r)
     return tuple(wrap(r) for r in result) if isinstance(result, tuple) else wrap(result)
 
 
