@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import clarray_gemm as cg
+import ufunc_cases
 from clarray_gemm.array.device_array import DeviceArray
 
 SHAPES = [(), (1,), (7,), (33, 7), (0,), (3, 0)]
@@ -85,8 +86,18 @@ def test_powers_with_a_scalar_exponent_are_numpys(device, path, dtype):
     if np.dtype(dtype).kind == "f" or path:
         exponents += (0.5, np.float32(0.5))
     for e in exponents + ((-1,) if np.dtype(dtype).kind != "u" else ()):
-        assert_same(outcome(lambda: x ** e), outcome(lambda: a ** e))
-        assert_same(outcome(lambda: np.power(x, e)), outcome(lambda: np.power(a, e)))
+        assert_same_power(outcome(lambda: x ** e), outcome(lambda: a ** e), path)
+        assert_same_power(outcome(lambda: np.power(x, e)), outcome(lambda: np.power(a, e)), path)
+
+
+def assert_same_power(got, want, path: bool) -> None:
+    """:func:`assert_same`; float powers a kernel computes within OpenCL's pow bound instead
+    (tests/ufunc_cases.py: NVIDIA's pow(x, 3.0) of 4.5 is 91.12501, NumPy's 91.125)."""
+    if path or isinstance(want, type) or np.asarray(want).dtype.kind != "f":
+        assert_same(got, want)
+        return
+    assert isinstance(got, DeviceArray), type(got)
+    ufunc_cases.assert_same(got, want, np.power)
 
 
 def test_a_cached_scalar_plan_takes_each_calls_value_and_operand(device, path):
