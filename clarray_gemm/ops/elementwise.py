@@ -29,7 +29,7 @@ from ..kernels.programs import ctype, get_kernel
 from ..memory import Storage
 
 __all__ = ["OpSpec", "ElementwisePlan", "plan_for", "binary_plan", "scalar_plan", "keyed_plan",
-           "run_op", "kernel_dtype"]
+           "run_op", "run_plan", "kernel_dtype"]
 
 # Elements per work-item on GPUs (opencl/elementwise.cl, PER_ITEM): one 4-byte load per
 # work-item leaves too few bytes in flight to fill an H100's memory (np.exp at 2^26 float32:
@@ -429,14 +429,21 @@ def run_op(spec: OpSpec, inputs: tuple, outs: tuple | None = None, mask: Any = N
             _overlaps_differently(o, x) for o in outs) else x for x in inputs)
         if type(mask) is DeviceArray and any(_overlaps_differently(o, mask) for o in outs):
             mask = mask.copy()
-    plan = plan_for(spec, inputs, outs, mask, casting, dtype, device)
+    return run_plan(plan_for(spec, inputs, outs, mask, casting, dtype, device), inputs, outs,
+                    mask)
+
+
+def run_plan(plan: ElementwisePlan | None, inputs: tuple, outs: tuple | None = None,
+             mask: Any = None) -> Any:
+    """The output of ``plan`` (the call's cached plan, found by any key) on these operands,
+    or NotImplemented where only NumPy's loop can answer."""
     if plan is None or not plan.supported:
         return NotImplemented
     for k in plan.int_scalars:
         if not _fits(inputs[k], plan.loop[k]):
             return NotImplemented  # NumPy's OverflowError, or its out-of-range comparison rule
     result = plan.run(inputs, outs, mask)
-    return result[0] if spec.nout == 1 else result
+    return result[0] if plan.spec.nout == 1 else result
 
 
 def _fits(x: Any, dtype: np.dtype) -> bool:

@@ -19,8 +19,8 @@ from numpy._core import umath
 from .._dispatch import OPERATORS, SCALAR_OPERATORS, implements, implements_ufunc
 from ..array import DeviceArray, host_function
 from ..dtypes import PYTHON_SCALARS, TYPED_SCALARS
-from .elementwise import (OpSpec, binary_plan, find_plan, keyed_plan, run_op, scalar_plan,
-                          unary_plan)
+from .elementwise import (OpSpec, binary_plan, find_plan, keyed_plan, run_op, run_plan,
+                          scalar_plan, unary_plan)
 
 __all__ = ["SPECS", "WHERE", "CLIP", "device_ufunc"]
 
@@ -91,14 +91,13 @@ def _on_two_device_arrays(spec: OpSpec, a: DeviceArray, b: DeviceArray) -> Any:
 
 def _on_device_array_and_scalar(spec: OpSpec, a: Any, b: Any) -> Any:
     """``spec(a, b)`` for a device array and a scalar of ``TYPED_SCALARS`` (either order) without
-    keywords, by the plan on its short key (the scalar's type: its value is an argument) where
-    the host path runs it; NotImplemented otherwise (a Python int needing NumPy's range check,
-    kernels: the general route)."""
+    keywords, by the plan on its short key (the scalar's type: its value is an argument);
+    NotImplemented where only NumPy's loop answers (a Python int out of the loop's range)."""
     device = a.device if type(a) is DeviceArray else b.device
     plan = scalar_plan(spec, a, b, device)
     if plan is not None and plan.fresh_host and not plan.int_scalars:
         return plan.host_run(a, b)
-    return NotImplemented
+    return run_plan(plan, (a, b))
 
 
 # The operators' entries (``a + b`` of two device arrays, ``a + 1.0``); power is left to
