@@ -27,6 +27,7 @@ from ..fallbacks import record_host_call
 from ..memory import Storage
 from .geometry import (anchor, basic_view_geometry, c_strides, check_byte_size, f_strides,
                        is_basic_index, normalize_shape)
+from .methods import NumPyFunctionMethods
 
 __all__ = ["DeviceArray", "call_ufunc", "new_array", "from_host", "is_device_array"]
 
@@ -144,7 +145,7 @@ def _comparison(ufunc: np.ufunc, name: str):
 _OPERATOR_POWERS = {(int, 2): np.square, (int, -1): np.reciprocal, (float, 0.5): np.sqrt}
 
 
-class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
+class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
     """An array whose data lives in an OpenCL ``ALLOC_HOST_PTR`` buffer.
 
     ``layout_key`` (internal API for ``ops/``' plan keys) is ``(dtype, shape, strides)``.
@@ -551,35 +552,6 @@ class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
     def fill(self, value) -> None:
         with self.host_write() as host:
             host.fill(value)
-
-
-# Arguments that cannot implement ``__array_function__``: where a method's other arguments are
-# all of these, NumPy's dispatch of ``np.name(x, ...)`` finds x's type alone among the types.
-_OPTION_TYPES = frozenset((int, bool, float, str, tuple, type(None), type))
-
-
-def _numpy_method(name: str):
-    """``x.name(...)`` as ``np.name(x, ...)`` (dispatched like any NumPy function); with only
-    plain options besides ``x`` (``x.sum(axis=0)``), NumPy's dispatch is skipped for the
-    ``__array_function__`` call it would make."""
-    func = getattr(np, name)
-
-    def method(self, *args, **kwargs):
-        for v in args:
-            if type(v) not in _OPTION_TYPES:
-                return func(self, *args, **kwargs)
-        for v in kwargs.values():
-            if type(v) not in _OPTION_TYPES:
-                return func(self, *args, **kwargs)
-        return self.__array_function__(func, (type(self),), (self, *args), kwargs)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"``np.{name}(self, ...)``."
-    return method
-
-
-for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmin", "argmax", "any",
-              "all", "cumsum", "cumprod", "clip", "take", "trace", "diagonal"):
-    setattr(DeviceArray, _name, _numpy_method(_name))
 
 
 class _HostWrite:
