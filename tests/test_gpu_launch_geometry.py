@@ -88,6 +88,26 @@ def test_strided_kernel_per_item(gpu, rows, cols):
         _same(z, np.where(a > 0, -a, np.float32(7.0)))
 
 
+@pytest.mark.parametrize("shape", [(5, 7, 33), (3, 300, 2), (2, 3, 5, 7), (1000, 3, 1),
+                                   (2, 129, 257), (4, 2, 3, 2, 5, 3)])
+def test_strided_kernel_steps_through_multi_indices(gpu, shape):
+    """The general kernel's later elements by adding the local size's digits to the first
+    element's multi-index (carries across several dimensions, the last work-items past the
+    end): broadcast and strided operands in 2 to 6 dimensions."""
+    rng = np.random.default_rng(sum(shape))
+    a = rng.standard_normal(shape).astype(np.float32)
+    row = rng.standard_normal(shape[-1]).astype(np.float32)
+    col = rng.standard_normal(shape[:-1] + (1,)).astype(np.float32)
+    big = rng.standard_normal(tuple(2 * n for n in shape)).astype(np.float32)
+    with cg.host_path(False):
+        x, r, c, b = (cg.asarray(v, device=gpu) for v in (a, row, col, big))
+        strided = b[(slice(None, None, 2),) * len(shape)]
+        _same(x - r, a - row)
+        _same(x * c + r, a * col + row)
+        _same(strided + x, big[(slice(None, None, 2),) * len(shape)] + a)
+        _same(np.where(x > 0, c, r), np.where(a > 0, col, row))
+
+
 @pytest.mark.parametrize("rows,cols", [(2, 2), (3, 7), (31, 33), (32, 32), (33, 65), (257, 5),
                                        (64, 1025)])
 def test_tiled_kernel_for_transposed_operands(gpu, rows, cols):
