@@ -91,9 +91,9 @@ def test_strided_kernel_per_item(gpu, rows, cols):
 @pytest.mark.parametrize("shape", [(5, 7, 33), (3, 300, 2), (2, 3, 5, 7), (1000, 3, 1),
                                    (2, 129, 257), (4, 2, 3, 2, 5, 3)])
 def test_strided_kernel_steps_through_multi_indices(gpu, shape):
-    """The general kernel's later elements by adding the local size's digits to the first
-    element's multi-index (carries across several dimensions, the last work-items past the
-    end): broadcast and strided operands in 2 to 6 dimensions."""
+    """The general kernel with several elements per work-item in 2 to 6 dimensions: a work-
+    item's elements a local size apart cross several dimensions at once, and the last
+    work-items reach past the end; broadcast and strided operands."""
     rng = np.random.default_rng(sum(shape))
     a = rng.standard_normal(shape).astype(np.float32)
     row = rng.standard_normal(shape[-1]).astype(np.float32)
