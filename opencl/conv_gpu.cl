@@ -45,6 +45,16 @@
 #ifndef MC
 #define MC 512
 #endif
+// MASK_LEN > 0: the mask length m compiled in (m <= MC), so that the chunk's step count and
+// its last partial step fold away.
+#ifndef MASK_LEN
+#define MASK_LEN 0
+#endif
+#if MASK_LEN > 0
+#define MTAPS MASK_LEN
+#else
+#define MTAPS m
+#endif
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -131,11 +141,11 @@ void conv_gpu(CONV_ARGS(__global))
     const int lid = get_local_id(0);
     const int tiles = (L + TILE - 1) / TILE;
     const int stride = get_num_groups(0);
-    const bool one_chunk = m <= MC;
+    const bool one_chunk = MTAPS <= MC;
     x += x_off;
     if (one_chunk)
         for (int e = lid; e < MC; e += WG)
-            we[e] = e < m ? w[e] : (T)0;
+            we[e] = e < MTAPS ? w[e] : (T)0;
     T v[R], h[HPT];
 #if !IS_INT
     __local int flag;
@@ -169,8 +179,8 @@ void conv_gpu(CONV_ARGS(__global))
             if (tile + stride < tiles)
                 load_chunk(x, n, (tile + stride) * TILE - pad, lid, v, h);
         }
-        for (int c0 = 0; !exact && c0 < m; c0 += MC) {
-            const int taps = min(MC, m - c0);
+        for (int c0 = 0; !exact && c0 < MTAPS; c0 += MC) {
+            const int taps = min(MC, MTAPS - c0);
             const int steps = (taps + JU - 1) / JU;
             if (c0 > 0)
                 load_chunk(x, n, k0 - pad + c0, lid, v, h);
@@ -186,7 +196,7 @@ void conv_gpu(CONV_ARGS(__global))
                     we[e] = e < taps ? w[c0 + e] : (T)0;
             barrier(CLK_LOCAL_MEM_FENCE);
             // The next tile's first chunk is loaded while this one computes.
-            if (c0 + MC >= m && tile + stride < tiles)
+            if (c0 + MC >= MTAPS && tile + stride < tiles)
                 load_chunk(x, n, (tile + stride) * TILE - pad, lid, v, h);
             const int full = taps / JU;
             for (int s = 0; s < full; ++s)

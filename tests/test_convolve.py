@@ -194,9 +194,11 @@ def test_vec_parameters(params):
 # -- dtypes ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("params", [{"WG": 16, "R": 4, "JU": 4, "MC": 8, "GPC": 1},
                                     {"WG": 32, "R": 8, "JU": 8, "MC": 16, "GPC": 2},
-                                    {"R": 24, "JU": 8}, {"WG": 128, "R": 16, "MC": 1024}])
+                                    {"R": 24, "JU": 8}, {"WG": 128, "R": 16, "MC": 1024},
+                                    {"FIXED_M": 0}, {"FIXED_M": 0, "WG": 32, "R": 8, "MC": 16}])
 def test_gpu_parameters(params):
-    # Tiles walked by few groups (GPC), several mask chunks per tile (MC < m), partial tiles.
+    # Tiles walked by few groups (GPC), several mask chunks per tile (MC < m), partial tiles;
+    # the mask length compiled in (FIXED_M 1, the default, up to 64 taps) or an argument.
     for n, m in ((1, 1), (300, 7), (1000, 63), (5001, 200)):
         a, v = random_array(n, np.float32, n), random_array(m, np.float32, m)
         for mode in MODES:
@@ -208,6 +210,9 @@ def test_gpu_refuses_bad_parameters():
     with pytest.raises(ValueError, match="multiples of 4"):
         cg.convolve(np.ones(10, np.float32), np.ones(3, np.float32), kernel="gpu",
                     params={"R": 6})
+    with pytest.raises(ValueError, match="FIXED_M"):
+        cg.convolve(np.ones(10, np.float32), np.ones(3, np.float32), kernel="gpu",
+                    params={"FIXED_M": 2})
 
 
 def test_gpu_ranks_first_only_on_gpus(device):

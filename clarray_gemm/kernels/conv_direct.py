@@ -129,6 +129,14 @@ smallest that holds the mask, else the largest. Fewer taps per chunk leave room 
 for more work-groups per compute unit (H100: see benches/gpu-notes.md, "Convolution")."""
 
 
+FIXED_M_MAX = GPU_CHUNKS[0]
+"""Masks up to this many taps are compiled into ``gpu`` (FIXED_M=1: one build per mask length),
+so the chunk's step count and its last partial step fold away. H100, N = 2**24, 20 launches
+queued: m = 63 0.0683-0.0692 -> 0.0630-0.0636 ms (72-73% -> 78-79% of a copy), m = 31 0.0534 ->
+0.0515 ms; m = 3 and 15 within 1% (benches/runs/h100-conv-fixed-m-s13.md). Longer masks are
+FMA-bound, and a build per length would cost more than a partial step."""
+
+
 def _gpu_resolve(p: ConvProblem, params: Mapping[str, int]) -> dict[str, int]:
     """The parameters with MC=0 replaced by the chunk that GPU_CHUNKS gives for this mask."""
     out = dict(params)
@@ -152,6 +160,8 @@ def _gpu_fits(p: ConvProblem, info: DeviceInfo, params: Mapping[str, int]) -> st
         return f"R={r} and JU={ju} must be multiples of 4 and MC={mc} a multiple of JU"
     if params["GPC"] < 0:
         return f"GPC={params['GPC']} is negative"
+    if params["FIXED_M"] not in (0, 1):
+        return f"FIXED_M={params['FIXED_M']} must be 0 or 1"
     if p.length + params["WG"] * r > INT_MAX:
         return "lengths beyond 2**31 (the kernels index with int)"
     return local_fits(p, info, params, _gpu_local_elements(params))
@@ -171,6 +181,8 @@ def _gpu_prepare(device: Device, problem: ConvProblem, params: Mapping[str, int]
     defines = dtype_defines(problem.dtype)
     defines.update(params)
     defines.pop("GPC")
+    if defines.pop("FIXED_M") and problem.m <= FIXED_M_MAX:
+        defines["MASK_LEN"] = problem.m
     kernel = get_kernel(device, "conv_gpu.cl", "conv_gpu", defines)
     wg = params["WG"]
     groups = -(-problem.length // (wg * params["R"]))
@@ -195,9 +207,11 @@ VARIANTS: tuple[Variant[ConvProblem], ...] = (
             rank=_vec_rank, fits=_vec_fits),
     _direct("gpu", "tile plus halo in local memory, R outputs per work-item in a sliding "
                    "register window (MC=0: mask chunk chosen from the mask length; GPC>0: GPC "
-                   "groups per compute unit walk all tiles)",
-            {"WG": 64, "R": 32, "JU": 16, "MC": 0, "GPC": 0},
-            {"WG": (64, 128, 256), "R": (8, 16, 32), "JU": (8, 16), "GPC": (0, 4, 8)},
+                   "groups per compute unit walk all tiles; FIXED_M=1: masks of up to 64 taps "
+                   "compiled in)",
+            {"WG": 64, "R": 32, "JU": 16, "MC": 0, "GPC": 0, "FIXED_M": 1},
+            {"WG": (64, 128, 256), "R": (8, 16, 32), "JU": (8, 16), "GPC": (0, 4, 8),
+             "FIXED_M": (0, 1)},
             rank=_gpu_kernel_rank, fits=_gpu_fits, prepare=_gpu_prepare),
 )
 """In catalogue order (ties in rank go to the earlier)."""
