@@ -55,6 +55,16 @@
 #else
 #define MTAPS m
 #endif
+// FLIP_W 1: w holds the mask reversed, as a convolution's caller gives it (tap j is
+// w[m - 1 - j]), so that the host makes no reversed copy of it first (a launch less a call).
+#ifndef FLIP_W
+#define FLIP_W 0
+#endif
+#if FLIP_W
+#define W_AT(j) (MTAPS - 1 - (j))
+#else
+#define W_AT(j) (j)
+#endif
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -145,7 +155,7 @@ void conv_gpu(CONV_ARGS(__global))
     x += x_off;
     if (one_chunk)
         for (int e = lid; e < MC; e += WG)
-            we[e] = e < MTAPS ? w[e] : (T)0;
+            we[e] = e < MTAPS ? w[W_AT(e)] : (T)0;
     T v[R], h[HPT];
 #if !IS_INT
     __local int flag;
@@ -174,7 +184,7 @@ void conv_gpu(CONV_ARGS(__global))
                 const int s = k0 + lid * R + r - pad;
                 const int j1 = k0 + lid * R + r < L ? min(m, n - s) : 0;
                 for (int j = max(0, -s); j < j1; ++j)
-                    acc[r] += (ACC)x[s + j] * (ACC)w[j];
+                    acc[r] += (ACC)x[s + j] * (ACC)w[W_AT(j)];
             }
             if (tile + stride < tiles)
                 load_chunk(x, n, (tile + stride) * TILE - pad, lid, v, h);
@@ -193,7 +203,7 @@ void conv_gpu(CONV_ARGS(__global))
                     xe[AT(TILE + lid + i * WG)] = h[i];
             if (!one_chunk)
                 for (int e = lid; e < steps * JU; e += WG)
-                    we[e] = e < taps ? w[c0 + e] : (T)0;
+                    we[e] = e < taps ? w[W_AT(c0 + e)] : (T)0;
             barrier(CLK_LOCAL_MEM_FENCE);
             // The next tile's first chunk is loaded while this one computes.
             if (c0 + MC >= MTAPS && tile + stride < tiles)

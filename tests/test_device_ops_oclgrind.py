@@ -86,6 +86,29 @@ with np.errstate(all="ignore"):
             out = cg.zeros((7, 33), np.float32, device=gpu)
             np.exp(xg, out=out, where=xg > 0)
             same(np.asarray(out)[a > 0], np.exp(a)[a > 0], 1e-6)
+    elif case == "conv_flipped":
+        # conv_gpu reading a convolution's mask backwards in place (FLIP_W), with the mask
+        # length compiled in (m <= 64) or not, one mask chunk or several (MC 16)
+        from clarray_gemm.kernels import conv_direct
+        from clarray_gemm.kernels.conv import ConvProblem
+        gpu_variant = next(v for v in conv_direct.VARIANTS if v.name == "gpu")
+        for n, m, extra in ((37, 9, {}), (37, 9, {"FIXED_M": 0}), (50, 70, {"MC": 16})):
+            sig = rng.standard_normal(n).astype(np.float32)
+            sig[n // 2] = np.nan
+            mask = rng.standard_normal(m).astype(np.float32)
+            xs, ms = cg.asarray(sig, device=dev), cg.asarray(mask, device=dev)
+            out = cg.zeros(n + m - 1, np.float32, device=dev)
+            problem = ConvProblem(n, m, m - 1, n + m - 1, np.dtype(np.float32),
+                                  xs.storage.kernel_buffer(), 0, ms.storage.kernel_buffer(),
+                                  out.storage.kernel_buffer(write=True))
+            params = dict(gpu_variant.defaults, WG=16, R=4, JU=4, **extra)
+            conv_direct.FLIPPED_MASK_PREPARES["gpu"](dev, problem, params)(
+                problem.x, 0, problem.w, problem.out)
+            want = np.convolve(sig.astype(np.float64), mask.astype(np.float64))
+            got = np.asarray(out)
+            if not np.array_equal(np.isnan(got), np.isnan(want)):
+                same(np.isnan(got), np.isnan(want))
+            same(np.nan_to_num(got).astype(np.float64), np.nan_to_num(want), 1e-5)
     elif case == "reduce":
         same(np.sum(x, axis=1), np.sum(a, axis=1), 1e-5)
         same(np.max(x, axis=0), np.max(a, axis=0))
@@ -124,7 +147,8 @@ with np.errstate(all="ignore"):
 print("ok")
 """
 
-CASES = ["elementwise", "elementwise_per_item", "reduce", "reduce_split", "scan", "gather"]
+CASES = ["elementwise", "elementwise_per_item", "conv_flipped", "reduce", "reduce_split", "scan",
+         "gather"]
 
 
 @pytest.fixture(scope="module", autouse=True)

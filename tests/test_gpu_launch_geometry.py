@@ -164,6 +164,34 @@ def test_tiled_copy_for_transposed_layouts(gpu, rows, cols):
         assert copy_kernels.tile_layout(gpu, [rows, cols], [[1, rows]], [[cols, 1]]) is not None
 
 
+@pytest.mark.parametrize("m", [1, 3, 7, 31, 63, 64, 65, 200])
+def test_convolution_reads_the_mask_reversed_in_place(gpu, m):
+    """conv_gpu with FLIP_W (a convolution's contiguous mask read backwards, no reversed copy)
+    and FIXED_M (masks of up to 64 taps compiled in), through the call plan a repeated
+    np.convolve on device arrays runs; a mask at an offset still takes the reversed copy.
+    NumPy's values and its NaN pattern, each mode, either operand the longer."""
+    conv_gpu = object.__new__(cg.Device)  # a GPU whose local memory is its own: `gpu` ranks first
+    conv_gpu.__dict__.update(gpu.__dict__)
+    conv_gpu.info = dataclasses.replace(gpu.info, local_mem_is_global=False)
+    rng = np.random.default_rng(m)
+    a = rng.standard_normal(1000 + m).astype(np.float32)
+    a[500] = np.nan
+    v = rng.standard_normal(m).astype(np.float32)
+    padded = np.concatenate([np.ones(3, np.float32), v])
+    with cg.host_path(False), np.errstate(all="ignore"):
+        x, w, wp = (cg.asarray(t, device=conv_gpu) for t in (a, v, padded))
+        assert "gpu" in cg.explain_convolve(x, w).splitlines()[1]
+        for mode in ("full", "same", "valid"):
+            for first, second, fa, fb in ((x, w, a, v), (w, x, v, a), (x, wp[3:], a, v)):
+                want = np.convolve(fa.astype(np.float64), fb.astype(np.float64), mode)
+                for _ in range(2):  # the second call runs the cached plan
+                    got = np.asarray(np.convolve(first, second, mode))
+                    assert got.shape == want.shape and got.dtype == np.float32
+                    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+                    finite = ~np.isnan(want)
+                    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("shape", [(1,), (7,), (4099,), (1 << 20,), (3, 100003), (64, 1025),
                                    (600, 257), (1000, 32), (50, 7, 33), (129, 15)])
 def test_reductions_over_gpu_work_groups(gpu, shape):

@@ -12,7 +12,8 @@ from typing import Mapping
 import pyopencl as cl
 
 from ..device import Device
-from .conv_direct import GPU_CHUNKS, GPU_FFT_MAC_RATIO, VEC_MIN_OUTPUTS, _gpu_resolve  # noqa: F401
+from .conv_direct import (FLIPPED_MASK_PREPARES, GPU_CHUNKS, GPU_FFT_MAC_RATIO,  # noqa: F401
+                          VEC_MIN_OUTPUTS, _gpu_resolve)
 from .conv_direct import VARIANTS as DIRECT_VARIANTS
 from .conv_fft import FFT_MAC_RATIO, FFT_MIN_MASK, fft_length, fft_preferred
 from .conv_fft import VARIANTS as FFT_VARIANTS
@@ -25,7 +26,7 @@ from .variant import Choice, Variant
 __all__ = ["ConvProblem", "CATALOGUE", "VARIANTS", "choose", "launch", "run", "launch_counts",
            "dtype_supported", "fft_length", "GPU_FFT_MAC_RATIO", "GPU_CHUNKS", "fft_preferred",
            "FFT_MAC_RATIO", "FFT_MIN_MASK", "VEC_MIN_OUTPUTS", "block_length",
-           "fft_block_preferred", "FFT_BLOCK_MIN_MASK"]
+           "fft_block_preferred", "FFT_BLOCK_MIN_MASK", "FLIPPED_MASK_PREPARES"]
 
 VARIANTS: tuple[Variant[ConvProblem], ...] = DIRECT_VARIANTS + FFT_VARIANTS + FFT_BLOCK_VARIANTS
 """Every convolution kernel, in catalogue order."""

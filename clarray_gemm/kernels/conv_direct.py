@@ -27,7 +27,8 @@ from .conv_problem import (INT_MAX, ConvProblem, dtype_supported, launch_counts,
 from .programs import get_kernel
 from .variant import Variant
 
-__all__ = ["VEC_MIN_OUTPUTS", "GPU_FFT_MAC_RATIO", "GPU_CHUNKS", "VARIANTS"]
+__all__ = ["VEC_MIN_OUTPUTS", "GPU_FFT_MAC_RATIO", "GPU_CHUNKS", "VARIANTS",
+           "FLIPPED_MASK_PREPARES"]
 
 # Below this many outputs a call is all launch overhead and vec (64 outputs per work-item by
 # default) leaves most of the device idle: const is picked instead. Measured end to end, same
@@ -176,19 +177,33 @@ def _gpu_kernel_rank(p: ConvProblem, info: DeviceInfo) -> float:
     return 1.5
 
 
-def _gpu_prepare(device: Device, problem: ConvProblem, params: Mapping[str, int]):
+def _gpu_prepare(device: Device, problem: ConvProblem, params: Mapping[str, int],
+                 flipped_mask: bool = False):
     params = _gpu_resolve(problem, params)
     defines = dtype_defines(problem.dtype)
     defines.update(params)
     defines.pop("GPC")
     if defines.pop("FIXED_M") and problem.m <= FIXED_M_MAX:
         defines["MASK_LEN"] = problem.m
+    if flipped_mask:
+        defines["FLIP_W"] = 1
     kernel = get_kernel(device, "conv_gpu.cl", "conv_gpu", defines)
     wg = params["WG"]
     groups = -(-problem.length // (wg * params["R"]))
     if params["GPC"] > 0:
         groups = min(groups, params["GPC"] * device.info.compute_units)
     return _prepared(device, "gpu", kernel, groups * wg, wg, problem)
+
+
+def _gpu_prepare_flipped(device: Device, problem: ConvProblem, params: Mapping[str, int]):
+    """``gpu``'s prepared launch for a problem whose ``w`` holds the mask reversed (a
+    convolution's mask as given): the kernel reads it backwards (FLIP_W), so the caller makes
+    no reversed copy first."""
+    return _gpu_prepare(device, problem, params, flipped_mask=True)
+
+
+FLIPPED_MASK_PREPARES = {"gpu": _gpu_prepare_flipped}
+"""The direct kernels that read a reversed mask in place: name -> ``prepare`` for it."""
 
 
 VARIANTS: tuple[Variant[ConvProblem], ...] = (

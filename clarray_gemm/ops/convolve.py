@@ -330,9 +330,10 @@ class _DevicePlan:
 
     __slots__ = ("device", "swap", "m", "length", "dtype", "out_nbytes", "out_strides",
                  "mask_shift", "copy_mask", "launch", "variant_launch", "problem_fields",
-                 "params")
+                 "params", "launch_flipped")
 
-    def __init__(self, plan: _Plan, choice: Choice[ConvProblem], copy_mask, prepared):
+    def __init__(self, plan: _Plan, choice: Choice[ConvProblem], copy_mask, prepared,
+                 prepared_flipped=None):
         isz = plan.compute.itemsize
         self.device, self.swap = plan.device, plan.signal is not plan.a
         self.m, self.length, self.dtype = plan.m, plan.length, plan.compute
@@ -340,6 +341,8 @@ class _DevicePlan:
         step = plan.mask.strides[0] // isz
         self.mask_shift = (plan.m - 1) * step if plan.flip_mask else 0
         self.copy_mask, self.launch = copy_mask, prepared
+        # a kernel that reads a contiguous, reversed mask in place: no reversed copy (a launch)
+        self.launch_flipped = prepared_flipped
         self.variant_launch, self.params = choice.variant.launch, choice.params
         self.problem_fields = (plan.n, plan.m, plan.pad, plan.length, plan.compute)
 
@@ -360,11 +363,20 @@ class _DevicePlan:
         variant = choice.variant
         prepared = (variant.prepare(plan.device, _problem(plan), choice.params)
                     if variant.prepare is not None else None)
-        return cls(plan, choice, copy_mask, prepared)
+        flipped = conv.FLIPPED_MASK_PREPARES.get(variant.name) if (
+            plan.flip_mask and step == 1) else None
+        return cls(plan, choice, copy_mask, prepared, flipped and flipped(
+            plan.device, _problem(plan), choice.params))
 
     def run(self, a: DeviceArray, v: DeviceArray) -> DeviceArray:
         signal, mask = (v, a) if self.swap else (a, v)
         device = self.device
+        if self.launch_flipped is not None and mask.element_offset == 0:
+            out = DeviceArray.from_storage(Storage(device, self.out_nbytes), (self.length,),
+                                           self.dtype, self.out_strides)
+            self.launch_flipped(signal.storage.kernel_buffer(), signal.element_offset,
+                                mask.storage.kernel_buffer(), out.storage.kernel_buffer(write=True))
+            return out
         w = Storage(device, self.m * self.dtype.itemsize)  # the mask, reversed: kept to the end
         w_buffer = w.kernel_buffer(write=True)
         self.copy_mask(mask.storage.kernel_buffer(), mask.element_offset + self.mask_shift,
