@@ -324,7 +324,8 @@ def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None,
 
 class _DevicePlan:
     """A repeated device call with its kernel chosen, its launch prepared and the mask's
-    reversed copy prepared: per call, the buffers, the output's allocation and two enqueues.
+    reversed copy prepared: per call, the buffers, the output's allocation and two enqueues
+    (one where the kernel reads a contiguous mask at offset 0 backwards in place).
     For calls whose signal is a contiguous device array of the compute dtype (used in place),
     whose mask is a device array of that dtype, and whose result needs no cast or reversal."""
 
