@@ -27,7 +27,8 @@
 // Parameters: T element type, ACC accumulator type (unsigned for integers, so that overflow
 // wraps), WG work-group size (must equal the launch's local size), R outputs per work-item and
 // JU taps per unrolled step (multiples of 4), MC taps per local-memory chunk (a multiple of JU),
-// IS_INT 1 for integer types (no NaN or infinity: the edge check is compiled out).
+// IS_INT 1 for integer types (no NaN or infinity: the edge check is compiled out), MASK_LEN the
+// mask length when compiled in (0: the argument m), FLIP_W 1 when w holds the mask reversed.
 #include "scalar_types.h"
 #include "conv_layout.h"
 #ifndef IS_INT
