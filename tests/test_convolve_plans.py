@@ -93,3 +93,24 @@ def test_a_numpy_mask_takes_the_general_path():
     for _ in range(2):
         _check(np.convolve(x, v), a, v, "convolve", "full")
     assert _plan_of("convolve", x, v, "full") is convolve_ops._GENERAL
+
+
+def test_correlate_reads_a_contiguous_mask_in_place():
+    """np.correlate's mask needs no reversal: a contiguous one at offset 0 is read in place (one
+    launch a call); the same layout at another offset takes the general path, same answers."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal(1000).astype(np.float32)
+    v = rng.standard_normal(40).astype(np.float32)
+    x, w, wide = cg.asarray(a), cg.asarray(v[:31]), cg.asarray(v)
+    for mode in ("full", "same", "valid"):
+        for _ in range(2):
+            _check(np.correlate(x, w, mode), a, v[:31], "correlate", mode)
+        plan = _plan_of("correlate", x, w, mode)
+        assert isinstance(plan, convolve_ops._DevicePlan) and plan.copy_mask is None
+        before = sum(conv.launch_counts.values())
+        _check(np.correlate(x, w, mode), a, v[:31], "correlate", mode)
+        assert sum(conv.launch_counts.values()) == before + 1  # the kernel alone
+        _check(np.correlate(x, wide[5:36], mode), a, v[5:36], "correlate", mode)  # at an offset
+        w[:] = v[3:34]  # the mask's new values are read by the next call
+        _check(np.correlate(x, w, mode), a, v[3:34], "correlate", mode)
+        w[:] = v[:31]

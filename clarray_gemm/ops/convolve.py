@@ -324,14 +324,15 @@ def _run(plan: _Plan, kernel: str | None, params: Mapping[str, int] | None,
 
 class _DevicePlan:
     """A repeated device call with its kernel chosen, its launch prepared and the mask's
-    reversed copy prepared: per call, the buffers, the output's allocation and two enqueues
-    (one where the kernel reads a contiguous mask at offset 0 backwards in place).
+    reversed copy prepared: per call, the buffers, the output's allocation and two enqueues;
+    one where a contiguous mask at offset 0 is read in place (``np.correlate``'s, or a
+    convolution's by a kernel that reads it backwards).
     For calls whose signal is a contiguous device array of the compute dtype (used in place),
     whose mask is a device array of that dtype, and whose result needs no cast or reversal."""
 
     __slots__ = ("device", "swap", "m", "length", "dtype", "out_nbytes", "out_strides",
                  "mask_shift", "copy_mask", "launch", "variant_launch", "problem_fields",
-                 "params", "launch_flipped")
+                 "params", "launch_flipped", "call")
 
     def __init__(self, plan: _Plan, choice: Choice[ConvProblem], copy_mask, prepared,
                  prepared_flipped=None):
@@ -346,6 +347,7 @@ class _DevicePlan:
         self.launch_flipped = prepared_flipped
         self.variant_launch, self.params = choice.variant.launch, choice.params
         self.problem_fields = (plan.n, plan.m, plan.pad, plan.length, plan.compute)
+        self.call = (plan.op, plan.mode)  # for the general path
 
     @classmethod
     def build(cls, plan: _Plan, choice: Choice[ConvProblem] | tuple) -> "_DevicePlan | None":
@@ -357,10 +359,9 @@ class _DevicePlan:
                 or mask.dtype != compute or mask.strides[0] % compute.itemsize):
             return None
         step = mask.strides[0] // compute.itemsize
+        # None: one tap, or a contiguous mask not reversed (np.correlate's): read in place
         copy_mask = prepare_strided_copy(plan.device, (plan.m,), compute,
                                          (-step if plan.flip_mask else step,), compute, (1,))
-        if copy_mask is None:  # one tap, or a contiguous mask not reversed: the general path
-            return None
         variant = choice.variant
         prepared = (variant.prepare(plan.device, _problem(plan), choice.params)
                     if variant.prepare is not None else None)
@@ -372,22 +373,27 @@ class _DevicePlan:
     def run(self, a: DeviceArray, v: DeviceArray) -> DeviceArray:
         signal, mask = (v, a) if self.swap else (a, v)
         device = self.device
-        if self.launch_flipped is not None and mask.element_offset == 0:
-            out = DeviceArray.from_storage(Storage(device, self.out_nbytes), (self.length,),
-                                           self.dtype, self.out_strides)
-            self.launch_flipped(signal.storage.kernel_buffer(), signal.element_offset,
-                                mask.storage.kernel_buffer(), out.storage.kernel_buffer(write=True))
-            return out
-        w = Storage(device, self.m * self.dtype.itemsize)  # the mask, reversed: kept to the end
-        w_buffer = w.kernel_buffer(write=True)
-        self.copy_mask(mask.storage.kernel_buffer(), mask.element_offset + self.mask_shift,
-                       w_buffer, 0)
+        launch = self.launch
+        if self.copy_mask is None or (self.launch_flipped is not None
+                                      and mask.element_offset == 0):
+            # the kernels read w from element 0: the mask in place, as it is or backwards
+            if mask.element_offset:
+                op, mode = self.call
+                return _run(_Plan(op, a, v, mode), None, None)
+            w_buffer = mask.storage.kernel_buffer()
+            if self.copy_mask is not None:
+                launch = self.launch_flipped
+        else:
+            w = Storage(device, self.m * self.dtype.itemsize)  # the mask, reversed: kept to the end
+            w_buffer = w.kernel_buffer(write=True)
+            self.copy_mask(mask.storage.kernel_buffer(), mask.element_offset + self.mask_shift,
+                           w_buffer, 0)
         out = DeviceArray.from_storage(Storage(device, self.out_nbytes), (self.length,),
                                        self.dtype, self.out_strides)
         x_buffer, x_offset = signal.storage.kernel_buffer(), signal.element_offset
         out_buffer = out.storage.kernel_buffer(write=True)
-        if self.launch is not None:
-            self.launch(x_buffer, x_offset, w_buffer, out_buffer)
+        if launch is not None:
+            launch(x_buffer, x_offset, w_buffer, out_buffer)
         else:
             self.variant_launch(device, ConvProblem(*self.problem_fields, x_buffer, x_offset,
                                                     w_buffer, out_buffer), self.params)
