@@ -14,6 +14,7 @@ gpu      tile + halo in local memory, R outputs in a sliding register window    
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -195,15 +196,9 @@ def _gpu_prepare(device: Device, problem: ConvProblem, params: Mapping[str, int]
     return _prepared(device, "gpu", kernel, groups * wg, wg, problem)
 
 
-def _gpu_prepare_flipped(device: Device, problem: ConvProblem, params: Mapping[str, int]):
-    """``gpu``'s prepared launch for a problem whose ``w`` holds the mask reversed (a
-    convolution's mask as given): the kernel reads it backwards (FLIP_W), so the caller makes
-    no reversed copy first."""
-    return _gpu_prepare(device, problem, params, flipped_mask=True)
-
-
-FLIPPED_MASK_PREPARES = {"gpu": _gpu_prepare_flipped}
-"""The direct kernels that read a reversed mask in place: name -> ``prepare`` for it."""
+FLIPPED_MASK_PREPARES = {"gpu": partial(_gpu_prepare, flipped_mask=True)}
+"""The direct kernels that read a reversed mask in place (a convolution's mask as given:
+FLIP_W, so the caller makes no reversed copy first): name -> ``prepare`` for it."""
 
 
 VARIANTS: tuple[Variant[ConvProblem], ...] = (

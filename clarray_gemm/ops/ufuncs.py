@@ -238,7 +238,7 @@ def where(condition: Any, *x_y: Any) -> Any:
         return host_function(np.where, (condition,), {})
     if len(x_y) != 2:
         raise ValueError("either both or neither of x and y should be given")
-    result = _where_on_host_path(condition, *x_y)
+    result = _where_by_short_key(condition, *x_y)
     if result is not NotImplemented:
         return result
     inputs = (condition, *x_y)
@@ -248,11 +248,11 @@ def where(condition: Any, *x_y: Any) -> Any:
     return result
 
 
-def _where_on_host_path(condition: Any, x: Any, y: Any) -> Any:
+def _where_by_short_key(condition: Any, x: Any, y: Any) -> Any:
     """``np.where(condition, x, y)`` of device arrays on one device and scalars of
-    ``TYPED_SCALARS``, by the plan on its short key (layouts and scalar types) where the host
-    path runs it: NumPy's own ``np.where`` on the host views, so a Python int out of the
-    result's range gives NumPy's answer too. NotImplemented for the general route."""
+    ``TYPED_SCALARS``, by the plan on its short key (layouts and scalar types): on the host
+    path NumPy's own ``np.where`` on the host views (so a Python int out of the result's range
+    gives NumPy's answer too), else the plan's kernel. NotImplemented for the general route."""
     device, key = None, [WHERE, None]
     for v in (condition, x, y):
         if type(v) is DeviceArray:
@@ -270,7 +270,7 @@ def _where_on_host_path(condition: Any, x: Any, y: Any) -> Any:
     plan = keyed_plan(tuple(key), WHERE, (condition, x, y), device)
     if plan is not None and plan.fresh_host:
         return plan.host_run(condition, x, y)
-    return NotImplemented
+    return run_plan(plan, (condition, x, y))
 
 
 @implements(np.clip)
