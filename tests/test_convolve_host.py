@@ -158,8 +158,8 @@ def test_numpys_small_mask_loop_keeps_numpy_signals_on_the_host(host_path, monke
     plans = type(convolve_ops._CALL_PLANS)("t")
     monkeypatch.setattr(convolve_ops, "_CALL_PLANS", plans)
     monkeypatch.setattr(convolve_ops, "_find_call_plan", plans.find)
-    a = random_array(2**19, np.float32, 11)                # N*m = 1.6e6 with m = 3
-    v = random_array(3, np.float32, 12)
+    a = random_array(2**19, np.float32, 11)                # N*m = 2.1e6 with m = 4
+    v = random_array(4, np.float32, 12)                    # (3 taps: host_taps)
     text = cg.explain_convolve(a, v)
     assert text.splitlines()[-1].startswith("host:") and "counted at 0.3" in text, text
     assert "host:" not in cg.explain_convolve(cg.asarray(a), v)               # device signal

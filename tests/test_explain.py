@@ -150,7 +150,7 @@ def test_explain_convolve_host_path_launches_nothing(launches, device, host_path
     assert launches == []
 
 
-@pytest.mark.parametrize("kernel", ["host", "host_fft"])
+@pytest.mark.parametrize("kernel", ["host", "host_fft", "host_taps"])
 def test_explain_convolve_forced_host_strategy_launches_nothing(launches, device, kernel):
     a, v = random_array((257,), np.float32, 3), random_array((33,), np.float32, 4)
     x = cg.asarray(a, device=device)

@@ -12,13 +12,14 @@ signal is used in place when it is contiguous (else packed on the device).
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Mapping
 
 import numpy as np
 
 from .._dispatch import implements
-from ..array import DeviceArray, adopt_host, asarray, empty
+from ..array import DeviceArray, adopt_host, asarray, empty, host_result
 from ..device import Device
 from ..kernels import conv
 from ..kernels.conv import ConvProblem
@@ -30,12 +31,15 @@ from ..kernels.variant import Choice
 from ..memory import Storage
 from ._common import compute_dtype, device_of, numpy_answers, take_operands
 from .convolve_host import block_length, fft_convolve_full
+from .convolve_taps import TAPS_DTYPES, correlate_taps
 
 __all__ = ["convolve", "correlate", "explain_convolve", "HOST_STRATEGIES"]
 
-HOST_STRATEGIES = ("host", "host_fft")
-"""The ``kernel=`` names that run on the host: NumPy's own function on the mapped buffers, and
-the overlap-add FFT of ``ops/convolve_host.py`` (real floating results only)."""
+HOST_STRATEGIES = ("host", "host_fft", "host_taps")
+"""The ``kernel=`` names that run on the host: NumPy's own function on the mapped buffers, the
+overlap-add FFT of ``ops/convolve_host.py`` (real floating results only), and one vectorised
+multiply-add pass a tap of ``ops/convolve_taps.py`` (real results of one dtype with the
+signal)."""
 
 _MODES = {"valid": 0, "same": 1, "full": 2}
 
@@ -148,11 +152,23 @@ def _host_choice(plan: "_Plan", kernel: str | None, explain: bool = False
         if kernel == "host_fft" and not _fft_dtype_ok(plan):
             raise ValueError(f"convolve kernel 'host_fft' does not fit this call: the FFT path "
                              f"is for float32 and float64 results, not {plan.result_dtype}")
+        if kernel == "host_taps" and not _taps_dtype_ok(plan):
+            raise ValueError(f"convolve kernel 'host_taps' does not fit this call: the passes "
+                             f"take a signal of the result dtype, one of "
+                             f"{sorted(str(t) for t in TAPS_DTYPES)} (signal "
+                             f"{plan.signal.dtype}, result {plan.result_dtype})")
         return kernel, f"forced (kernel={kernel!r})"
     if kernel is not None or plan.compute is None:
         return None
     work = _host_work(plan)
     limit, _ = crossover(plan.device, "convolve", plan.compute)
+    if plan.n >= HOST_TAPS_MIN_SIGNAL.get(plan.m, math.inf) and (
+            work < limit or type(plan.signal) is not DeviceArray) and (
+            has_host_path(plan.device) and _taps_dtype_ok(plan)):
+        # in place of NumPy's loop, and of a kernel that would first upload a NumPy signal
+        return "host_taps", (f"one multiply-add pass a tap on the mapped buffers: mask of "
+                             f"{plan.m} taps, signal of {plan.n} >= "
+                             f"{HOST_TAPS_MIN_SIGNAL[plan.m]}" if explain else "")
     if work < limit:  # the host path: NumPy's direct loop, or the FFT for long enough masks
         if plan.n >= HOST_FFT_MIN_SIGNAL:
             fft = _fft_from_mask(plan, "convolve_host_fft", "not NumPy's direct loop", explain)
@@ -181,6 +197,23 @@ def _host_choice(plan: "_Plan", kernel: str | None, explain: bool = False
 # 0.90; 2**18 m = 11 host 0.52, vec 0.76 / 0.39).
 SMALL_CORRELATE_TAPS = 11
 SMALL_CORRELATE_COST = 0.3
+
+
+# The shortest signal host_taps runs, by mask length: where its two ufunc passes a tap beat
+# NumPy's loop, and for a NumPy signal a kernel that must upload it first. 2-core Xeon, PoCL,
+# float32, NumPy in and out, ms per call, taps / NumPy's loop / vec kernel:
+#   m = 3: 2**15 0.032 / 0.028; 2**16 0.052 / 0.057; 2**18 0.19 / 0.23; 2**20 0.81-0.95 /
+#          0.91-0.96 / 1.03; 2**22 3.8 / 7.4 / 4.1; 2**24 17-23 / 46-48 / 20-23
+#   m = 2: 2**20 0.77 / 0.67; 2**22 2.8 / 4.1 / 3.7; 2**24 18 / 35 / 23
+#   m = 1: 2**20 0.51 / 0.42; 2**22 1.8 / 1.7 / 3.0; 2**24 14 / 28 / 20
+# m = 4 and 5 came out level with NumPy's loop from 2**16 to 2**20 (0.92x-1.08x): not taken.
+# The kernel from a device signal stays faster from 2**20 (m = 3: 0.56 ms, taps 0.84).
+HOST_TAPS_MIN_SIGNAL = {1: 1 << 23, 2: 1 << 21, 3: 1 << 16}
+
+
+def _taps_dtype_ok(plan: "_Plan") -> bool:
+    return (plan.result_dtype in TAPS_DTYPES and plan.signal.dtype == plan.result_dtype
+            and plan.mask.dtype.kind in "biuf")
 
 
 def _host_work(plan: "_Plan") -> float:
@@ -238,10 +271,31 @@ def _run_on_host(plan: "_Plan", strategy: str) -> DeviceArray:
     into a host-resident device buffer (one copy: NumPy's convolution has no ``out=``)."""
     if strategy == "host_fft":
         host = _host_fft(plan)
+    elif strategy == "host_taps":
+        return _host_taps(plan.device, plan.signal, plan.mask, plan.flip_mask, plan.flip_out,
+                          plan.pad, plan.length, plan.result_dtype)
     else:
         func = np.convolve if plan.op == "convolve" else np.correlate
         host = func(_host_view(plan.a), _host_view(plan.v), plan.mode)
     return _wrap_host(host, plan.device)
+
+
+def _host_taps(device: Device, signal: Any, mask: Any, flip_mask: bool, flip_out: bool,
+               pad: int, length: int, dtype: np.dtype) -> DeviceArray:
+    """The call by :func:`correlate_taps` on the operands' host mappings, into a fresh
+    host-resident result (a pooled, paged-in buffer) on unified memory, else a host array
+    uploaded once."""
+    x = _host_view(signal)
+    w = _host_view(mask)
+    w = np.asarray(w[::-1] if flip_mask else w, dtype=dtype)
+    unified = device.info.host_unified_memory
+    if unified:
+        out, view = host_result(device, length * dtype.itemsize, (length,), dtype,
+                                (dtype.itemsize,))
+    else:
+        view = np.empty(length, dtype)
+    correlate_taps(view[::-1] if flip_out else view, x, w, pad)
+    return out if unified else asarray(view, device=device)
 
 
 def _wrap_host(host: np.ndarray, device: Device) -> DeviceArray | np.ndarray:
@@ -405,6 +459,23 @@ class _DevicePlan:
 # _DevicePlan, or _GENERAL (the full path, each call).
 _CALL_PLANS: PlanCache[object] = PlanCache("convolve-call")
 _HOST, _GENERAL = "host", "general"
+
+
+class _TapsPlan:
+    """A repeated ``host_taps`` call: the plan's geometry kept (the checks passed when the
+    entry was made)."""
+
+    __slots__ = ("device", "swap", "flip_mask", "flip_out", "pad", "length", "dtype")
+
+    def __init__(self, plan: _Plan):
+        self.device, self.swap = plan.device, plan.signal is not plan.a
+        self.flip_mask, self.flip_out = plan.flip_mask, plan.flip_out
+        self.pad, self.length, self.dtype = plan.pad, plan.length, plan.result_dtype
+
+    def run(self, a: Any, v: Any) -> DeviceArray:
+        signal, mask = (v, a) if self.swap else (a, v)
+        return _host_taps(self.device, signal, mask, self.flip_mask, self.flip_out, self.pad,
+                          self.length, self.dtype)
 _find_call_plan = _CALL_PLANS.find
 
 
@@ -428,7 +499,8 @@ def _call(op: str, a: Any, v: Any, mode: Any, kernel: str | None,
         plan = _Plan(op, a, v, mode)
         choice = _choose(plan, None, None)
         if isinstance(choice, tuple):
-            entry = _HOST if choice[0] == "host" and plan.compute is not None else _GENERAL
+            entry = _HOST if choice[0] == "host" and plan.compute is not None else (
+                _TapsPlan(plan) if choice[0] == "host_taps" else _GENERAL)
         else:
             entry = _DevicePlan.build(plan, choice) or _GENERAL
         _CALL_PLANS.get(key, lambda: entry)

@@ -179,9 +179,12 @@ def fft_convolve_full(x: np.ndarray, h: np.ndarray, direct: Callable[..., np.nda
     n, m = len(x), len(h)
     # A finite sum proves every element finite (NaN and inf propagate through it); a sum that
     # overflowed only sends finite data down the slower path, which gives the same result.
-    if not np.isfinite(np.add.reduce(h)) and not np.isfinite(h).all():
+    with np.errstate(over="ignore", invalid="ignore"):  # NumPy's loops warn of neither
+        h_finite = np.isfinite(np.add.reduce(h)) or np.isfinite(h).all()
+        x_finite = np.isfinite(np.add.reduce(x))
+    if not h_finite:
         return direct(x, h)
-    if np.isfinite(np.add.reduce(x)):
+    if x_finite:
         return _overlap_add(x, h, block_length(n, m))
     finite = np.isfinite(x)
     bad = np.flatnonzero(~finite)
