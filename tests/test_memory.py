@@ -111,10 +111,8 @@ def test_host_resident_buffers_are_reused_still_mapped(device):
         pytest.skip("host-resident buffers exist on unified memory only")
     from clarray_gemm.memory import free_cached_memory
 
-    from clarray_gemm.memory import HOST_BORN_MAX_BYTES
-
     free_cached_memory()
-    n = HOST_BORN_MAX_BYTES // 4 + 512  # past the host-born sizes: a real buffer from the start
+    n = device.info.host_born_max_bytes // 4 + 512  # past the host-born sizes: a real buffer from the start
     a = cg.asarray(np.arange(n, dtype=np.float32), device=device)
     assert not a.storage.host_born
     ptr = a.storage.buffer.int_ptr
@@ -169,6 +167,37 @@ def test_host_results_are_the_host_born_storages_that_storage_builds(unified, nb
     np.testing.assert_array_equal(np.asarray(out), np.arange(n))
 
 
+def test_host_born_bound_follows_the_device_type(device):
+    """1 MiB on CPU devices (the host path runs nearly everything that size), 64 KiB on other
+    unified-memory devices, none on discrete ones; storages follow their device's bound."""
+    import dataclasses
+    info = device.info
+    if info.host_unified_memory:
+        gpu_like = dataclasses.replace(info, type="GPU")
+        assert gpu_like.host_born_max_bytes == 64 << 10
+        assert dataclasses.replace(info, type="CPU").host_born_max_bytes == 1 << 20
+        bound = info.host_born_max_bytes
+        at, past = (cg.asarray(np.zeros(size // 4, np.float32), device=device)
+                    for size in (bound, bound + 4))
+        assert at.storage.host_born and not past.storage.host_born
+    assert dataclasses.replace(info, host_unified_memory=False).host_born_max_bytes == 0
+
+
+def test_large_host_born_result_to_kernel_and_back(unified, host_path):
+    """A host-path result up to the CPU bound (512 KiB here) is host-born; a kernel forced on
+    it gets its bytes, and the host reads the kernel's answer."""
+    if unified.info.host_born_max_bytes < 1 << 19:
+        pytest.skip("host-born results of 512 KiB are a CPU device's")
+    a = np.linspace(-3, 3, 1 << 17, dtype=np.float32)
+    squared = cg.asarray(a, device=unified) ** 2  # the host path: NumPy into a host-born result
+    assert squared.storage.host_born
+    with cg.host_path(False):
+        doubled = squared + squared  # a kernel
+    assert not squared.storage.host_born
+    np.testing.assert_array_equal(np.asarray(doubled), (a * a) * 2)
+    np.testing.assert_array_equal(np.asarray(squared), a * a)
+
+
 def test_host_born_to_kernel_and_back(unified, monkeypatch):
     """A kernel (host path off, as in the suite) gets a buffer holding the host-born bytes,
     created with them (no queue command to wait for: ~80 us each on PoCL); the host reads the
@@ -185,8 +214,9 @@ def test_host_born_to_kernel_and_back(unified, monkeypatch):
     np.testing.assert_array_equal(np.asarray(x), a)  # the bytes moved with the storage
 
 
-@pytest.mark.parametrize("n", [5, 40000], ids=["host-born", "mapped"])
-def test_threads_sharing_a_host_resident_array_all_read_its_bytes(unified, n, monkeypatch):
+@pytest.mark.parametrize("host_born", [True, False], ids=["host-born", "mapped"])
+def test_threads_sharing_a_host_resident_array_all_read_its_bytes(unified, host_born,
+                                                                   monkeypatch):
     """Kernels launched by several threads at once on one shared host-resident storage (the
     first kernel moves it to the device): every thread reads its bytes. Buffer creation is
     slowed down so that the other threads run while the first one moves the storage: they
@@ -203,10 +233,12 @@ def test_threads_sharing_a_host_resident_array_all_read_its_bytes(unified, n, mo
     # small host-born storages get buffers created holding their bytes, larger ones pooled ones
     monkeypatch.setattr(memory, "new_buffer", slowed(memory.new_buffer))
     monkeypatch.setattr(memory, "buffer_holding", slowed(memory.buffer_holding))
+    n = 5 if host_born else unified.info.host_born_max_bytes // 8 + 1000
     a = np.arange(n, dtype=np.float64) + 0.5
     wrong = []
     for _ in range(10):
         shared = cg.asarray(a, device=unified)
+        assert shared.storage.host_born == host_born
         gate = threading.Barrier(6)
 
         def work():

@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..device import Device, register_fork_reset
-from ..memory import HOST_BORN_MAX_BYTES, Storage
+from ..memory import Storage
 from .device_array import DeviceArray, from_host
 
 __all__ = ["host_result", "result_maker", "result_adopter", "adopt_host"]
@@ -45,7 +45,7 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, str
     ``host_result(device, nbytes, shape, dtype, strides, *operands)`` returns; with ``fill``
     (a NumPy function with an ``out=``: a ufunc, ``np.ndarray.dot``), ``make`` calls
     ``fill(*operand views, out=result view)`` and returns the result alone."""
-    if not (nbytes <= HOST_BORN_MAX_BYTES and device.info.host_unified_memory):
+    if not nbytes <= device.info.host_born_max_bytes:  # 0 on discrete devices
         def make_checked(*operands: Any) -> Any:
             out = DeviceArray.from_storage(Storage(device, nbytes, True), shape, dtype, strides)
             if out._storage._host is None:  # not host-resident (a discrete device)

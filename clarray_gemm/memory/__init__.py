@@ -15,7 +15,8 @@ place a map or unmap is enqueued:
 * **shared-read** (discrete devices): mapped for reading while kernels may still read it; small
   buffers (``DeviceInfo.read_copy_max_bytes``) are read into a host copy instead, whose views
   are a snapshot: a later write only drops the copy, it never has to detach;
-* **host-born** (unified-memory devices, host-resident storages up to ``HOST_BORN_MAX_BYTES``):
+* **host-born** (unified-memory devices, host-resident storages up to
+  ``DeviceInfo.host_born_max_bytes``: 1 MiB on CPU devices, 64 KiB elsewhere):
   host memory from NumPy's allocator and no OpenCL buffer yet. It behaves as host-resident; the
   first kernel that needs it gets a fresh buffer with one copy of the bytes (and reading
   ``Storage.buffer`` maps a fresh one). A small host-path result so costs an ``np.empty``
@@ -49,9 +50,9 @@ mapping object), ``storage`` (the states and transitions); imports point that wa
 from __future__ import annotations
 
 from .buffers import free_cached_memory, new_buffer
-from .storage import HOST_BORN_MAX_BYTES, Storage
+from .storage import Storage
 from .transfers import (TransferStats, count_transfer, format_bytes, reset_transfer_stats,
                         transfer_stats)
 
 __all__ = ["Storage", "TransferStats", "transfer_stats", "reset_transfer_stats", "new_buffer",
-           "free_cached_memory", "format_bytes", "count_transfer", "HOST_BORN_MAX_BYTES"]
+           "free_cached_memory", "format_bytes", "count_transfer"]

@@ -68,7 +68,7 @@ def buffer_holding(device: Device, host: np.ndarray) -> cl.MemoryObject:
     uint8, at least one byte): ``COPY_HOST_PTR``, so the copy is part of the allocation, not a
     command on the queue. A CPU driver runs each queue command from its own thread, and waiting
     for one costs ~80 us on PoCL. Not from the pool: for small host-born storages
-    (``storage.HOST_BORN_MAX_BYTES``). Raises ``MemoryError`` as :func:`new_buffer` does."""
+    (``DeviceInfo.host_born_max_bytes``). Raises ``MemoryError`` as :func:`new_buffer` does."""
     try:
         with calls.guard():
             return cl.Buffer(device.context, _FLAGS | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)

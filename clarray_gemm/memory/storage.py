@@ -16,14 +16,13 @@ from .buffers import (MAP_RW, HostExport, Mapping, buffer_holding, new_buffer, t
                       unmap)
 from .transfers import count_transfer
 
-__all__ = ["Storage", "HOST_BORN_MAX_BYTES"]
+__all__ = ["Storage"]
 
 # Serialises buffer-state transitions (map, unmap, detach) of storages shared between threads.
 _transition = threading.RLock()
-# Host-resident storages up to this size are host-born (see the package docstring). Past it, the
-# copy that a kernel's first use costs would outweigh the allocation it saves (a parked buffer's
-# map is free).
-HOST_BORN_MAX_BYTES = 64 << 10
+# Host-resident storages up to ``DeviceInfo.host_born_max_bytes`` (64 KiB, 1 MiB on CPU devices)
+# are host-born (see the package docstring). Past it, the copy that a kernel's first use costs
+# would outweigh the allocation it saves (a parked buffer's map is free).
 
 
 class Storage:
@@ -42,7 +41,7 @@ class Storage:
         self._read_is_copy = False  # ... or the shared host copy (small buffers)
         self._write_mapped = False
         unified = self._unified = device.info.host_unified_memory
-        if host_resident and unified and nbytes <= HOST_BORN_MAX_BYTES:
+        if host_resident and unified and nbytes <= device.info.host_born_max_bytes:
             self._buffer: cl.MemoryObject | None = None  # host-born: no buffer yet ...
             self._host: np.ndarray | None = np.empty(nbytes or 1, np.uint8)
             self._mapping: Mapping | None = None  # ... until a buffer exists
@@ -326,7 +325,7 @@ class Storage:
     def _detach_for_kernel(self) -> None:
         """Unified memory: give kernels a fresh, unmapped buffer with this storage's bytes
         (small ones created holding them: no queue command to wait for)."""
-        if 0 < self.nbytes <= HOST_BORN_MAX_BYTES:
+        if 0 < self.nbytes <= self.device.info.host_born_max_bytes:
             buffer = buffer_holding(self.device, self._host[: self.nbytes])
             count_transfer(device_to_device=self.nbytes)
         else:
