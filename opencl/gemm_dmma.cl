@@ -190,40 +190,9 @@ inline void copy_chunk(__local double* dst, __global const double* X, const int 
 #endif
 }
 
-// Chunk c of a tile stored as rows of `len` doubles: (row, first element). Unsigned, so that the
-// constant divisions are shifts (a signed / and % pair also becomes a "freeze" for Oclgrind).
-#define CHUNK_ROW(c, len) ((int)((uint)(c) / ((len) / EPC)))
-#define CHUNK_COL(c, len) ((int)((uint)(c) % ((len) / EPC)) * EPC)
-
-// Step k0 of A and B into the local tiles As, Bs.
-inline void copy_step(__local double* As, __local double* Bs, __global const double* A,
-                      const int lda, __global const double* B, const int ldb, const int M,
-                      const int N, const int K, const int m0, const int n0, const int k0,
-                      const int tid)
-{
-    #pragma unroll
-    for (int l = 0; l < A_LOADS; ++l) {
-        const int c = tid + l * NTHREADS;
-        const int row = CHUNK_ROW(c, A_LEN), col = CHUNK_COL(c, A_LEN);
-        __local double* dst = As + row * A_STRIDE + col;
-#if TRANS_A
-        copy_chunk(dst, A, lda, k0 + row, m0 + col, K, M, VEC_A);
-#else
-        copy_chunk(dst, A, lda, m0 + row, k0 + col, M, K, VEC_A);
-#endif
-    }
-    #pragma unroll
-    for (int l = 0; l < B_LOADS; ++l) {
-        const int c = tid + l * NTHREADS;
-        const int row = CHUNK_ROW(c, B_LEN), col = CHUNK_COL(c, B_LEN);
-        __local double* dst = Bs + row * B_STRIDE + col;
-#if TRANS_B
-        copy_chunk(dst, B, ldb, n0 + row, k0 + col, N, K, VEC_B);
-#else
-        copy_chunk(dst, B, ldb, k0 + row, n0 + col, K, N, VEC_B);
-#endif
-    }
-}
+// A chunk's place in the padded tiles of the ring (gemm_ring.h).
+#define A_SLOT(row, col) ((row) * A_STRIDE + (col))
+#define B_SLOT(row, col) ((row) * B_STRIDE + (col))
 
 // Local element offsets of A(m, k) and B(k, n) within one tile.
 #if TRANS_A
@@ -337,6 +306,13 @@ inline void warp_step(__local const double* As, __local const double* Bs, const 
 }
 #endif
 
+// The ring's parameters (gemm_ring.h): a warp_step is one or two mma's K (KPAIR).
+typedef double GT;
+typedef double LT;
+typedef double ACC_T;
+#define ACC_N 2
+#define WARP_K (KSTEP * (KPAIR + 1))
+#include "gemm_ring.h"
 #include "tile_order.h"
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
@@ -369,32 +345,7 @@ void gemm_dmma(const int M, const int N, const int K,
         for (int j = 0; j < NT8; ++j)
             acc[i][j][0] = acc[i][j][1] = 0.0;
 
-    // Step s lives in slot s % STAGES. Every step commits one copy group (empty past the last
-    // step), so "at most STAGES - 2 in flight" always means "step s has landed".
-    const int steps = (int)(((uint)K + BK - 1) / BK);
-    #pragma unroll
-    for (int st = 0; st < STAGES - 1; ++st) {
-        if (st < steps)
-            copy_step(As + st * A_TILE, Bs + st * B_TILE, A, lda, B, ldb, M, N, K, m0, n0,
-                      st * BK, tid);
-        copy_commit();
-    }
-    int slot = 0, fill = STAGES - 1;
-    for (int s = 0; s < steps; ++s) {
-        copy_wait();
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (s + STAGES - 1 < steps)
-            copy_step(As + fill * A_TILE, Bs + fill * B_TILE, A, lda, B, ldb, M, N, K, m0, n0,
-                      (s + STAGES - 1) * BK, tid);
-        copy_commit();
-        __local const double* Ac = As + slot * A_TILE;
-        __local const double* Bc = Bs + slot * B_TILE;
-        #pragma unroll
-        for (int kk = 0; kk < BK; kk += KSTEP * (KPAIR + 1))
-            warp_step(Ac, Bc, wm0, wn0, kk, lane, acc);
-        slot = slot == STAGES - 1 ? 0 : slot + 1;
-        fill = fill == STAGES - 1 ? 0 : fill + 1;
-    }
+    ring_product(As, Bs, A, lda, B, ldb, M, N, K, m0, n0, tid, wm0, wn0, lane, acc);
 
     const int g = lane >> 2, t = lane & 3;
     #pragma unroll

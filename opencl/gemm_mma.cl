@@ -224,39 +224,9 @@ inline float local_to_float(__local const LT* p, const int i)
 
 #include "mma_copy.h"
 
-// Chunk c of a tile stored as rows of `len` elements: its row, its first element, and its
-// element offset in the swizzled tile. Unsigned, so that the constant divisions are shifts.
-#define CHUNK_ROW(c, len) ((int)((uint)(c) / ((len) / EPC)))
-#define CHUNK_COL(c, len) ((int)((uint)(c) % ((len) / EPC)) * EPC)
-
-// Step k0 of A and B into the local tiles As, Bs.
-inline void copy_step(__local LT* As, __local LT* Bs, __global const GT* A, const int lda,
-                      __global const GT* B, const int ldb, const int M, const int N,
-                      const int K, const int m0, const int n0, const int k0, const int tid)
-{
-    #pragma unroll
-    for (int l = 0; l < A_LOADS; ++l) {
-        const int c = tid + l * NTHREADS;
-        const int row = CHUNK_ROW(c, A_LEN), col = CHUNK_COL(c, A_LEN);
-        __local LT* dst = As + SW_OFF(row, col, A_LEN);
-#if TRANS_A
-        copy_chunk(dst, A, lda, k0 + row, m0 + col, K, M, VEC_A);
-#else
-        copy_chunk(dst, A, lda, m0 + row, k0 + col, M, K, VEC_A);
-#endif
-    }
-    #pragma unroll
-    for (int l = 0; l < B_LOADS; ++l) {
-        const int c = tid + l * NTHREADS;
-        const int row = CHUNK_ROW(c, B_LEN), col = CHUNK_COL(c, B_LEN);
-        __local LT* dst = Bs + B_OFF(row, col);
-#if TRANS_B
-        copy_chunk(dst, B, ldb, n0 + row, k0 + col, N, K, VEC_B);
-#else
-        copy_chunk(dst, B, ldb, k0 + row, n0 + col, K, N, VEC_B);
-#endif
-    }
-}
+// A chunk's place in the swizzled tiles of the ring (gemm_ring.h).
+#define A_SLOT(row, col) SW_OFF(row, col, A_LEN)
+#define B_SLOT(row, col) B_OFF(row, col)
 
 // Local element offsets of A(m, k) and B(k, n) within one tile.
 #if TRANS_A
@@ -378,6 +348,11 @@ inline void warp_step(__local const LT* As, __local const LT* Bs, const int wm0,
 #endif
 }
 
+// The ring's parameters (gemm_ring.h): a warp_step is one mma's K.
+typedef float ACC_T;
+#define ACC_N 4
+#define WARP_K KSTEP
+#include "gemm_ring.h"
 #include "tile_order.h"
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
@@ -419,32 +394,7 @@ void gemm_mma(const int M, const int N, const int K,
         for (int j = 0; j < NT8; ++j)
             acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
 
-    // The ring: step s lives in slot s % STAGES. Every iteration commits one copy group (empty
-    // past the last step), so "at most STAGES - 2 in flight" always means "step s has landed".
-    const int steps = (int)(((uint)K + BK - 1) / BK);
-    #pragma unroll
-    for (int st = 0; st < STAGES - 1; ++st) {
-        if (st < steps)
-            copy_step(As + st * A_TILE, Bs + st * B_TILE, A, lda, B, ldb, M, N, K, m0, n0,
-                      st * BK, tid);
-        copy_commit();
-    }
-    int slot = 0, fill = STAGES - 1;
-    for (int s = 0; s < steps; ++s) {
-        copy_wait();
-        barrier(CLK_LOCAL_MEM_FENCE);   // step s visible; slot `fill` (step s - 1) read by all
-        if (s + STAGES - 1 < steps)
-            copy_step(As + fill * A_TILE, Bs + fill * B_TILE, A, lda, B, ldb, M, N, K, m0, n0,
-                      (s + STAGES - 1) * BK, tid);
-        copy_commit();
-        __local const LT* Ac = As + slot * A_TILE;
-        __local const LT* Bc = Bs + slot * B_TILE;
-        #pragma unroll
-        for (int kk = 0; kk < BK; kk += KSTEP)
-            warp_step(Ac, Bc, wm0, wn0, kk, lane, acc);
-        slot = slot == STAGES - 1 ? 0 : slot + 1;
-        fill = fill == STAGES - 1 ? 0 : fill + 1;
-    }
+    ring_product(As, Bs, A, lda, B, ldb, M, N, K, m0, n0, tid, wm0, wn0, lane, acc);
 
     const int g = lane >> 2, t = lane & 3;
 #if NPERM
