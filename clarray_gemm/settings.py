@@ -20,6 +20,9 @@ variable                            meaning
                                     contains one of the texts aborts (or hangs), as a compiler
                                     that crashes would
 ``CLARRAY_GEMM_PROBE_CHILD``        set by the package in its probe children
+``CLARRAY_GEMM_PROGRAM_CACHE``      pyopencl's program cache folder; default ``pyopencl`` in
+                                    the cache dir (the package points each probe child at a
+                                    scratch folder of its own)
 ==================================  =========================================================
 
 ``PYOPENCL_CTX`` (the default device) is pyopencl's own convention and is read by
@@ -34,14 +37,15 @@ from pathlib import Path
 
 import platformdirs
 
-__all__ = ["CACHE_ENV", "NV_VERBOSE_ENV", "PROBE_CHILD_ENV", "Settings", "current", "reload",
-           "cache_dir", "nv_verbose", "host_path", "matmul_precision", "PRECISIONS",
+__all__ = ["CACHE_ENV", "NV_VERBOSE_ENV", "PROBE_CHILD_ENV", "PROGRAM_CACHE_ENV", "Settings",
+           "current", "reload", "cache_dir", "program_cache_dir", "nv_verbose", "host_path", "matmul_precision", "PRECISIONS",
            "register_drivers", "probe_timeout_s", "host_threads",
            "probe_fault", "in_probe_child"]
 
 CACHE_ENV = "CLARRAY_GEMM_CACHE_DIR"
 NV_VERBOSE_ENV = "CLARRAY_GEMM_NV_VERBOSE"
 PROBE_CHILD_ENV = "CLARRAY_GEMM_PROBE_CHILD"
+PROGRAM_CACHE_ENV = "CLARRAY_GEMM_PROGRAM_CACHE"
 PRECISIONS = ("highest", "tf32")
 """float32 product precisions: float32 arithmetic, or TF32 inputs on tensor cores (opt-in)."""
 _OFF = ("0", "no", "false", "off")
@@ -60,6 +64,7 @@ class Settings:
     probe_timeout_s: float
     probe_fault: tuple[str, tuple[str, ...]] | None
     in_probe_child: bool
+    program_cache_dir: Path
 
 
 @lru_cache(maxsize=1)
@@ -95,8 +100,10 @@ def _threads(text: str) -> int | None:
 def _read() -> Settings:
     env = os.environ
     folder = env.get(CACHE_ENV)
+    cache = Path(folder) if folder else _user_cache_dir()
+    programs = env.get(PROGRAM_CACHE_ENV)
     return Settings(
-        cache_dir=Path(folder) if folder else _user_cache_dir(),
+        cache_dir=cache,
         nv_verbose=bool(env.get(NV_VERBOSE_ENV)),
         host_path=env.get("CLARRAY_GEMM_HOST_PATH", "1").strip().lower() not in _OFF,
         matmul_precision=_precision(env.get("CLARRAY_GEMM_MATMUL_PRECISION", "")),
@@ -105,7 +112,8 @@ def _read() -> Settings:
         host_threads=_threads(env.get("CLARRAY_GEMM_HOST_THREADS", "")),
         probe_timeout_s=_timeout(env.get("CLARRAY_GEMM_PROBE_TIMEOUT", "180")),
         probe_fault=_fault(env.get("CLARRAY_GEMM_PROBE_FAULT", "")),
-        in_probe_child=env.get(PROBE_CHILD_ENV) == "1")
+        in_probe_child=env.get(PROBE_CHILD_ENV) == "1",
+        program_cache_dir=Path(programs) if programs else cache / "pyopencl")
 
 
 _current = _read()
@@ -126,6 +134,11 @@ def reload() -> Settings:
 def cache_dir() -> Path:
     """``$CLARRAY_GEMM_CACHE_DIR``, else the user cache directory."""
     return _current.cache_dir
+
+
+def program_cache_dir() -> Path:
+    """``$CLARRAY_GEMM_PROGRAM_CACHE``, else ``pyopencl`` in :func:`cache_dir`."""
+    return _current.program_cache_dir
 
 
 def nv_verbose() -> bool:

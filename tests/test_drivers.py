@@ -420,3 +420,14 @@ def test_deleting_the_cache_while_running_only_costs_rebuilds(tmp_path):
                           timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout.strip().splitlines()[-1]) >= 1
+
+
+def test_program_cache_folder_is_read_with_the_other_settings(fresh_cache, monkeypatch):
+    """``CLARRAY_GEMM_PROGRAM_CACHE`` (what a probe child is given) is a setting: read with the
+    others, in force after ``settings.reload()``."""
+    scratch = fresh_cache / "scratch"
+    monkeypatch.setenv(caches.SCRATCH_ENV, str(scratch))
+    assert caches.program_cache_dir() == str(fresh_cache / "pyopencl")  # read once
+    settings.reload()
+    assert settings.current().program_cache_dir == scratch
+    assert caches.program_cache_dir() == str(scratch)

@@ -26,7 +26,7 @@ __all__ = ["steer", "pocl_cache_dir", "restore_pocl_cache_dir", "check_pocl_cach
            "program_cache_dir", "wipe", "merge_scratch",
            "SCRATCH_ENV"]
 
-SCRATCH_ENV = "CLARRAY_GEMM_PROGRAM_CACHE"
+SCRATCH_ENV = settings.PROGRAM_CACHE_ENV
 _STALE_LOCK_S = 30.0
 _pocl_dir: Path | None = None
 
@@ -60,7 +60,7 @@ _warned_unwritable: set[str] = set()
 def program_cache_dir() -> str | bool:
     """pyopencl's ``cache_dir`` for a build: our folder (a probe's scratch folder inside a probe
     child), or False (no binary cache) when it cannot be written."""
-    path = Path(os.environ.get(SCRATCH_ENV) or settings.cache_dir() / "pyopencl")
+    path = settings.program_cache_dir()
     if _writable_dir(path):
         _remove_stale_lock(path)
         return str(path)
