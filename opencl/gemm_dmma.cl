@@ -48,12 +48,7 @@
 //              with KPAIR (the sum is the same). C keeps the m8n8 tiles' registers: tile 2p is
 //              rows g, tile 2p + 1 rows g + 8 of the pair.
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#ifndef TRANS_A
-#define TRANS_A 0
-#endif
-#ifndef TRANS_B
-#define TRANS_B 0
-#endif
+#include "gemm_args.h"
 #ifndef MMA_PTX
 #define MMA_PTX 0
 #endif
@@ -316,10 +311,7 @@ typedef double ACC_T;
 #include "tile_order.h"
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
-void gemm_dmma(const int M, const int N, const int K,
-               __global const double* A, const long a_off, const int lda, const long a_batch,
-               __global const double* B, const long b_off, const int ldb, const long b_batch,
-               __global double* C, const long c_off, const int ldc, const long c_batch)
+void gemm_dmma(GEMM_ARGS_OF(double, double, ))
 {
     // One ring: STAGES A tiles, then STAGES B tiles.
     __local double2 ring[STAGES * (A_TILE + B_TILE) / 2];

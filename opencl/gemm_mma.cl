@@ -52,12 +52,7 @@
 //              (128-bit local loads instead of 32-bit ones) and its C values contiguous runs
 //   GROUP_M    work-groups are walked GROUP_M tile-rows at a time (L2 reuse)
 //   SIMULATOR  1 on Oclgrind: C pairs stored element by element (see store_pair)
-#ifndef TRANS_A
-#define TRANS_A 0
-#endif
-#ifndef TRANS_B
-#define TRANS_B 0
-#endif
+#include "gemm_args.h"
 #ifndef ELEM
 #define ELEM 1
 #endif
@@ -356,10 +351,7 @@ typedef float ACC_T;
 #include "tile_order.h"
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
-void gemm_mma(const int M, const int N, const int K,
-              __global const GT* A, const long a_off, const int lda, const long a_batch,
-              __global const GT* B, const long b_off, const int ldb, const long b_batch,
-              __global OT* C, const long c_off, const int ldc, const long c_batch
+void gemm_mma(GEMM_ARGS_OF(GT, OT, )
 #if DYN_LOCAL
               , __local uint4* tiles
 #endif

@@ -66,12 +66,7 @@
 //               sm_90a instructions are written as comments marked "// SM90A: " (see
 //               clarray_gemm/drivers/build.py); 0: written as they are
 //   SIMULATOR   1 on Oclgrind (see store_pair)
-#ifndef TRANS_A
-#define TRANS_A 0
-#endif
-#ifndef TRANS_B
-#define TRANS_B 0
-#endif
+#include "gemm_args.h"
 #ifndef ELEM
 #define ELEM 1
 #endif
@@ -415,10 +410,7 @@ inline void step_products(__local uchar* At, __local uchar* Bt, const int wg_row
 #include "tile_order.h"
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
-void gemm_wgmma(const int M, const int N, const int K,
-                __global const GT* A, const long a_off, const int lda, const long a_batch,
-                __global const GT* B, const long b_off, const int ldb, const long b_batch,
-                __global OT* C, const long c_off, const int ldc, const long c_batch)
+void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ))
 {
     // One ring: STAGES A tiles, then STAGES B tiles (each a multiple of 1024 bytes).
     __local uint4 ring[STAGES * (A_BYTES + B_BYTES) / 16] __attribute__((aligned(1024)));
