@@ -27,9 +27,7 @@
 #ifndef NDIM
 #define NDIM 8
 #endif
-#ifndef IDX32
-#define IDX32 0
-#endif
+#include "flat_index.h"
 
 #define NP_CAST_SRC SRC_T
 #define NP_CAST_DST DST_T
@@ -43,11 +41,7 @@ __kernel void strided_copy(const long n,
 {
     const long i = get_global_id(0);
     if (i >= n) return;
-#if IDX32
-    uint rem = (uint)i;  // 32-bit index arithmetic: a 64-bit division is many times slower
-#else
-    long rem = i;
-#endif
+    flat_index_t rem = (flat_index_t)i;
     long s_off = src_offset, d_off = dst_offset;
     const long shp[8] = {shape.s0, shape.s1, shape.s2, shape.s3, shape.s4, shape.s5, shape.s6, shape.s7};
     const long ss[8] = {src_stride.s0, src_stride.s1, src_stride.s2, src_stride.s3,
@@ -56,16 +50,7 @@ __kernel void strided_copy(const long n,
                         dst_stride.s4, dst_stride.s5, dst_stride.s6, dst_stride.s7};
     // Dimension 7 is the fastest-varying; the outermost one's index is what remains.
     for (int d = 7; d > 8 - NDIM; --d) {
-        // q and rem - q*n instead of / and %: LLVM fuses the pair into an instruction ("freeze")
-        // that Oclgrind's uninitialized-value checker cannot simulate.
-#if IDX32
-        const uint q = rem / (uint)shp[d];
-        const long idx = rem - q * (uint)shp[d];
-#else
-        const long q = rem / shp[d];
-        const long idx = rem - q * shp[d];
-#endif
-        rem = q;
+        const long idx = next_index(&rem, shp[d]);
         s_off += idx * ss[d];
         d_off += idx * ds[d];
     }

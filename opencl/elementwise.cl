@@ -197,6 +197,7 @@ inline void apply_op(__global const IN0_T* in0, const long i0,
 }
 
 #define STRIDES(v) {v.s0, v.s1, v.s2, v.s3, v.s4, v.s5, v.s6, v.s7}
+#include "flat_index.h"
 
 // The operands' element offsets of multi-index number i of the broadcast shape.
 inline void offsets_of(const long i, const long8 shape,
@@ -221,20 +222,9 @@ inline void offsets_of(const long i, const long8 shape,
     const long so0[8] = STRIDES(ost0);
     const long so1[8] = STRIDES(ost1);
     const long sm[8] = STRIDES(mst);
-#if IDX32
-    uint rem = (uint)i;  // 32-bit index arithmetic: a 64-bit division is many times slower
-#else
-    long rem = i;
-#endif
+    flat_index_t rem = (flat_index_t)i;
     for (int d = 7; d > 8 - NDIM; --d) {
-#if IDX32
-        const uint q = rem / (uint)shp[d];  // not % and /: see opencl/copy.cl
-        const long idx = rem - q * (uint)shp[d];
-#else
-        const long q = rem / shp[d];
-        const long idx = rem - q * shp[d];
-#endif
-        rem = q;
+        const long idx = next_index(&rem, shp[d]);
         *i0 += idx * s0[d];
         *i1 += idx * s1[d];
         *i2 += idx * s2[d];
