@@ -49,9 +49,7 @@
 //              rows g, tile 2p + 1 rows g + 8 of the pair.
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #include "gemm_args.h"
-#ifndef MMA_PTX
-#define MMA_PTX 0
-#endif
+#include "tensor_core_params.h"
 #ifndef BM
 #define BM 64
 #endif
@@ -66,15 +64,6 @@
 #endif
 #ifndef WN
 #define WN 32
-#endif
-#ifndef VEC_A
-#define VEC_A 0
-#endif
-#ifndef VEC_B
-#define VEC_B 0
-#endif
-#ifndef GROUP_M
-#define GROUP_M 8
 #endif
 #ifndef KPAIR
 #define KPAIR 0

@@ -53,12 +53,7 @@
 //   GROUP_M    work-groups are walked GROUP_M tile-rows at a time (L2 reuse)
 //   SIMULATOR  1 on Oclgrind: C pairs stored element by element (see store_pair)
 #include "gemm_args.h"
-#ifndef ELEM
-#define ELEM 1
-#endif
-#ifndef MMA_PTX
-#define MMA_PTX 0
-#endif
+#include "tensor_core_params.h"
 #ifndef BM
 #define BM 128
 #endif
@@ -74,29 +69,14 @@
 #ifndef WN
 #define WN 64
 #endif
-#ifndef VEC_A
-#define VEC_A 0
-#endif
-#ifndef VEC_B
-#define VEC_B 0
-#endif
 #ifndef STAGES
 #define STAGES 3
-#endif
-#ifndef VEC_C
-#define VEC_C 0
 #endif
 #ifndef DYN_LOCAL
 #define DYN_LOCAL 0
 #endif
 #ifndef NPERM
 #define NPERM 0
-#endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SIMULATOR
-#define SIMULATOR 0
 #endif
 
 #if ELEM == 3

@@ -67,12 +67,7 @@
 //               clarray_gemm/drivers/build.py); 0: written as they are
 //   SIMULATOR   1 on Oclgrind (see store_pair)
 #include "gemm_args.h"
-#ifndef ELEM
-#define ELEM 1
-#endif
-#ifndef MMA_PTX
-#define MMA_PTX 0
-#endif
+#include "tensor_core_params.h"
 #ifndef BM
 #define BM 128
 #endif
@@ -91,29 +86,14 @@
 #ifndef WG_INFLIGHT
 #define WG_INFLIGHT 1
 #endif
-#ifndef VEC_A
-#define VEC_A 0
-#endif
-#ifndef VEC_B
-#define VEC_B 0
-#endif
-#ifndef VEC_C
-#define VEC_C 0
-#endif
 #ifndef MN_LBO
 #define MN_LBO (BK * 128)
 #endif
 #ifndef MN_SBO
 #define MN_SBO 1024
 #endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
 #ifndef SM90A_PTX
 #define SM90A_PTX 0
-#endif
-#ifndef SIMULATOR
-#define SIMULATOR 0
 #endif
 #if SM90A_PTX
 #define SM90A "// SM90A: "
