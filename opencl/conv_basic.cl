@@ -10,9 +10,6 @@
 // wraps like NumPy), WG work-group size (the host's; not used in the code).
 #include "scalar_types.h"
 #include "conv_layout.h"
-#ifndef WG
-#define WG 64
-#endif
 
 __kernel void conv_basic(CONV_ARGS(__global))
 {

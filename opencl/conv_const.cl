@@ -11,9 +11,6 @@
 // (the host's; not used in the code).
 #include "scalar_types.h"
 #include "conv_layout.h"
-#ifndef WG
-#define WG 64
-#endif
 
 __kernel void conv_const(CONV_ARGS(__constant))
 {

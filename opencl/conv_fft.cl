@@ -44,24 +44,12 @@
 #define ST_HIGH 3
 #define ST_POS 4
 
-#ifndef T
-#define T float
-#endif
-
-#ifndef IS_FP64
-#define IS_FP64 0
-#endif
+#include "fft_complex.h"
 #if IS_FP64
 #define SQRT1_2 M_SQRT1_2
 #else
 #define SQRT1_2 M_SQRT1_2_F
 #endif
-
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#define T2 CAT(T, 2)
-
-inline T2 cmul(T2 a, T2 b) { return a.xx * b + a.yy * b.yx * (T2)(-1, 1); }
 
 // table[e], conjugated when sign < 0
 inline T2 twiddle(__global const T2* table, int e, int sign)

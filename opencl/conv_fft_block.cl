@@ -38,12 +38,7 @@
 // Parameters: T real type (float or double), IS_FP64 1 for double, LOG2P the transform length
 // (LOG2P >= log2(NPT)), NPT points per work-item (16 or 32), NSPECIAL positions of non-finite
 // inputs a work-group records.
-#ifndef T
-#define T float
-#endif
-#ifndef IS_FP64
-#define IS_FP64 0
-#endif
+#include "fft_complex.h"
 #ifndef LOG2P
 #define LOG2P 12
 #endif
@@ -53,10 +48,6 @@
 #ifndef NSPECIAL
 #define NSPECIAL 32
 #endif
-
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#define T2 CAT(T, 2)
 
 #define P (1 << LOG2P)
 #define WG (P / NPT)
@@ -83,7 +74,6 @@ inline T2 cplx(T re, T im)
     return z;
 }
 
-inline T2 cmul(T2 a, T2 b) { return a.xx * b + a.yy * b.yx * (T2)(-1, 1); }
 
 inline T2 conj2(T2 a) { return a * (T2)(1, -1); }
 

@@ -34,9 +34,6 @@
 #ifndef IS_INT
 #define IS_INT 0
 #endif
-#ifndef WG
-#define WG 64
-#endif
 #ifndef R
 #define R 32
 #endif

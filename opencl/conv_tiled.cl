@@ -15,9 +15,6 @@
 // (must equal the launch's local size).
 #include "scalar_types.h"
 #include "conv_layout.h"
-#ifndef WG
-#define WG 64
-#endif
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void conv_tiled(CONV_ARGS(__global))

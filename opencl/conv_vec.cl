@@ -25,9 +25,6 @@
 #ifndef NV
 #define NV 4
 #endif
-#ifndef WG
-#define WG 64
-#endif
 #ifndef IS_INT
 #define IS_INT 0
 #endif
