@@ -43,6 +43,13 @@ KERNEL_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32
 
 FLOATING = (np.dtype(np.float32), np.dtype(np.float64))
 
+HOST_TAPS_DTYPES = frozenset(np.dtype(t) for t in (
+    np.float32, np.float64, np.int8, np.int16, np.int32, np.int64,
+    np.uint8, np.uint16, np.uint32, np.uint64))
+"""Result dtypes the convolution's ``host_taps`` passes compute as NumPy's direct loop does
+(float16 is not among them: NumPy sums half floats in float32; complex products go through
+NumPy's ``dot``)."""
+
 # Results NumPy keeps narrow are computed exactly in 64 bits (integer overflow wraps modulo
 # 2**64, so the low bits are NumPy's wrapped result; bool is "any nonzero") and float16 in
 # float32, then cast back on the device.

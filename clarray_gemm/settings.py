@@ -38,8 +38,8 @@ from pathlib import Path
 import platformdirs
 
 __all__ = ["CACHE_ENV", "NV_VERBOSE_ENV", "PROBE_CHILD_ENV", "PROGRAM_CACHE_ENV", "Settings",
-           "current", "reload", "cache_dir", "program_cache_dir", "nv_verbose", "host_path", "matmul_precision", "PRECISIONS",
-           "register_drivers", "probe_timeout_s", "host_threads",
+           "current", "reload", "cache_dir", "program_cache_dir", "nv_verbose", "host_path",
+           "matmul_precision", "PRECISIONS", "register_drivers", "probe_timeout_s", "host_threads",
            "probe_fault", "in_probe_child"]
 
 CACHE_ENV = "CLARRAY_GEMM_CACHE_DIR"

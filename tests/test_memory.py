@@ -112,7 +112,7 @@ def test_host_resident_buffers_are_reused_still_mapped(device):
     from clarray_gemm.memory import free_cached_memory
 
     free_cached_memory()
-    n = device.info.host_born_max_bytes // 4 + 512  # past the host-born sizes: a real buffer from the start
+    n = device.info.host_born_max_bytes // 4 + 512  # past the host-born sizes: a buffer at once
     a = cg.asarray(np.arange(n, dtype=np.float32), device=device)
     assert not a.storage.host_born
     ptr = a.storage.buffer.int_ptr

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._dispatch import implements
+from ..dtypes import FLOATING, HOST_TAPS_DTYPES
 from ..array import DeviceArray, adopt_host, asarray, empty, host_result
 from ..device import Device
 from ..kernels import conv
@@ -31,7 +32,7 @@ from ..kernels.variant import Choice
 from ..memory import Storage
 from ._common import compute_dtype, device_of, numpy_answers, take_operands
 from .convolve_host import block_length, fft_convolve_full
-from .convolve_taps import TAPS_DTYPES, correlate_taps
+from .convolve_taps import correlate_taps
 
 __all__ = ["convolve", "correlate", "explain_convolve", "HOST_STRATEGIES"]
 
@@ -155,7 +156,7 @@ def _host_choice(plan: "_Plan", kernel: str | None, explain: bool = False
         if kernel == "host_taps" and not _taps_dtype_ok(plan):
             raise ValueError(f"convolve kernel 'host_taps' does not fit this call: the passes "
                              f"take a signal of the result dtype, one of "
-                             f"{sorted(str(t) for t in TAPS_DTYPES)} (signal "
+                             f"{sorted(str(t) for t in HOST_TAPS_DTYPES)} (signal "
                              f"{plan.signal.dtype}, result {plan.result_dtype})")
         return kernel, f"forced (kernel={kernel!r})"
     if kernel is not None or plan.compute is None:
@@ -212,7 +213,7 @@ HOST_TAPS_MIN_SIGNAL = {1: 1 << 23, 2: 1 << 21, 3: 1 << 16}
 
 
 def _taps_dtype_ok(plan: "_Plan") -> bool:
-    return (plan.result_dtype in TAPS_DTYPES and plan.signal.dtype == plan.result_dtype
+    return (plan.result_dtype in HOST_TAPS_DTYPES and plan.signal.dtype == plan.result_dtype
             and plan.mask.dtype.kind in "biuf")
 
 
@@ -220,12 +221,10 @@ def _host_work(plan: "_Plan") -> float:
     """The call's size in the ``convolve`` crossover's unit (see SMALL_CORRELATE_COST)."""
     work = float(plan.n) * plan.m
     if (plan.m <= SMALL_CORRELATE_TAPS and type(plan.signal) is not DeviceArray
-            and plan.result_dtype in _SMALL_CORRELATE_DTYPES):
+            and plan.result_dtype in FLOATING):  # NumPy's small_correlate types
         return work * SMALL_CORRELATE_COST
     return work
 
-
-_SMALL_CORRELATE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _fft_from_mask(plan: "_Plan", family: str, instead: str, explain: bool

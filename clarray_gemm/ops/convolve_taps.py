@@ -21,13 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["TAPS_DTYPES", "tap_passes", "correlate_taps"]
-
-TAPS_DTYPES = frozenset(np.dtype(t) for t in (
-    np.float32, np.float64, np.int8, np.int16, np.int32, np.int64,
-    np.uint8, np.uint16, np.uint32, np.uint64))
-"""Result dtypes the passes compute exactly as NumPy's loop does (float16 is not among them:
-NumPy sums half floats in float32; complex dtypes go through NumPy's ``dot``)."""
+__all__ = ["tap_passes", "correlate_taps"]
 
 # Outputs per chunk, in bytes: the chunk, its signal slice and the scratch row (3 x 256 KiB)
 # stay in a 2 MiB L2 across a chunk's passes. 2-core Xeon (2 MiB L2 a core), float32, m = 3,
@@ -68,15 +62,17 @@ def tap_passes(n: int, m: int, pad: int, length: int, itemsize: int
 
 def correlate_taps(out: np.ndarray, x: np.ndarray, w: np.ndarray, pad: int) -> np.ndarray:
     """``out[i] = sum_j x[i - pad + j] * w[j]`` (in-window terms only) for every i, in NumPy's
-    order and result dtype; ``out``, ``x`` and ``w`` share one dtype of :data:`TAPS_DTYPES`.
-    ``out`` may be a strided view (a reversed one for ``np.correlate``'s swapped operands)."""
+    order and result dtype; ``out``, ``x`` and ``w`` share one dtype of
+    ``dtypes.HOST_TAPS_DTYPES``. ``out`` may be a strided view (a reversed one for
+    ``np.correlate``'s swapped operands)."""
     n, m, length = x.shape[0], w.shape[0], out.shape[0]
     itemsize = out.dtype.itemsize
     chunks = tap_passes(n, m, pad, length, itemsize)
     weights = [w[j] for j in range(m)]  # NumPy scalars of the dtype: the passes keep it
     scratch = np.empty(min(length, max(1, CHUNK_BYTES // itemsize)), out.dtype)
     w0 = weights[0]
-    with np.errstate(all="ignore"):  # NumPy's loop raises no floating-point warnings (inf * 0, overflow)
+    # NumPy's loop raises no floating-point warnings (inf * 0, overflow): neither do the passes
+    with np.errstate(all="ignore"):
         _passes(out, x, chunks, weights, w0, scratch, out.dtype.kind == "f")
     return out
 
