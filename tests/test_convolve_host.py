@@ -174,3 +174,28 @@ def test_numpys_small_mask_loop_keeps_numpy_signals_on_the_host(host_path, monke
     kinds = {"numpy" if key[2][0] is np.ndarray else "device": entry is convolve_ops._HOST
              for key, entry in plans._plans.items()}
     assert kinds == {"numpy": True, "device": False}, kinds
+
+
+def test_repeated_host_fft_calls_run_their_cached_plan(host_path, monkeypatch):
+    """A repeated call that the host FFT runs takes its cached entry: no plan is built or
+    chosen again, in both operand orders of np.convolve and np.correlate."""
+    from clarray_gemm.ops import convolve as convolve_module
+    a, v = random_array(4096, np.float32, 21), random_array(1023, np.float32, 22)
+    a[100] = np.inf  # the FFT path's non-finite handling runs from the entry too
+    assert "\nhost_fft: " in cg.explain_convolve(a, v)
+    calls = [(np.convolve, a, v, "full"), (np.convolve, v, a, "same"),
+             (np.correlate, a, v, "valid"), (np.correlate, v, a, "full")]
+    for func, x, y, mode in calls:  # the first call of each makes its entry
+        func(x, cg.asarray(y), mode)
+    built = []
+    real = convolve_module._Plan
+    monkeypatch.setattr(convolve_module, "_Plan", lambda *args: built.append(args) or real(*args))
+    for func, x, y, mode in calls:
+        with np.errstate(all="ignore"):
+            want = func(x.astype(np.float64), y.astype(np.float64), mode)
+        got = np.asarray(func(x, cg.asarray(y), mode))
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        finite = np.isfinite(want)
+        assert_matches(got[finite], want[finite])
+    assert built == []

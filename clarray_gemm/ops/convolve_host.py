@@ -21,7 +21,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -90,11 +90,21 @@ def _backend() -> tuple[Callable, Callable, dict, bool]:
     """(rfft, irfft, extra keywords, whether float32 stays float32): ``scipy.fft`` when it is
     installed (float32 natively, ``workers=`` threads), else ``numpy.fft`` in float64 (NumPy's
     float32 transforms measured 2-7x slower than its float64 ones, PoCL machine, NumPy 2.4)."""
+    sfft = _scipy_fft()
+    if sfft is None:
+        return np.fft.rfft, np.fft.irfft, {}, False
+    return sfft.rfft, sfft.irfft, {"workers": _cores()}, True
+
+
+@lru_cache(maxsize=1)
+def _scipy_fft() -> Any:
+    """``scipy.fft``, imported on first use (None without scipy): an import statement per call
+    cost about a microsecond."""
     try:
         import scipy.fft as sfft
     except ImportError:
-        return np.fft.rfft, np.fft.irfft, {}, False
-    return sfft.rfft, sfft.irfft, {"workers": _cores()}, True
+        return None
+    return sfft
 
 
 def _cores() -> int:
@@ -143,6 +153,8 @@ def _overlap_add(x: np.ndarray, h: np.ndarray, P: int) -> np.ndarray:
     if blocks * P < _THREAD_MIN_POINTS and kw:
         kw = {}                                         # threads cost more than they save
     spec = _spectrum(h, P)
+    if blocks == 1:  # P >= n + m - 1: one transform of the whole signal, no block grid
+        return irfft(rfft(x, P, **kw) * spec, P, **kw)[:n + m - 1].astype(out_dtype, copy=False)
     whole = n // B
     rows = x[:whole * B].reshape(whole, B)             # a view; rfft pads each row to P
     if whole < blocks:
