@@ -19,9 +19,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._dispatch import implements
-from ..dtypes import FLOATING, HOST_TAPS_DTYPES
 from ..array import DeviceArray, adopt_host, asarray, empty, host_result
 from ..device import Device
+from ..dtypes import FLOATING, HOST_TAPS_DTYPES
 from ..kernels import conv
 from ..kernels.conv import ConvProblem
 from ..kernels.copy import prepare_strided_copy
@@ -226,7 +226,6 @@ def _host_work(plan: "_Plan") -> float:
     return work
 
 
-
 def _fft_from_mask(plan: "_Plan", family: str, instead: str, explain: bool
                    ) -> tuple[str, str] | None:
     """("host_fft", why) when the call's mask reaches ``family``'s crossover (float results
@@ -283,8 +282,8 @@ def _run_on_host(plan: "_Plan", strategy: str) -> DeviceArray:
 def _host_taps(device: Device, signal: Any, mask: Any, flip_mask: bool, flip_out: bool,
                pad: int, length: int, dtype: np.dtype) -> DeviceArray:
     """The call by :func:`correlate_taps` on the operands' host mappings, into a fresh
-    host-resident result (a pooled, paged-in buffer) on unified memory, else a host array
-    uploaded once."""
+    host-resident result (:func:`host_result`: host-born or a pooled, paged-in buffer) on
+    unified memory, else a host array uploaded once."""
     x = _host_view(signal)
     w = _host_view(mask)
     w = np.asarray(w[::-1] if flip_mask else w, dtype=dtype)
@@ -464,7 +463,7 @@ _HOST, _GENERAL = "host", "general"
 class _HostStrategyPlan:
     """A repeated ``host_taps`` or ``host_fft`` call: the plan's geometry kept (the checks and
     the choice were made with the entry; a repeated ``host_fft`` call at N = 4096, m = 1023 on
-    PoCL went from 79.7 to ~55 us without them)."""
+    PoCL went from 79.7 to ~60 us without them)."""
 
     __slots__ = ("device", "swap", "flip_mask", "flip_out", "pad", "length", "dtype", "taps")
 
@@ -480,6 +479,8 @@ class _HostStrategyPlan:
         if self.taps:
             return _host_taps(self.device, signal, mask, *geometry)
         return _wrap_host(_host_fft(signal, mask, *geometry), self.device)
+
+
 _find_call_plan = _CALL_PLANS.find
 
 

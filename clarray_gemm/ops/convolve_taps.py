@@ -6,8 +6,9 @@ NumPy's direct loop (``small_correlate``, masks of up to 11 taps) computes one o
 time: for each output a short scalar sum. Here each tap is a NumPy ufunc pass over a chunk of
 outputs (``out += x[shifted] * w[j]``), so the work is SIMD-wide; a chunk (``CHUNK_BYTES`` of
 outputs, its signal slice and one scratch row) stays in the core's L2 across the passes, and
-the result is a pooled buffer that is already paged in. It pays two passes a tap, so it wins
-for short masks over long enough signals (see ``ops/convolve.py`` for where it is chosen).
+the result is a fresh host-resident one (host-born, or past the device's host-born bound a
+pooled buffer that is already paged in). It pays two passes a tap, so it wins for short masks
+over long enough signals (see ``ops/convolve.py`` for where it is chosen).
 
 Every output sums its in-window products in NumPy's order (tap 0 first) from a zero start, so
 interior values are NumPy's bit for bit (``small_correlate`` starts each sum at 0 and adds the
@@ -75,7 +76,6 @@ def correlate_taps(out: np.ndarray, x: np.ndarray, w: np.ndarray, pad: int) -> n
     with np.errstate(all="ignore"):
         _passes(out, x, chunks, weights, w0, scratch, out.dtype.kind == "f")
     return out
-
 
 
 def _passes(out: np.ndarray, x: np.ndarray, chunks: tuple, weights: list, w0: object,
