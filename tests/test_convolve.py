@@ -416,7 +416,9 @@ def test_programs_are_built_once_per_defines():
     # fft_block's transform length (a define) follows both lengths: one block length here
     params = {k: ({"P": 256} if k == "fft_block" else None) for k in KERNELS}
     for kernel in KERNELS:
-        for m in (10, 100):  # gpu's mask chunk (a define) follows the mask: 64, then 256 taps
+        # gpu's mask chunk (a define) follows the mask (64, then 256 taps), and masks of up to
+        # 64 taps are compiled in (FIXED_M): one build per mask length there
+        for m in (3, 10, 64, 100):
             cg.convolve(a, a[:m], kernel=kernel, params=params[kernel])
     before = build_count()
     for n, m in ((1000, 10), (777, 64), (65, 3), (3000, 100)):
