@@ -265,18 +265,13 @@ def _host_view(x: DeviceArray | np.ndarray) -> np.ndarray:
 
 
 def _run_on_host(plan: "_Plan", strategy: str) -> DeviceArray:
-    """NumPy's own function (or the overlap-add FFT) on the operands' host mappings; the result
-    into a host-resident device buffer (one copy: NumPy's convolution has no ``out=``)."""
-    if strategy == "host_fft":
-        host = _host_fft(plan.signal, plan.mask, plan.flip_mask, plan.flip_out, plan.pad,
-                         plan.length, plan.result_dtype)
-    elif strategy == "host_taps":
-        return _host_taps(plan.device, plan.signal, plan.mask, plan.flip_mask, plan.flip_out,
-                          plan.pad, plan.length, plan.result_dtype)
-    else:
-        func = np.convolve if plan.op == "convolve" else np.correlate
-        host = func(_host_view(plan.a), _host_view(plan.v), plan.mode)
-    return _wrap_host(host, plan.device)
+    """The host strategy on the operands' host mappings: NumPy's own function (its result kept
+    as a host-resident device array), or the FFT or tap passes as a repeated call's entry runs
+    them."""
+    if strategy in ("host_fft", "host_taps"):  # what a repeated call's entry runs
+        return _HostStrategyPlan(plan, strategy).run(plan.a, plan.v)
+    func = np.convolve if plan.op == "convolve" else np.correlate
+    return _wrap_host(func(_host_view(plan.a), _host_view(plan.v), plan.mode), plan.device)
 
 
 def _host_taps(device: Device, signal: Any, mask: Any, flip_mask: bool, flip_out: bool,

@@ -71,15 +71,15 @@ def correlate_taps(out: np.ndarray, x: np.ndarray, w: np.ndarray, pad: int) -> n
     chunks = tap_passes(n, m, pad, length, itemsize)
     weights = [w[j] for j in range(m)]  # NumPy scalars of the dtype: the passes keep it
     scratch = np.empty(min(length, max(1, CHUNK_BYTES // itemsize)), out.dtype)
-    w0 = weights[0]
     # NumPy's loop raises no floating-point warnings (inf * 0, overflow): neither do the passes
     with np.errstate(all="ignore"):
-        _passes(out, x, chunks, weights, w0, scratch, out.dtype.kind == "f")
+        _passes(out, x, chunks, weights, scratch, out.dtype.kind == "f")
     return out
 
 
-def _passes(out: np.ndarray, x: np.ndarray, chunks: tuple, weights: list, w0: object,
+def _passes(out: np.ndarray, x: np.ndarray, chunks: tuple, weights: list,
             scratch: np.ndarray, floats: bool) -> None:
+    w0 = weights[0]
     for chunk, first, taps in chunks:
         if first is None:
             out[chunk] = 0
