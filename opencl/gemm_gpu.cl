@@ -42,6 +42,9 @@
 //                  (1,32,k,n)): matrix b of A at a_off + (b / N)*a_batch + (b % N)*A_BATCH_INNER,
 //                  of B likewise with b_batch and B_BATCH_INNER; C stays one level (c_batch).
 //   A_BATCH_INNER, B_BATCH_INNER  the inner batch strides (elements; 0 broadcasts)
+//   GATE           1: two more arguments, `gate` and `epoch`: the kernel returns at once unless
+//                  *gate == epoch (the float32 fallback of kernels/gemm_tf32x3.py, enqueued
+//                  after the packs that set *gate when the tensor-core split cannot carry a value)
 //   BM*BK and BN*BK must be multiples of 4*NT (each work-item loads whole T4 vectors).
 #include "gemm_layout.h"
 // SIMULATOR 1 (set for Oclgrind) changes two things that Oclgrind's uninitialized-value
@@ -114,6 +117,14 @@
 #endif
 #ifndef B_BATCH_INNER
 #define B_BATCH_INNER 0
+#endif
+#ifndef GATE
+#define GATE 0
+#endif
+#if GATE
+#define GATE_ARGS , __global const int* gate, const int epoch
+#else
+#define GATE_ARGS
 #endif
 
 // Integers (IS_INT, ACC unsigned) multiply and add in ACC, so that overflow wraps as NumPy's does.
@@ -310,8 +321,12 @@ inline void load_frag(__local const T4* as, __local const T4* bs, const int kk, 
 }
 
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1)))
-void gemm_gpu(GEMM_ARGS)
+void gemm_gpu(GEMM_ARGS GATE_ARGS)
 {
+#if GATE
+    if (*gate != epoch)
+        return;
+#endif
     __local T4 As[2 * BK * LDA_L];
     __local T4 Bs[2 * BK * LDB_L];
 

@@ -65,6 +65,11 @@
 //   SM90A_PTX   1: the compiler targets sm_90 and the host rebuilds the PTX for sm_90a, so the
 //               sm_90a instructions are written as comments marked "// SM90A: " (see
 //               clarray_gemm/drivers/build.py); 0: written as they are
+//   PROMOTE     0: the products accumulate in one set of float32 registers over all of K. P > 0:
+//               they accumulate over P steps at a time, and each such partial sum is added into
+//               a second set (round to nearest): the tensor cores' own accumulation drops the
+//               low bits of each addend (round toward zero), whose error grows with the number
+//               of accumulated products and, in all-positive sums, does not cancel
 //   SIMULATOR   1 on Oclgrind (see store_pair)
 #include "gemm_args.h"
 #include "tensor_core_params.h"
@@ -94,6 +99,9 @@
 #endif
 #ifndef SM90A_PTX
 #define SM90A_PTX 0
+#endif
+#ifndef PROMOTE
+#define PROMOTE 0
 #endif
 #if SM90A_PTX
 #define SM90A "// SM90A: "
@@ -414,6 +422,15 @@ void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ))
         #pragma unroll
         for (int i = 0; i < NACC; ++i)
             acc[r][i] = 0.0f;
+#if PROMOTE
+    float sum[MREP][NACC];
+    #pragma unroll
+    for (int r = 0; r < MREP; ++r)
+        #pragma unroll
+        for (int i = 0; i < NACC; ++i)
+            sum[r][i] = 0.0f;
+    int unpromoted = 0;
+#endif
 
     // Step s lives in slot s % STAGES. Every step commits one copy group (empty past the last
     // step), so "at most LOOKAHEAD - 1 in flight" always means "step s has landed".
@@ -457,6 +474,24 @@ void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ))
 #if !MMA_PTX
         barrier(CLK_LOCAL_MEM_FENCE);   // the emulation's reads of the slot end here
 #endif
+#if PROMOTE
+        if (++unpromoted == PROMOTE || s + 1 == steps) {
+            unpromoted = 0;
+#if MMA_PTX
+            asm volatile(SM90A "wgmma.wait_group.sync.aligned 0;" ::: "memory");
+#endif
+            #pragma unroll
+            for (int r = 0; r < MREP; ++r)
+                #pragma unroll
+                for (int i = 0; i < NACC; ++i) {
+#if MMA_PTX
+                    asm volatile("" : "+f"(acc[r][i]) :: "memory");   // read after the wait
+#endif
+                    sum[r][i] += acc[r][i];
+                    acc[r][i] = 0.0f;
+                }
+        }
+#endif
         slot = slot == STAGES - 1 ? 0 : slot + 1;
         fill = fill == STAGES - 1 ? 0 : fill + 1;
     }
@@ -470,6 +505,14 @@ void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ))
         #pragma unroll
         for (int i = 0; i < NACC; ++i)
             asm volatile("" : "+f"(acc[r][i]) :: "memory");
+#endif
+
+#if PROMOTE
+    #pragma unroll
+    for (int r = 0; r < MREP; ++r)
+        #pragma unroll
+        for (int i = 0; i < NACC; ++i)
+            acc[r][i] = sum[r][i];
 #endif
 
     const int q = wtid >> 5, g = (wtid & 31) >> 2, t = wtid & 3;

@@ -16,14 +16,26 @@
 // in local memory, read along r and written along k; the extra column keeps both directions'
 // accesses on distinct banks.
 //
+// SPLIT (the operands of a float32 product as three TF32 products, kernels/gemm_tf32x3.py):
+// each element x is split into hi = tf32(x) and lo = tf32(x - hi), and row r of Y holds three
+// segments of KP = y_ld / 3 elements (the columns from K to KP zero): lo, hi, hi for SPLIT 1 (A),
+// hi, lo, hi for SPLIT 2 (B), so that one TF32 product over 3 * KP sums lo*hi + hi*lo + hi*hi.
+// An element that the split cannot carry (NaN, infinite, above 2^40 or nonzero below 2^-40 in
+// magnitude: products and their sums must stay normal, finite float32) stores `epoch` at *flag,
+// which sends the product to the float32 kernel (gemm_gpu.cl, GATE).
+//
 // Launch: local (32, 8, 1); global (32 * ceil(K/32), 8 * ceil(R/32), batch).
 //
 // Parameters (-D):
 //   TRANS   1: X is stored k-major (X(r, k) at k*ld + r)
 //   VEC     1: x_off, ld and x_batch are multiples of 4 (X's chunks are 16-byte aligned)
 //   ROUND_TF32  1: round each element to TF32
+//   SPLIT   0: one copy (ROUND_TF32 or not); 1 or 2: the three segments above
 #ifndef ROUND_TF32
 #define ROUND_TF32 0
+#endif
+#ifndef SPLIT
+#define SPLIT 0
 #endif
 #ifndef TRANS
 #define TRANS 0
@@ -69,10 +81,45 @@ inline void store_chunk(__global uint* p, const int n, const float4 v)
     if (n > 2) p[2] = u.z;
 }
 
+#if SPLIT
+// The largest and smallest nonzero magnitudes the split carries (see above).
+#define SPLIT_MAX 0x1p40f
+#define SPLIT_MIN 0x1p-40f
+
+// The chunk v (row r from column k of Y, whole chunks only: KP is a multiple of 4) as its three
+// segments; `epoch` into *flag if one of its elements is out of range.
+inline void store_split(__global uint* y, const int kp, const float4 v, __global int* flag,
+                        const int epoch)
+{
+    const float4 mag = fabs(v);
+    if (any(!(mag <= SPLIT_MAX) | ((mag < SPLIT_MIN) & (mag > 0.0f))))
+        *flag = epoch;
+    const uint4 hi = (uint4)(to_tf32_bits(as_uint(v.x)), to_tf32_bits(as_uint(v.y)),
+                             to_tf32_bits(as_uint(v.z)), to_tf32_bits(as_uint(v.w)));
+    const float4 rest = v - as_float4(hi);   // exact: the low bits of v
+    const uint4 lo = (uint4)(to_tf32_bits(as_uint(rest.x)), to_tf32_bits(as_uint(rest.y)),
+                             to_tf32_bits(as_uint(rest.z)), to_tf32_bits(as_uint(rest.w)));
+#if SPLIT == 1
+    vstore4(lo, 0, y);
+    vstore4(hi, 0, y + kp);
+#else
+    vstore4(hi, 0, y);
+    vstore4(lo, 0, y + kp);
+#endif
+    vstore4(hi, 0, y + 2 * kp);
+}
+#define STORE(y, k, v) \
+    if ((k) < y_ld / 3) store_split((y), y_ld / 3, (v), flag, epoch)
+#define PACK_EXTRA_ARGS , __global int* flag, const int epoch
+#else
+#define STORE(y, k, v) store_chunk((y), K - (k), (v))
+#define PACK_EXTRA_ARGS
+#endif
+
 __kernel __attribute__((reqd_work_group_size(TILE, 8, 1)))
 void operand_pack(const int R, const int K, __global const float* X, const long x_off,
                const int ld, const long x_batch, __global uint* Y, const long y_off,
-               const int y_ld)
+               const int y_ld PACK_EXTRA_ARGS)
 {
     const int t = get_local_id(1) * TILE + get_local_id(0);   // 0 .. 255: one chunk each
     const int k0 = get_group_id(0) * TILE, r0 = get_group_id(1) * TILE;
@@ -96,11 +143,11 @@ void operand_pack(const int R, const int K, __global const float* X, const long 
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (r0 + yr < R)
-        store_chunk(Y + (long)(r0 + yr) * y_ld + k0 + yk, K - k0 - yk,
-                    (float4)(tile[yk][yr], tile[yk + 1][yr], tile[yk + 2][yr], tile[yk + 3][yr]));
+        STORE(Y + (long)(r0 + yr) * y_ld + k0 + yk, k0 + yk,
+              (float4)(tile[yk][yr], tile[yk + 1][yr], tile[yk + 2][yr], tile[yk + 3][yr]));
 #else
     if (r0 + yr < R)
-        store_chunk(Y + (long)(r0 + yr) * y_ld + k0 + yk, K - k0 - yk,
-                    load_chunk(X + (long)(r0 + yr) * ld + k0 + yk, K - k0 - yk));
+        STORE(Y + (long)(r0 + yr) * y_ld + k0 + yk, k0 + yk,
+              load_chunk(X + (long)(r0 + yr) * ld + k0 + yk, K - k0 - yk));
 #endif
 }

@@ -46,8 +46,10 @@ EXPECTED_REFUSALS = {
     "mma": ("float16 or bfloat16 operands", "needs NVIDIA tensor cores"),
     "wgmma": ("float16 or bfloat16 operands", "needs NVIDIA Hopper"),
     "dmma": ("float64 only", "needs NVIDIA tensor cores"),
+    # (its EMULATE=1 path runs under Oclgrind in tests/test_gemm_tf32x3.py)
+    "tf32x3": ("float32 at precision 'highest' only", "needs NVIDIA Hopper"),
 }
-TENSOR_CORE_KERNELS = ("mma", "wgmma", "dmma")
+TENSOR_CORE_KERNELS = ("mma", "wgmma", "dmma", "tf32x3")
 
 
 def run_child(*args: str, uninitialized: bool = True) -> dict:

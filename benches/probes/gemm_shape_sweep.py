@@ -7,6 +7,8 @@ float64, and what the library picks by itself.
 
 A shape is ``BxMxKxN`` (a batch of B products; torch.bmm) or ``MxKxN``. ``--orient tn`` stores
 A transposed (the operand is a contiguous K x M array's ``.T``), ``nt`` B, ``tt`` both.
+``--registers`` rebuilds every program the run built with ``-cl-nv-verbose`` and prints each
+kernel's registers and spills (NVIDIA), with the defines that differ between the builds.
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ def main() -> None:
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--orient", default="nn", choices=["nn", "tn", "nt", "tt"])
+    parser.add_argument("--registers", action="store_true")
+    parser.add_argument("--uniform", action="store_true", help="operands from [0, 1), not N(0, 1)")
     args = parser.parse_args()
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -36,8 +40,9 @@ def main() -> None:
         dims = [int(d) for d in shape.split("x")]
         batch, (m, k, n) = (dims[0], dims[1:]) if len(dims) == 4 else (None, dims)
         lead = () if batch is None else (batch,)
-        a = rng.standard_normal(lead + (m, k)).astype(dtype)
-        b = rng.standard_normal(lead + (k, n)).astype(dtype)
+        draw = rng.random if args.uniform else rng.standard_normal
+        a = draw(lead + (m, k)).astype(dtype)
+        b = draw(lead + (k, n)).astype(dtype)
         x, y = (cg.asarray(np.ascontiguousarray(v.swapaxes(-1, -2)), device=device).swapaxes(-1, -2)
                 if t == "t" else cg.asarray(v, device=device) for v, t in zip((a, b), args.orient))
         ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
@@ -61,6 +66,24 @@ def main() -> None:
                 continue
             print(f"  {config or 'default'}: {us:.1f} us, {peer / us:.3f}x torch, "
                   f"error {err:.1e}", flush=True)
+    if args.registers:
+        print_registers(device)
+
+
+def print_registers(device) -> None:
+    """ptxas's register and spill lines for every program built so far."""
+    import pyopencl as cl
+    from clarray_gemm.kernels import programs
+    keys = [k for k in list(programs._cache) if k[0] is device]
+    shared = set.intersection(*(set(k[2]) for k in keys)) if keys else set()
+    for key in keys:
+        _, source, defines, options = key
+        prog = cl.Program(device.context, programs.source_text(source)).build(
+            options=programs._options(dict(defines), options) + ["-cl-nv-verbose"])
+        log = prog.get_build_info(device.context.devices[0], cl.program_build_info.LOG)
+        lines = [ln.strip() for ln in log.splitlines()
+                 if "registers" in ln or "spill" in ln or "Compiling entry" in ln]
+        print(f"{source} {sorted(set(defines) - shared)}: " + " | ".join(lines), flush=True)
 
 
 if __name__ == "__main__":

@@ -406,3 +406,27 @@ VARIANT = Variant(
              "PACK_A": (0, 1), "PACK_B": (0, 1)},
 )
 VARIANTS: tuple[Variant[GemmProblem], ...] = (VARIANT,)
+
+
+FALLBACK_PARAMS = {"KSPLIT": 1, "PACK_A": 0, "PACK_B": 0}
+"""The parameters of the gated float32 fallback (no split-K, no packs: it must not touch the
+scratch buffer its caller's packs filled)."""
+
+
+def prepare_gated(device: Device, problem: GemmProblem):
+    """``run(a_buf, a_off, b_buf, b_off, c_buf, gate, epoch)``: this kernel (with
+    :data:`FALLBACK_PARAMS`) built with ``GATE=1``, which computes the product only where the
+    int32 at the start of buffer ``gate`` equals ``epoch`` when it runs (kernels/gemm_tf32x3.py's
+    fallback for values its split cannot carry)."""
+    defines, nt, _, gsize, _ = _resolve_launch(device, problem, FALLBACK_PARAMS)
+    kernel = get_kernel(device, SOURCE, "gemm_gpu", {**defines, "GATE": 1})
+    p = problem
+    i32, i64 = np.int32, np.int64
+    sizes = (i32(p.M), i32(p.N), i32(p.K))
+    lda, sa, ldb, sb = i32(p.a.ld), i64(p.a.batch_stride), i32(p.b.ld), i64(p.b.batch_stride)
+    c_off, ldc, sc = i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride)
+
+    def run(a_buf, a_off, b_buf, b_off, c_buf, gate, epoch) -> cl.Event:
+        return kernel(device.queue, gsize, (nt, 1, 1), *sizes, a_buf, a_off, lda, sa, b_buf,
+                      b_off, ldb, sb, c_buf, c_off, ldc, sc, gate, epoch)
+    return run

@@ -112,7 +112,7 @@ def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> di
     """The ``-D`` defines of the kernel for this problem on this device."""
     elem = mma_elem(p)
     d: dict[str, object] = {k: params[k] for k in ("BM", "BN", "WGS", "STAGES", "WG_INFLIGHT",
-                                                   "GROUP_M")}
+                                                   "GROUP_M", "PROMOTE")}
     epc = 16 // _esize(elem)
     ptx = int(not params["EMULATE"] and device.info.warpgroup_mma)
     # NVIDIA's OpenCL compiler targets sm_90: wgmma needs the sm_90a rebuild (drivers/build.py)
@@ -144,6 +144,24 @@ def tf32_packed(p: GemmProblem) -> tuple[GemmProblem, int]:
     return replace(p, a=a, b=b), 4 * (a_batches * p.M + b_batches * p.N) * kp
 
 
+def pack_launches(device: Device, p: GemmProblem, packed: GemmProblem,
+                  defines: tuple[Mapping[str, int], Mapping[str, int]]) -> list[tuple]:
+    """``(kernel, global size, rows, ld, batch stride, offset in the scratch buffer)`` of the
+    operand_pack.cl launches that copy A and B into ``packed``'s K-major layout, each built
+    with its own extra ``defines`` (A's first)."""
+    i32, i64 = np.int32, np.int64
+    packs = []
+    # X(r, k) of A is A(m, k); of B, B(k, n) with r = n: transposed unless B is column-major
+    for rows, op, trans, at, extra in ((p.M, p.a, p.a.trans, packed.a.offset, defines[0]),
+                                       (p.N, p.b, not p.b.trans, packed.b.offset, defines[1])):
+        kernel = get_kernel(device, PACK_SOURCE, "operand_pack",
+                            {"TRANS": int(trans), "VEC": int(op.aligned(4)), **extra})
+        batches = p.batch if op.batch_stride else 1
+        size = (32 * -(-p.K // 32), 8 * -(-rows // 32), batches)
+        packs.append((kernel, size, i32(rows), i32(op.ld), i64(op.batch_stride), i64(at)))
+    return packs
+
+
 def _prepare_tf32(device: Device, p: GemmProblem, params: Mapping[str, int]):
     """Pack A and B (operand_pack.cl, rounded to TF32), then the product of the packed operands."""
     packed, nbytes = tf32_packed(p)
@@ -152,14 +170,7 @@ def _prepare_tf32(device: Device, p: GemmProblem, params: Mapping[str, int]):
     product = prepared_standard(device, packed, _kernel(device, d), gs, ls)
     i32, i64 = np.int32, np.int64
     kp, a_at, b_at = i32(packed.a.ld), i64(packed.a.offset), i64(packed.b.offset)
-    # X(r, k) of A is A(m, k); of B, B(k, n) with r = n: transposed unless B is column-major
-    packs = []
-    for rows, op, trans, at in ((p.M, p.a, p.a.trans, a_at), (p.N, p.b, not p.b.trans, b_at)):
-        kernel = get_kernel(device, PACK_SOURCE, "operand_pack",
-                            {"TRANS": int(trans), "VEC": int(op.aligned(4)), "ROUND_TF32": 1})
-        batches = p.batch if op.batch_stride else 1
-        size = (32 * -(-p.K // 32), 8 * -(-rows // 32), batches)
-        packs.append((kernel, size, i32(rows), i32(op.ld), i64(op.batch_stride), at))
+    packs = pack_launches(device, p, packed, ({"ROUND_TF32": 1}, {"ROUND_TF32": 1}))
     k = i32(p.K)
 
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
@@ -199,7 +210,7 @@ WGMMA = Variant(
     # 460 / 543 (benches/runs/h100-wgmma-s9.md, h100-wgmma-s10.md).
     # (BK 0: 64 for 16-bit operands, 32 for TF32.)
     defaults={"BM": 128, "BN": 256, "BK": 0, "WGS": 2, "STAGES": 4, "WG_INFLIGHT": 1,
-              "GROUP_M": 8, "MN_LBO": 0, "MN_SBO": 0, "EMULATE": 0},
+              "GROUP_M": 8, "MN_LBO": 0, "MN_SBO": 0, "EMULATE": 0, "PROMOTE": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     tunable={"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (8, 16, 32, 64), "WGS": (1, 2),
              "STAGES": (2, 3, 4, 5), "WG_INFLIGHT": (0, 1), "GROUP_M": (1, 8)},

@@ -6,8 +6,8 @@ the catalogue's order: ties in rank go to the earlier). ``kernels/__init__.py`` 
 """
 from __future__ import annotations
 
-from . import (conv, gemm, gemm_dmma, gemm_gpu, gemm_mma, gemm_variants, gemm_wgmma, gemv_split,
-               tuned)
+from . import (conv, gemm, gemm_dmma, gemm_gpu, gemm_mma, gemm_tf32x3, gemm_variants, gemm_wgmma,
+               gemv_split, tuned)
 from .variant import Catalogue
 
 __all__ = ["CATALOGUES", "register"]
@@ -21,6 +21,7 @@ _VARIANTS = (
     (gemm.CATALOGUE, gemm_gpu.VARIANTS),       # gpu_blocked
     (gemm.CATALOGUE, gemm_mma.VARIANTS),       # mma (tensor cores)
     (gemm.CATALOGUE, gemm_wgmma.VARIANTS),     # wgmma (Hopper tensor cores)
+    (gemm.CATALOGUE, gemm_tf32x3.VARIANTS),    # tf32x3 (float32 as three TF32 products)
     (gemm.CATALOGUE, gemm_dmma.VARIANTS),      # dmma (FP64 tensor cores)
     (gemm.CATALOGUE, gemv_split.VARIANTS),     # gemv_split
     (conv.CATALOGUE, conv.VARIANTS),           # basic, const, tiled, cached, vec, gpu, fft,
