@@ -42,7 +42,8 @@
 // warpgroup holds rows 16q .. 16q + 15; lane 4g + t holds d[4j + 2h + e] = (16q + g + 8h,
 // 8j + 2t + e) for j < N/8.
 //
-// Launch: local size (128 * WGS, 1, 1); global (128 * WGS * ceil(N/BN), ceil(M/BM), batch).
+// Launch: local size (128 * WGS, 1, 1); global (128 * WGS * ceil(N/BN), ceil(M/BM),
+// batch * KSPLIT).
 //
 // Parameters (-D):
 //   ELEM        1: float16 (C float16), 2: bfloat16 (C float32), 3: TF32 (C float32; A
@@ -70,6 +71,10 @@
 //               a second set (round to nearest): the tensor cores' own accumulation drops the
 //               low bits of each addend (round toward zero), whose error grows with the number
 //               of accumulated products and, in all-positive sums, does not cancel
+//   KSPLIT      K slices (float32 C only): work-group z = b * KSPLIT + s takes slice s of the K
+//               steps of product b and writes its partial product to C[z] (the caller passes a
+//               workspace of batch * KSPLIT matrices as C and sums them: gemm_gpu.cl's
+//               gemm_gpu_splitk_reduce)
 //   SIMULATOR   1 on Oclgrind (see store_pair)
 #include "gemm_args.h"
 #include "tensor_core_params.h"
@@ -102,6 +107,12 @@
 #endif
 #ifndef PROMOTE
 #define PROMOTE 0
+#endif
+#ifndef KSPLIT
+#define KSPLIT 1
+#endif
+#if KSPLIT > 1 && ELEM == 1
+#error "gemm_wgmma.cl: KSPLIT needs a float32 C (bfloat16 or TF32 operands)"
 #endif
 #if SM90A_PTX
 #define SM90A "// SM90A: "
@@ -411,10 +422,17 @@ void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ))
     const int2 origin = grouped_tile_origin(M, N, BM, BN, GROUP_M);
     const int m0 = origin.x, n0 = origin.y;
 
-    const long batch = get_group_id(2);
+    const long z = get_group_id(2);
+#if KSPLIT > 1
+    const long batch = z / KSPLIT;
+    const int slice = (int)(z - batch * KSPLIT);
+#else
+    const long batch = z;
+    const int slice = 0;
+#endif
     A += a_off + batch * a_batch;
     B += b_off + batch * b_batch;
-    const long c0 = c_off + batch * c_batch;   // no arithmetic on half pointers
+    const long c0 = c_off + z * c_batch;   // no arithmetic on half pointers
 
     float acc[MREP][NACC];
     #pragma unroll
@@ -434,7 +452,11 @@ void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ))
 
     // Step s lives in slot s % STAGES. Every step commits one copy group (empty past the last
     // step), so "at most LOOKAHEAD - 1 in flight" always means "step s has landed".
-    const int steps = (int)(((uint)K + BK - 1) / BK);
+    // This slice's steps: first .. first + steps - 1 of all of K's (none past the last).
+    const int all_steps = (int)(((uint)K + BK - 1) / BK);
+    const int per_slice = (all_steps + KSPLIT - 1) / KSPLIT;
+    const int first = slice * per_slice;
+    const int steps = max(min(all_steps - first, per_slice), 0);
 #if INTERIOR_COPY
     // Steps below `whole` copy by the interior path (every one, if the tile is inside C).
     const InteriorCopy ic = interior_copy(A, lda, B, ldb, m0, n0, tid);
@@ -453,7 +475,7 @@ void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ))
     #pragma unroll
     for (int st = 0; st < LOOKAHEAD; ++st) {
         if (st < steps) {
-            COPY_STEP(st, st);
+            COPY_STEP(st, first + st);
         }
         copy_commit();
     }
@@ -467,7 +489,7 @@ void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ))
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
         if (s + LOOKAHEAD < steps) {
-            COPY_STEP(fill, s + LOOKAHEAD);
+            COPY_STEP(fill, first + s + LOOKAHEAD);
         }
         copy_commit();
         step_products(As + slot * A_BYTES, Bs + slot * B_BYTES, wg_row0, wtid, acc);

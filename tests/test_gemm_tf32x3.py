@@ -60,6 +60,8 @@ def test_emulated_split_every_orientation(device, M, N, K, ta, tb):
     {**SMALL, "PROMOTE": 1},                               # every step promoted
     {**SMALL, "PROMOTE": 0},                               # one accumulation
     {**SMALL, "BK": 32, "STAGES": 3, "WG_INFLIGHT": 1},    # 128-byte K rows of TF32
+    {**SMALL, "KSPLIT": 3},                                # partial sums, then their reduction
+    {**SMALL, "KSPLIT": 16},                               # slices past the last K step
 ])
 @pytest.mark.parametrize("batch_a,batch_b", [(3, 3), (3, 1), (1, 3)])
 def test_emulated_split_batches_and_promotion(device, params, batch_a, batch_b):
@@ -82,7 +84,7 @@ def test_values_the_split_cannot_carry_rerun_float32(device, value, where):
     b = rng.standard_normal((29, 41)).astype(np.float32)
     (a if where == "a" else b)[5, 6] = value
     x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
-    got = np.asarray(cg.matmul(x, y, kernel="tf32x3", params=SMALL))
+    got = np.asarray(cg.matmul(x, y, kernel="tf32x3", params={**SMALL, "KSPLIT": 2}))
     plain = np.asarray(cg.matmul(x, y, kernel="gpu_blocked",
                                  params={"KSPLIT": 1, "PACK_A": 0, "PACK_B": 0}))
     np.testing.assert_array_equal(got.view(np.uint32), plain.view(np.uint32))
@@ -169,6 +171,22 @@ def test_split_packed_layout():
     assert packed.a == GemmOperand(None, 0, 36, 7 * 36, False)   # A per batch, K-major
     assert packed.b == GemmOperand(None, 5 * 7 * 36, 36, 0, True)  # B once, K-major
     assert nbytes == 4 * (5 * 7 + 3) * 36
+    after_sums, nbytes = gemm_tf32x3.split_packed(p, 100)     # partial sums first
+    assert after_sums.a.offset == 100 and after_sums.b.offset == 100 + 5 * 7 * 36
+    assert nbytes == 4 * (100 + (5 * 7 + 3) * 36)
+
+
+def test_ksplit_fills_the_device():
+    from clarray_gemm.kernels.gemm_tf32x3 import TF32X3, ksplit
+    op = GemmOperand(None, 0, 1, 0)
+    hopper = _hopper(cg.default_device().info)
+
+    def split(M, N, K, **params):
+        p = GemmProblem(1, M, N, K, np.dtype(np.float32), op, op, op)
+        return ksplit(p, hopper, {**TF32X3.defaults, **params})
+    assert split(4096, 4096, 4096) == 1 and split(2048, 2048, 2048) == 1
+    assert split(1024, 1024, 65536) > 2 and split(1024, 1024, 4096) > 2
+    assert split(1024, 1024, 4096, KSPLIT=5) == 5
 
 
 def _hopper(info):
@@ -180,8 +198,10 @@ def _hopper(info):
 @pytest.mark.parametrize("M,N,K,chosen", [
     (4096, 4096, 4096, True), (2048, 2048, 2048, True), (3072, 3072, 3072, True),
     (4097, 2049, 3001, True),
-    (1024, 1024, 1024, False),     # 32 tiles of 128 x 256 for 132 compute units
-    (3000, 700, 5000, False),      # 72 tiles: a wave and a half idle
+    (1536, 1536, 1536, True),      # 72 tiles, split along K
+    (1024, 1024, 65536, True),
+    (1024, 1024, 1024, False),     # 32 tiles of 128 x 256 for 132 compute units, K too short
+    (3000, 700, 5000, False),      # 72 tiles; gpu_blocked's 128 x 64 ones fill two waves
     (65536, 256, 256, False),      # K too short for the packs to pay
     (64, 8192, 8192, False),       # M below a tile
 ])
@@ -253,15 +273,16 @@ sys.exit(0 if ok else 3)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("M,N,K,batch,ta,special", [
-    (33, 17, 21, 1, 0, 0), (9, 20, 13, 2, 1, 0), (17, 9, 11, 1, 0, 1)])
-def test_split_is_clean_under_oclgrind(oclgrind, M, N, K, batch, ta, special):
+@pytest.mark.parametrize("M,N,K,batch,ta,special,params", [
+    (33, 17, 21, 1, 0, 0, SMALL), (9, 20, 13, 2, 1, 0, SMALL), (17, 9, 11, 1, 0, 1, SMALL),
+    (12, 9, 40, 2, 0, 0, {**SMALL, "KSPLIT": 3})])
+def test_split_is_clean_under_oclgrind(oclgrind, M, N, K, batch, ta, special, params):
     from test_gemm_oclgrind import oclgrind_problems
     env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
                OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", OCLGRIND_SCRIPT, str(M),
-           str(N), str(K), str(batch), str(ta), str(special), json.dumps(SMALL)]
+           str(N), str(K), str(batch), str(ta), str(special), json.dumps(params)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
     problems = oclgrind_problems(proc.stderr)
     assert not problems, "\n\n".join(problems[:5])

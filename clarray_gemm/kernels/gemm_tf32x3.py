@@ -23,6 +23,7 @@ kernel.
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 from dataclasses import replace
 from typing import Mapping
@@ -33,7 +34,8 @@ import pyopencl as cl
 from ..device import Device, DeviceInfo, register_fork_reset
 from ..drivers import calls
 from . import gemm_gpu, gemm_wgmma
-from .gemm import GemmOperand, GemmProblem, prepared_standard, split_workspace
+from .gemm import GemmOperand, GemmProblem, base_defines, prepared_standard, split_workspace
+from .programs import get_kernel
 from .variant import Variant
 
 __all__ = ["TF32X3", "VARIANTS", "split_packed"]
@@ -41,15 +43,29 @@ __all__ = ["TF32X3", "VARIANTS", "split_packed"]
 SEGMENTS = 3
 """K segments per packed row: lo, hi, hi (A) against hi, lo, hi (B)."""
 
-# Chosen over gpu_blocked for float32 products whose K and sides reach MIN_SIDE and K_MIN, and
-# whose tiles fill the device: at least two per compute unit, or a last wave at least
-# FULL_WAVE full (one work-group of 128 KiB of tiles per compute unit). H100, wall clock,
-# against cuBLAS's float32: 2048^3 1.17x, 3072^3 1.26-1.38x, 4096^3 1.31-1.35x (gpu_blocked
-# 0.89-0.91x); but 1024^3 (32 tiles) 0.46-0.61x against 0.88x, 3000x5000x700 (72 tiles)
-# 0.44-0.48x against 0.69x, 65536x256x256 0.72x against 0.92x (benches/RESULTS.md, session 15).
+# Chosen over gpu_blocked for float32 products whose K and sides reach K_MIN and MIN_SIDE, and
+# whose tiles fill the device: at least two per compute unit, or a last wave at least FULL_WAVE
+# full (one work-group of 192 KiB of tiles per compute unit); or, split along K, products with
+# sides of SPLIT_MIN_SIDE and K of SPLIT_MIN_K and more. H100, wall clock, against cuBLAS's
+# float32: 2048^3 1.15-1.21x, 3072^3 1.26-1.38x, 4096^3 1.47-1.54x (gpu_blocked 0.89-0.91x);
+# split: 1536^3 1.00x (0.80x), 1024x4096x1024 0.90x (0.81x), 1024x65536x1024 1.06x (0.83x);
+# but 1024^3 at best 0.70x against 0.87x, 3000x5000x700 0.66x against 0.75x (gpu_blocked's
+# 128x64 tiles fill two waves there), 65536x256x256 0.72x against 0.92x (benches/runs/
+# h100-tf32x3-s15.md).
 MIN_SIDE = 128
 K_MIN = 512
 FULL_WAVE = 0.75
+SPLIT_MIN_SIDE = 1024
+SPLIT_MIN_K = 1536
+
+# The split-K model of ksplit(): a K step of one wave of tiles, the reduction's fixed cost and
+# its bytes per microsecond. Its choices on the H100 were the measured best or within 3% of it
+# at 1536^3, 2048^3 (no split), 1024x4096x1024 and 1024x65536x1024 (h100-tf32x3-s15.md).
+MAX_KSPLIT = 16
+MIN_SLICE_STEPS = 8
+STEP_US = 0.6
+SPLIT_FIXED_US = 10.0
+SPLIT_BYTES_PER_US = 2.5e6
 
 _MEMORY_SHARE = 8   # the scratch copies stay below this share of the device's memory
 
@@ -73,18 +89,44 @@ def _gate(device: Device) -> cl.Buffer:
     return buf
 
 
-def split_packed(p: GemmProblem) -> tuple[GemmProblem, int]:
+def split_packed(p: GemmProblem, base: int = 0) -> tuple[GemmProblem, int]:
     """The TF32 problem the warpgroup kernel runs after the split packs (A's rows, then B's
-    columns, as three K segments of K rounded up to a multiple of 4, an operand shared by every
-    batch packed once), and the scratch bytes it needs."""
+    columns, from element ``base`` of the scratch buffer, as three K segments of K rounded up to
+    a multiple of 4, an operand shared by every batch packed once), and the scratch bytes up to
+    their end."""
     kp = -(-p.K // 4) * 4
     ld = SEGMENTS * kp
     a_batches = p.batch if p.a.batch_stride else 1
     b_batches = p.batch if p.b.batch_stride else 1
-    a = GemmOperand(None, 0, ld, p.M * ld if p.a.batch_stride else 0, False)
-    b = GemmOperand(None, a_batches * p.M * ld, ld, p.N * ld if p.b.batch_stride else 0, True)
+    a = GemmOperand(None, base, ld, p.M * ld if p.a.batch_stride else 0, False)
+    b = GemmOperand(None, base + a_batches * p.M * ld, ld, p.N * ld if p.b.batch_stride else 0,
+                    True)
     packed = replace(p, K=ld, a=a, b=b, precision="tf32")
-    return packed, 4 * (a_batches * p.M + b_batches * p.N) * ld
+    return packed, 4 * (base + (a_batches * p.M + b_batches * p.N) * ld)
+
+
+def _tiles(p: GemmProblem, params: Mapping[str, int]) -> int:
+    return -(-p.M // params["BM"]) * -(-p.N // params["BN"]) * p.batch
+
+
+def ksplit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> int:
+    """K slices: ``params["KSPLIT"]``, or with 0 the count of the fewest modelled
+    microseconds: waves of tiles times their steps, plus the partial sums' pass."""
+    if params["KSPLIT"]:
+        return int(params["KSPLIT"])
+    units = max(info.compute_units, 1)
+    tiles = _tiles(p, params)
+    steps = -(-SEGMENTS * -(-p.K // 4) * 4 // gemm_wgmma._bk(3, params))
+    best, best_us = 1, math.inf
+    for s in range(1, MAX_KSPLIT + 1):
+        if s > 1 and steps < MIN_SLICE_STEPS * s:
+            break
+        us = -(-tiles * s // units) * -(-steps // s) * STEP_US
+        if s > 1:
+            us += SPLIT_FIXED_US + (s + 1) * 4 * p.M * p.N * p.batch / SPLIT_BYTES_PER_US
+        if us < best_us:
+            best, best_us = s, us
+    return best
 
 
 def _wgmma_params(params: Mapping[str, int]) -> dict[str, int]:
@@ -97,7 +139,10 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
         return f"float32 at precision 'highest' only (not {np.dtype(p.dtype)} at {p.precision!r})"
     if p.batch_inner:
         return "one batch level only (its packs copy matrices of one level)"
-    packed, nbytes = split_packed(p)
+    if not 0 <= params["KSPLIT"] <= MAX_KSPLIT:
+        return f"KSPLIT must be 0 (by shape) to {MAX_KSPLIT}"
+    ks = ksplit(p, info, params)
+    packed, nbytes = split_packed(p, ks * p.batch * p.M * p.N if ks > 1 else 0)
     if nbytes > min(info.max_alloc_bytes, info.global_mem_bytes // _MEMORY_SHARE):
         return f"its split copies of A and B ({nbytes} bytes) would not fit beside the operands"
     why = gemm_wgmma.WGMMA.fits(packed, info, _wgmma_params(params))
@@ -109,31 +154,40 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
 
 
 def _rank(p: GemmProblem, info: DeviceInfo) -> float:
-    # Above gpu_blocked (100) where the tiles fill the device (see FULL_WAVE).
+    # Above gpu_blocked (100) where the tiles fill the device, or split-K does (see above).
     if (not info.warpgroup_mma or np.dtype(p.dtype) != np.float32
             or p.precision != "highest" or min(p.M, p.N) < MIN_SIDE or p.K < K_MIN):
         return 0.0
-    d = TF32X3.defaults
-    tiles = -(-p.M // d["BM"]) * -(-p.N // d["BN"]) * p.batch
+    tiles = _tiles(p, TF32X3.defaults)
     units = max(info.compute_units, 1)
     waves = -(-tiles // units)
     if tiles >= 2 * units or tiles >= FULL_WAVE * waves * units:
+        return 220.0
+    if min(p.M, p.N) >= SPLIT_MIN_SIDE and p.K >= SPLIT_MIN_K:
         return 220.0
     return 0.0
 
 
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     """``run(a_buf, a_off, b_buf, b_off, c_buf)``: the split packs of A and B into this thread's
-    scratch buffer, the TF32 product of the packed operands, and the gated float32 fallback."""
-    packed, nbytes = split_packed(p)
+    scratch buffer, the TF32 product of the packed operands (with split-K, into partial sums at
+    the start of that buffer, then summed into C), and the gated float32 fallback."""
+    ks = ksplit(p, device.info, params)
+    work = ks * p.batch * p.M * p.N if ks > 1 else 0
+    packed, nbytes = split_packed(p, work)
+    if ks > 1:  # the product's C: the partial sums, matrix z = b * ks + slice
+        packed = replace(packed, c=GemmOperand(None, 0, p.N, p.M * p.N))
     d = gemm_wgmma.defines_for(device, packed, _wgmma_params(params))
+    d["KSPLIT"] = ks
     gs, ls = gemm_wgmma._sizes(packed, d)
+    gs = (gs[0], gs[1], gs[2] * ks)
     product = prepared_standard(device, packed, gemm_wgmma._kernel(device, d), gs, ls)
     fallback = gemm_gpu.prepare_gated(device, p)
     i32, i64 = np.int32, np.int64
     ld, a_at, b_at = i32(packed.a.ld), i64(packed.a.offset), i64(packed.b.offset)
     packs = gemm_wgmma.pack_launches(device, p, packed, ({"SPLIT": 1}, {"SPLIT": 2}))
     k = i32(p.K)
+    reduce = _splitk_reduce(device, p, ks) if ks > 1 else None
 
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
         scratch = split_workspace(device, nbytes)
@@ -144,9 +198,28 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
                                                                      (a_off, b_off)):
             kernel(q, size, (32, 8, 1), rows, k, buf, i64(off), ld_x, stride, scratch, at, ld,
                    gate, epoch)
-        product(scratch, a_at, scratch, b_at, c_buf)
+        if reduce is None:
+            product(scratch, a_at, scratch, b_at, c_buf)
+        else:
+            product(scratch, a_at, scratch, b_at, scratch)
+            reduce(scratch, c_buf)
         return fallback(a_buf, a_off, b_buf, b_off, c_buf, gate, epoch)
     return run
+
+
+def _splitk_reduce(device: Device, p: GemmProblem, ks: int):
+    """``reduce(scratch, c_buf)``: C = the sum of the ``ks`` partial products at the start of
+    ``scratch`` (gemm_gpu.cl's reduction, in float32)."""
+    i32, i64 = np.int32, np.int64
+    kernel = get_kernel(device, gemm_gpu.SOURCE, "gemm_gpu_splitk_reduce",
+                        {**base_defines(p), "KSPLIT": ks})
+    rsize = (-(-p.N // 64) * 64, p.M, p.batch)
+    m, n = i32(p.M), i32(p.N)
+    c_off, ldc, sc = i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride)
+
+    def reduce(scratch, c_buf) -> None:
+        kernel(device.queue, rsize, (64, 1, 1), m, n, scratch, c_buf, c_off, ldc, sc)
+    return reduce
 
 
 def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
@@ -166,9 +239,11 @@ TF32X3 = Variant(
     # 4096^3 errors 3.6e-7 (normal) and 6.2e-7 (uniform [0, 1)) against gpu_blocked's 1.2e-6
     # and 8.4e-7; PROMOTE 8 1.4e-6 on uniform data; PROMOTE 1 and 2 cost 10% more time
     # (benches/runs/h100-tf32x3-s15.md).
-    defaults={**gemm_wgmma.WGMMA.defaults, "PROMOTE": 4},
+    defaults={**gemm_wgmma.WGMMA.defaults, "PROMOTE": 4, "KSPLIT": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
-    tunable={"BN": (128, 256), "STAGES": (3, 4, 5), "PROMOTE": (2, 4, 8), "GROUP_M": (1, 8)},
+    resolved=lambda p, info, params: f"KSPLIT={ksplit(p, info, params)}",
+    tunable={"BN": (128, 256), "STAGES": (3, 4, 5), "PROMOTE": (2, 4, 8), "GROUP_M": (1, 8),
+             "KSPLIT": (0, 1, 2, 4, 8)},
 )
 
 VARIANTS: tuple[Variant[GemmProblem], ...] = (TF32X3,)
