@@ -176,6 +176,18 @@ def test_split_packed_layout():
     assert nbytes == 4 * (100 + (5 * 7 + 3) * 36)
 
 
+def test_packs_after_partial_sums_stay_aligned(device):
+    """With split-K the packed operands follow the partial sums: they must start on a 16-byte
+    boundary whatever M * N is, or the product falls back to element-by-element copies."""
+    from clarray_gemm.kernels import gemm_wgmma
+    op = GemmOperand(None, 0, 1, 0)
+    p = GemmProblem(1, 33, 17, 21, np.dtype(np.float32), op, op, op)   # M * N odd
+    packed, _ = gemm_tf32x3.split_packed(p, gemm_tf32x3._sums_elements(p, 3))
+    assert packed.a.offset >= 3 * 33 * 17 and packed.a.aligned(4) and packed.b.aligned(4)
+    d = gemm_wgmma.defines_for(device, packed, {**gemm_wgmma.WGMMA.defaults, "EMULATE": 1})
+    assert d["VEC_A"] == 1 and d["VEC_B"] == 1
+
+
 def test_ksplit_fills_the_device():
     from clarray_gemm.kernels.gemm_tf32x3 import TF32X3, ksplit
     op = GemmOperand(None, 0, 1, 0)
@@ -185,6 +197,7 @@ def test_ksplit_fills_the_device():
         p = GemmProblem(1, M, N, K, np.dtype(np.float32), op, op, op)
         return ksplit(p, hopper, {**TF32X3.defaults, **params})
     assert split(4096, 4096, 4096) == 1 and split(2048, 2048, 2048) == 1
+    assert split(4097, 2049, 3001) == 1 and split(3072, 3072, 3072) == 1   # over a wave
     assert split(1024, 1024, 65536) > 2 and split(1024, 1024, 4096) > 2
     assert split(1024, 1024, 4096, KSPLIT=5) == 5
 

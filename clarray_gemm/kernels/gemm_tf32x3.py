@@ -105,17 +105,27 @@ def split_packed(p: GemmProblem, base: int = 0) -> tuple[GemmProblem, int]:
     return packed, 4 * (base + (a_batches * p.M + b_batches * p.N) * ld)
 
 
+def _sums_elements(p: GemmProblem, ks: int) -> int:
+    """Elements of the scratch buffer the partial sums take before the packed operands: rounded
+    up to 64, so that the packs start 256-byte aligned (the product's 16-byte copies need it; an
+    odd M*N once sent a whole product through its element-by-element copies, 3x slower)."""
+    return -(-ks * p.batch * p.M * p.N // 64) * 64 if ks > 1 else 0
+
+
 def _tiles(p: GemmProblem, params: Mapping[str, int]) -> int:
     return -(-p.M // params["BM"]) * -(-p.N // params["BN"]) * p.batch
 
 
 def ksplit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> int:
-    """K slices: ``params["KSPLIT"]``, or with 0 the count of the fewest modelled
-    microseconds: waves of tiles times their steps, plus the partial sums' pass."""
+    """K slices: ``params["KSPLIT"]``, or with 0: none where the tiles fill a wave, else the
+    count of the fewest modelled microseconds (waves of tiles times their steps, plus the
+    partial sums' pass)."""
     if params["KSPLIT"]:
         return int(params["KSPLIT"])
     units = max(info.compute_units, 1)
     tiles = _tiles(p, params)
+    if tiles >= units:  # a wave or more: split-K measured only where tiles leave units idle
+        return 1
     steps = -(-SEGMENTS * -(-p.K // 4) * 4 // gemm_wgmma._bk(3, params))
     best, best_us = 1, math.inf
     for s in range(1, MAX_KSPLIT + 1):
@@ -142,7 +152,7 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
     if not 0 <= params["KSPLIT"] <= MAX_KSPLIT:
         return f"KSPLIT must be 0 (by shape) to {MAX_KSPLIT}"
     ks = ksplit(p, info, params)
-    packed, nbytes = split_packed(p, ks * p.batch * p.M * p.N if ks > 1 else 0)
+    packed, nbytes = split_packed(p, _sums_elements(p, ks))
     if nbytes > min(info.max_alloc_bytes, info.global_mem_bytes // _MEMORY_SHARE):
         return f"its split copies of A and B ({nbytes} bytes) would not fit beside the operands"
     why = gemm_wgmma.WGMMA.fits(packed, info, _wgmma_params(params))
@@ -173,8 +183,7 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     scratch buffer, the TF32 product of the packed operands (with split-K, into partial sums at
     the start of that buffer, then summed into C), and the gated float32 fallback."""
     ks = ksplit(p, device.info, params)
-    work = ks * p.batch * p.M * p.N if ks > 1 else 0
-    packed, nbytes = split_packed(p, work)
+    packed, nbytes = split_packed(p, _sums_elements(p, ks))
     if ks > 1:  # the product's C: the partial sums, matrix z = b * ks + slice
         packed = replace(packed, c=GemmOperand(None, 0, p.N, p.M * p.N))
     d = gemm_wgmma.defines_for(device, packed, _wgmma_params(params))
