@@ -104,6 +104,27 @@ def test_freed_buffers_are_reused():
     free_cached_memory()
 
 
+def test_free_cached_memory_gives_back_the_kernels_scratch(device):
+    """Split-K partial sums and packed operands live in a scratch buffer per thread between
+    calls; ``free_cached_memory()`` releases it, and the next call makes a new one."""
+    from clarray_gemm.kernels import gemm
+    from clarray_gemm.memory import free_cached_memory
+
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((33, 300)).astype(np.float32)
+    b = rng.standard_normal((300, 20)).astype(np.float32)
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    split = {"KSPLIT": 3}
+    first = np.asarray(cg.matmul(x, y, kernel="gpu_blocked", params=split))
+    assert any(k[0] is device for k in gemm._split_workspaces)
+    free_cached_memory()
+    assert not any(k[0] is device for k in gemm._split_workspaces)
+    again = np.asarray(cg.matmul(x, y, kernel="gpu_blocked", params=split))
+    np.testing.assert_array_equal(again, first)
+    exact = a.astype(np.float64) @ b
+    assert np.linalg.norm(again - exact) <= 1e-5 * np.linalg.norm(exact)
+
+
 def test_host_resident_buffers_are_reused_still_mapped(device):
     """Unified memory: a freed host-resident buffer is parked mapped, so the next host-path
     result of that size costs neither an allocation nor a map."""

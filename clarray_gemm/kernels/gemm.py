@@ -16,7 +16,7 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo, register_fork_reset
 from ..drivers import calls
-from ..memory import Storage, new_buffer
+from ..memory import Storage, new_buffer, register_scratch
 from .copy import strided_copy
 from ..dtypes import dtype_defines, unsupported_dtype
 from .programs import get_kernel
@@ -85,6 +85,7 @@ TWO_LEVEL_KERNELS = frozenset({"gpu_blocked"})
 # it overwrite the partial sums before they are reduced.
 _split_workspaces: dict[tuple, cl.Buffer] = {}
 register_fork_reset(_split_workspaces)
+register_scratch(_split_workspaces.clear)
 
 
 def split_workspace(device: Device, nbytes: int) -> cl.Buffer:

@@ -40,7 +40,8 @@ write one that is mapped at all):
 Buffers come from a per-device pool (pyopencl's ``MemoryPool``), as CuPy's do. On unified-memory
 devices a freed host-resident buffer is parked still mapped (bounded by ``_PARKED_BYTES_MAX``), so
 the next host-path result of that size costs neither an allocation nor a map. A buffer is never
-reused while host views of it are alive. ``free_cached_memory()`` gives the held buffers back.
+reused while host views of it are alive. ``free_cached_memory()`` gives the held buffers back,
+and the kernels' scratch buffers (``register_scratch``).
 A request above the device's largest allocation (``CL_DEVICE_MAX_MEM_ALLOC_SIZE``), or one the
 driver cannot satisfy after the pool is emptied, raises ``MemoryError``.
 
@@ -49,10 +50,10 @@ mapping object), ``storage`` (the states and transitions); imports point that wa
 """
 from __future__ import annotations
 
-from .buffers import free_cached_memory, new_buffer
+from .buffers import free_cached_memory, new_buffer, register_scratch
 from .storage import Storage
 from .transfers import (TransferStats, count_transfer, format_bytes, reset_transfer_stats,
                         transfer_stats)
 
 __all__ = ["Storage", "TransferStats", "transfer_stats", "reset_transfer_stats", "new_buffer",
-           "free_cached_memory", "format_bytes", "count_transfer"]
+           "free_cached_memory", "register_scratch", "format_bytes", "count_transfer"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import threading
+from typing import Callable
 
 import numpy as np
 import pyopencl as cl
@@ -131,9 +132,22 @@ def unmap(device: Device, mapping: np.ndarray) -> None:
     calls.unmap(device.queue, mapping)
 
 
+_scratch_releasers: list[Callable[[], None]] = []
+
+
+def register_scratch(release: Callable[[], None]) -> None:
+    """Have :func:`free_cached_memory` call ``release()``: how a layer above (the kernels'
+    per-thread scratch buffers) gives back memory it keeps between calls. Dropping a buffer that
+    enqueued kernels still use is safe: OpenCL frees it once they are done."""
+    _scratch_releasers.append(release)
+
+
 def free_cached_memory() -> None:
-    """Release the buffers the pools hold for reuse (live arrays are not affected)."""
+    """Release the buffers the pools hold for reuse and the kernels' scratch buffers (packed
+    operands, split-K partial sums); live arrays are not affected."""
     _release_parked()
+    for release in list(_scratch_releasers):
+        release()
     for pool in list(_pools.values()):
         calls.free_held(pool)
 
