@@ -55,6 +55,26 @@ def test_emulated_split_every_orientation(device, M, N, K, ta, tb):
     assert _relative_error(got, a, b) < 1e-5
 
 
+@pytest.mark.parametrize("view", ["offsets", "strided", "k1", "transposed"])
+@pytest.mark.parametrize("ksplit", [0, 2])
+def test_emulated_split_of_views(device, view, ksplit):
+    """Views at odd offsets and strides (the packs' element path, VEC=0), K = 1, and operands
+    transposed as views."""
+    rng = np.random.default_rng(13)
+    a = rng.standard_normal((50, 61)).astype(np.float32)
+    b = rng.standard_normal((61, 47)).astype(np.float32)
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    pick = {"offsets": lambda u, v: (u[1:, 3:], v[3:, 2:]),
+            "strided": lambda u, v: (u[:, ::2], v[::2, :]),
+            "k1": lambda u, v: (u[:, :1], v[:1, :]),
+            "transposed": lambda u, v: (v.T, u.T)}[view]
+    xs, ys = pick(x, y)
+    an, bn = pick(a, b)
+    got = np.asarray(cg.matmul(xs, ys, kernel="tf32x3", params={**SMALL, "KSPLIT": ksplit}))
+    assert got.shape == (an.shape[0], bn.shape[1])
+    assert _relative_error(got, an, bn) < 1e-5
+
+
 @pytest.mark.parametrize("params", [
     SMALL,
     {**SMALL, "PROMOTE": 1},                               # every step promoted
