@@ -435,19 +435,20 @@ void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ))
     const long c0 = c_off + z * c_batch;   // no arithmetic on half pointers
 
     float acc[MREP][NACC];
-#if PROMOTE
-    float sum[MREP][NACC];
-    int unpromoted = 0;
-#endif
     #pragma unroll
     for (int r = 0; r < MREP; ++r)
         #pragma unroll
-        for (int i = 0; i < NACC; ++i) {
+        for (int i = 0; i < NACC; ++i)
             acc[r][i] = 0.0f;
 #if PROMOTE
+    float sum[MREP][NACC];
+    #pragma unroll
+    for (int r = 0; r < MREP; ++r)
+        #pragma unroll
+        for (int i = 0; i < NACC; ++i)
             sum[r][i] = 0.0f;
+    int unpromoted = 0;
 #endif
-        }
 
     // Step s lives in slot s % STAGES. Every step commits one copy group (empty past the last
     // step), so "at most LOOKAHEAD - 1 in flight" always means "step s has landed".
