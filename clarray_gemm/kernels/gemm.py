@@ -133,17 +133,18 @@ def standard_args(problem: GemmProblem) -> tuple:
 
 def prepared_standard(device: Device, problem: GemmProblem, launcher, global_size, local_size):
     """A launch function for the standard convention with everything but A's, B's and C's
-    buffers and A's and B's offsets fixed: ``run(a_buf, a_off, b_buf, b_off, c_buf)``."""
+    buffers and A's and B's offsets fixed: ``run(a_buf, a_off, b_buf, b_off, c_buf, *extra)``,
+    ``extra`` the arguments a kernel takes after the standard ones (``GATE``'s)."""
     p = problem
     i32, i64 = np.int32, np.int64
     m, n, k = i32(p.M), i32(p.N), i32(p.K)
     lda, sa, ldb, sb = i32(p.a.ld), i64(p.a.batch_stride), i32(p.b.ld), i64(p.b.batch_stride)
     c_off, ldc, sc = i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride)
 
-    def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
+    def run(a_buf, a_off, b_buf, b_off, c_buf, *extra) -> cl.Event:
         # the queue of the moment (a device-time measurement may switch it)
         return launcher(device.queue, global_size, local_size, m, n, k, a_buf, a_off, lda, sa,
-                        b_buf, b_off, ldb, sb, c_buf, c_off, ldc, sc)
+                        b_buf, b_off, ldb, sb, c_buf, c_off, ldc, sc, *extra)
     return run
 
 

@@ -420,13 +420,4 @@ def prepare_gated(device: Device, problem: GemmProblem):
     fallback for values its split cannot carry)."""
     defines, nt, _, gsize, _ = _resolve_launch(device, problem, FALLBACK_PARAMS)
     kernel = get_kernel(device, SOURCE, "gemm_gpu", {**defines, "GATE": 1})
-    p = problem
-    i32, i64 = np.int32, np.int64
-    sizes = (i32(p.M), i32(p.N), i32(p.K))
-    lda, sa, ldb, sb = i32(p.a.ld), i64(p.a.batch_stride), i32(p.b.ld), i64(p.b.batch_stride)
-    c_off, ldc, sc = i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride)
-
-    def run(a_buf, a_off, b_buf, b_off, c_buf, gate, epoch) -> cl.Event:
-        return kernel(device.queue, gsize, (nt, 1, 1), *sizes, a_buf, a_off, lda, sa, b_buf,
-                      b_off, ldb, sb, c_buf, c_off, ldc, sc, gate, epoch)
-    return run
+    return prepared_standard(device, problem, kernel, gsize, (nt, 1, 1))
