@@ -7,6 +7,7 @@ import pyopencl as cl
 import pytest
 
 import clarray_gemm as cg
+from conftest import random_array
 
 
 def test_buffers_are_alloc_host_ptr():
@@ -169,6 +170,7 @@ def test_host_results_are_the_host_born_storages_that_storage_builds(unified, nb
     it: the two must not drift apart."""
     from clarray_gemm.array.host_results import host_result
     from clarray_gemm.memory import Storage
+    from clarray_gemm.memory.storage import _as_bytes
 
     built = Storage(unified, nbytes, True)
     n = nbytes // 4
@@ -177,8 +179,9 @@ def test_host_results_are_the_host_born_storages_that_storage_builds(unified, nb
     for slot in Storage.__slots__:
         if slot != "__weakref__":
             mine, theirs = getattr(fast, slot), getattr(built, slot)
-            if slot == "_host":
-                assert mine.dtype == theirs.dtype == np.uint8 and mine.size == theirs.size
+            if slot == "_host":  # the same bytes (a C-order result keeps its typed array)
+                assert theirs.dtype == np.uint8 and _as_bytes(mine).size == theirs.size
+                assert mine is view if nbytes else mine.dtype == np.uint8
             else:
                 assert mine == theirs, slot
     twin = cg.DeviceArray.from_storage(built, (n,), np.dtype(np.float32), (4,))
@@ -187,6 +190,37 @@ def test_host_results_are_the_host_born_storages_that_storage_builds(unified, nb
     view[:] = np.arange(n)
     np.testing.assert_array_equal(np.asarray(out), np.arange(n))
 
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (7,), (33, 17), (2, 3, 5)])
+def test_typed_host_born_results_go_through_every_transition(unified, host_path, shape):
+    """A host-path result in C order keeps NumPy's typed array as its memory. Each transition
+    that moves bytes sees them: a user view then a write (copy-on-write), ``x[...] =``, a
+    kernel's first use (the bytes copied into a buffer), the host path after the kernel, and a
+    0-d result. Expected values are NumPy's on the same steps."""
+    from clarray_gemm.memory.storage import _as_bytes
+
+    a = random_array(shape, np.float32, 31)
+    x = cg.asarray(a, device=unified)
+    y = x * 2                                   # a host-born result in its own typed array
+    host = y.storage._host
+    assert host.dtype == np.float32 and host.shape == shape and host.flags.c_contiguous
+    assert _as_bytes(host).nbytes == y.nbytes
+    view = np.asarray(y)                        # a user view of the typed memory
+    y += 1                                      # written while the view lives: detached
+    np.testing.assert_array_equal(view, a * 2)
+    np.testing.assert_array_equal(np.asarray(y), a * 2 + 1)
+    z = x - 3                                   # written through the array-assignment path
+    z[...] = np.full(shape, 5, np.float32)
+    np.testing.assert_array_equal(np.asarray(z), np.full(shape, 5, np.float32))
+    q = x * 4                                   # a whole-storage write (Storage.write_from)
+    q.storage.write_from(np.full(shape, 7, np.float32))
+    np.testing.assert_array_equal(np.asarray(q), np.full(shape, 7, np.float32))
+    w = x + 0.5                                 # a kernel's first use of a typed storage
+    flat = w.reshape(-1, 1) if w.ndim else w.reshape(1, 1)
+    product = cg.matmul(flat, np.ones((1, 1), np.float32), kernel="naive")
+    np.testing.assert_array_equal(np.asarray(product).ravel(), (a + 0.5).ravel())
+    np.testing.assert_array_equal(np.asarray(w + 1), a + 0.5 + 1)  # host path after it
 
 def test_host_born_bound_follows_the_device_type(device):
     """1 MiB on CPU devices (the host path runs nearly everything that size), 64 KiB on other

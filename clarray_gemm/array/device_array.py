@@ -88,7 +88,17 @@ def _operators(ufunc: np.ufunc):
     """``__op__``, ``__rop__`` and ``__iop__`` for a binary ufunc."""
     def forward(self, other):
         if type(other) is DeviceArray:  # two device arrays: the registered short path first
-            return _registered_operator(ufunc, self, other, _OPERATORS)
+            # _registered_operator written out: a frame less on every ``x + y`` (a host-path
+            # loop pays each frame several times over, see ops/arrayfuncs.py's norm)
+            fast = _OPERATORS.get(ufunc)
+            if fast is not None:
+                try:
+                    result = fast(self, other)
+                except _dispatch.NumPyDecides:
+                    result = NotImplemented
+                if result is not NotImplemented:
+                    return result
+            return call_ufunc(ufunc, (self, other), {})
         if type(other) in _TYPED_SCALARS:  # ``x * 2.0``: NumPy never defers to a number
             return _registered_operator(ufunc, self, other, _SCALAR_OPERATORS)
         if _should_defer(self, other):

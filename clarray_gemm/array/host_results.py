@@ -11,6 +11,7 @@ import numpy as np
 from ..device import Device, register_fork_reset
 from ..memory import Storage
 from .device_array import DeviceArray, from_host
+from .geometry import c_strides
 
 __all__ = ["host_result", "result_maker", "result_adopter", "adopt_host"]
 
@@ -60,14 +61,17 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, str
             return out
         return make_checked
 
-    flat = (len(shape) == 1 and strides == (dtype.itemsize,) and shape[0] > 0
-            and nbytes == shape[0] * dtype.itemsize)
+    # C order: the result's memory is the typed array NumPy fills (see memory.storage._as_bytes)
+    c_order = math.prod(shape) > 0 and strides == c_strides(shape, dtype.itemsize)
     empty, uint8, ndarray, alloc = np.empty, np.uint8, np.ndarray, nbytes or 1
     host_born = _host_born_builder(device, nbytes, shape, dtype, strides)
 
     def make(*operands: Any) -> Any:
-        raw = empty(alloc, uint8)
-        view = raw.view(dtype) if flat else ndarray(shape, dtype, raw, 0, strides)
+        if c_order:
+            raw = view = empty(shape, dtype)
+        else:
+            raw = empty(alloc, uint8)
+            view = ndarray(shape, dtype, raw, 0, strides)
         out = host_born(raw, view)
         args = []
         for x in operands:
@@ -86,7 +90,8 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, str
 def _host_born_builder(device: Device, nbytes: int, shape: tuple, dtype: np.dtype,
                        strides: tuple) -> Callable[[np.ndarray, np.ndarray], DeviceArray]:
     """``build(raw, view)``: the device array of this geometry over host memory ``raw`` (1-D
-    uint8, ``nbytes`` of it, that no one else writes) whose elements ``view`` is, as
+    uint8 or, in C order, ``view`` itself; ``nbytes`` of it, that no one else writes) whose
+    elements ``view`` is, as
     ``DeviceArray.from_storage(Storage.adopting(device, raw, nbytes), ...)`` builds it."""
     # those two constructors written out, with every constant bound here: every small
     # host-path result comes here, and in the PoCL power-iteration loop (three such results a
@@ -121,16 +126,19 @@ def result_adopter(device: Device, shape: tuple, dtype: np.dtype, strides: tuple
             return adopt_host(compute(*views), device)
         return adopt_checked
 
-    ndarray, uint8 = np.ndarray, np.uint8
+    ndarray = np.ndarray
     nbytes = math.prod(shape) * dtype.itemsize
     host_born = _host_born_builder(device, nbytes, shape, dtype, strides)
+    if strides != c_strides(shape, dtype.itemsize):  # a storage's typed memory is in C order
+        return lambda *operands: adopt_host(compute(*[
+            x.host_view() if type(x) is DeviceArray else x for x in operands]), device)
 
     def adopt(*operands: Any) -> DeviceArray:
         result = compute(*[x.host_view() if type(x) is DeviceArray else x for x in operands])
         if (type(result) is not ndarray or result.strides != strides or result.shape != shape
                 or result.dtype != dtype or not result.flags.owndata):
             return adopt_host(result, device)
-        return host_born(ndarray((nbytes,), uint8, result), result)
+        return host_born(result, result)
     return adopt
 
 
@@ -142,9 +150,8 @@ def adopt_host(result: np.ndarray, device: Device) -> DeviceArray:
     if (device.info.host_unified_memory and type(result) is np.ndarray and result.size
             and flags.owndata and flags.c_contiguous and flags.aligned and flags.writeable
             and result.dtype.isnative and not result.dtype.hasobject):
-        raw = result.reshape(-1).view(np.uint8)
-        out = DeviceArray.from_storage(Storage.adopting(device, raw), result.shape,
+        out = DeviceArray.from_storage(Storage.adopting(device, result), result.shape,
                                        result.dtype, result.strides)
-        out._host_cache = (raw, result)
+        out._host_cache = (result, result)
         return out
     return from_host(result, device)

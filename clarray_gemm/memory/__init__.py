@@ -17,7 +17,8 @@ place a map or unmap is enqueued:
   are a snapshot: a later write only drops the copy, it never has to detach;
 * **host-born** (unified-memory devices, host-resident storages up to
   ``DeviceInfo.host_born_max_bytes``: 1 MiB on CPU devices, 64 KiB elsewhere):
-  host memory from NumPy's allocator and no OpenCL buffer yet. It behaves as host-resident; the
+  host memory from NumPy's allocator (a result in C order keeps the typed array NumPy filled;
+  ``storage._as_bytes`` gives its bytes) and no OpenCL buffer yet. It behaves as host-resident; the
   first kernel that needs it gets a fresh buffer with one copy of the bytes (and reading
   ``Storage.buffer`` maps a fresh one). A small host-path result so costs an ``np.empty``
   instead of a buffer and its mapping from the park (~0.3 against ~1.3 us on Zen 5).

@@ -507,7 +507,7 @@ def _matmul_operator(a: DeviceArray, b: DeviceArray) -> Any:
     device = a.device
     if device is not b.device:
         return NotImplemented
-    key = (a.layout_key, a.offset & 255, b.layout_key, b.offset & 255, device, get_precision())
+    key = (a.layout_key, a._offset & 255, b.layout_key, b._offset & 255, device, get_precision())
     plan = _find_operator_plan(key) or _OPERATOR_PLANS.get(
         key, lambda: plan_for(a, b, None, device))
     return plan.fast_run(a, b)
