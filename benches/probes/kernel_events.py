@@ -8,13 +8,13 @@ time summed (launch gaps excluded, unlike the fence spans of ``bench.timing.devi
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 
 import numpy as np
 import pyopencl as cl
 
 import clarray_gemm as cg
+from small_gemm import configured_calls, product_operands
 
 _recorded: list[cl.Event] = []
 _enqueue = cl.enqueue_nd_range_kernel
@@ -52,20 +52,11 @@ def main() -> None:
     print(f"# {device}: kernel time per call (profiling START->END, summed), median of "
           f"{args.calls}")
     for n in args.sizes:
-        a = rng.standard_normal((n, n)).astype(np.float32)
-        b = rng.standard_normal((n, n)).astype(np.float32)
-        x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
-        want = a.astype(np.float64) @ b.astype(np.float64)
-        for text in args.configs:
-            config = json.loads(text)
-            call = (lambda: x @ y) if not config else (
-                lambda: cg.matmul(x, y, kernel=config.get("kernel"), params=config.get("params")))
-            try:
-                got = np.asarray(call())
-            except (ValueError, NotImplementedError) as exc:
-                print(f"{n}^3 {text}: {exc}")
+        _, _, x, y, want = product_operands(rng, (n, n), device)
+        for text, call, err in configured_calls(x, y, want, args.configs):
+            if call is None:
+                print(f"{n}^3 {text}: {err}")
                 continue
-            err = np.linalg.norm(got - want) / np.linalg.norm(want)
             us, launches = kernel_us(call, device, args.calls)
             print(f"{n}^3 {text:64} kernels {us:6.2f} us in {launches} launch(es), "
                   f"error {err:.1e}", flush=True)

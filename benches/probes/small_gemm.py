@@ -30,6 +30,32 @@ def host_us(call, device, calls: int = 200) -> float:
     return elapsed / calls * 1e6
 
 
+def product_operands(rng: np.random.Generator, shape: tuple, device: cg.Device) -> tuple:
+    """Two random float32 operands of ``shape``: ``(a, b, x, y, want)``, the host arrays, their
+    device copies and the float64 product."""
+    a = rng.standard_normal(shape).astype(np.float32)
+    b = rng.standard_normal(shape).astype(np.float32)
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    return a, b, x, y, a.astype(np.float64) @ b.astype(np.float64)
+
+
+def configured_calls(x, y, want: np.ndarray, configs: list[str]):
+    """For each JSON config (``{}``: ``x @ y``, else ``cg.matmul`` with its kernel and params):
+    ``(text, call, error)``, the call's relative error against ``want``; ``call`` is None and
+    ``error`` the refusal's text where the config does not fit the product."""
+    for text in configs:
+        config = json.loads(text)
+        call = (lambda: x @ y) if not config else (
+            lambda config=config: cg.matmul(x, y, kernel=config.get("kernel"),
+                                            params=config.get("params")))
+        try:
+            got = np.asarray(call())
+        except (ValueError, NotImplementedError) as exc:
+            yield text, None, str(exc)
+            continue
+        yield text, call, np.linalg.norm(got - want) / np.linalg.norm(want)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[64, 100, 128, 256])
@@ -43,23 +69,14 @@ def main() -> None:
     rng = np.random.default_rng(0)
     for n in args.sizes:
         lead = (args.batch,) if args.batch else ()
-        a = rng.standard_normal(lead + (n, n)).astype(np.float32)
-        b = rng.standard_normal(lead + (n, n)).astype(np.float32)
+        a, b, x, y, want = product_operands(rng, lead + (n, n), device)
         ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
         torch_us = median_us(lambda: ta @ tb, args.calls, sync=torch.cuda.synchronize)
         print(f"{lead + (n, n, n)}: torch wall {torch_us:.1f} us", flush=True)
-        x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
-        want = a.astype(np.float64) @ b.astype(np.float64)
-        for text in args.configs:
-            config = json.loads(text)
-            call = (lambda: x @ y) if not config else (
-                lambda: cg.matmul(x, y, kernel=config.get("kernel"), params=config.get("params")))
-            try:
-                got = np.asarray(call())
-            except (ValueError, NotImplementedError) as exc:
-                print(f"  {text}: {exc}")
+        for text, call, err in configured_calls(x, y, want, args.configs):
+            if call is None:
+                print(f"  {text}: {err}")
                 continue
-            err = np.linalg.norm(got - want) / np.linalg.norm(want)
             wall = median_us(call, args.calls, sync=device.synchronize)
             host = host_us(call, device)
             dev = device_seconds(device, call, reps=20).seconds * 1e6
