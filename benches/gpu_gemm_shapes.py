@@ -395,7 +395,7 @@ def run_case(case: Case, dev: cg.Device, peers: Peers, copy_bw: dict, seen: set)
             _problem_of(plan, x, y), dev.info, case.params).items() if k != "GROUPS"}
     if chosen == "gpu_blocked":  # the tile and split-K its cost model resolved for this shape
         for key, (defines, *_rest) in list(gemm_gpu._resolved.items()):
-            if key[1:6] == (M, N, K, batch, np.dtype(case.dtype)):
+            if key[1:5] == (M, N, K, batch) and np.dtype(case.dtype) in key[5:7]:  # dtype, storage
                 shown.update((k, defines[k]) for k in ("BM", "BN", "TM", "TN", "BK", "KSPLIT"))
     row = {"group": case.group, "case": case.label, "dtype": case.dtype, "batch": batch, "M": M,
            "K": K, "N": N, "kernel": chosen, "params": shown}

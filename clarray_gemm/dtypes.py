@@ -59,7 +59,8 @@ WIDEN = {np.dtype(np.bool_): np.dtype(np.uint64), np.dtype(np.int8): np.dtype(np
 
 # Matrix products of 8- and 16-bit integers wrap modulo 2**8 or 2**16: their low bits are the same
 # computed modulo 2**32 as modulo 2**64, and GPUs multiply 32-bit integers natively (64-bit ones
-# take several instructions). ops/matmul.py computes them in these; other operations keep WIDEN.
+# take several instructions). ops/matmul.py computes them in these (gpu_blocked reads and writes
+# them in their own dtype: kernels.gemm.GemmProblem.storage); other operations keep WIDEN.
 NARROW_INT_PRODUCTS = {np.dtype(np.int8): np.dtype(np.int32),
                        np.dtype(np.int16): np.dtype(np.int32),
                        np.dtype(np.uint8): np.dtype(np.uint32),

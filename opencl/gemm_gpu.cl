@@ -45,6 +45,11 @@
 //   GATE           1: two more arguments, `gate` and `epoch`: the kernel returns at once unless
 //                  *gate == epoch (the float32 fallback of kernels/gemm_tf32x3.py, enqueued
 //                  after the packs that set *gate when the tensor-core split cannot carry a value)
+//   ST, UST        8- and 16-bit integers kept narrow in memory: ST is A's, B's and C's element
+//                  type there (char, uchar, short, ushort), UST its unsigned twin; T the 32-bit
+//                  type they are computed in. Loads widen (sign or zero extension); C keeps the
+//                  low bits of each sum, NumPy's wrapping (with KSPLIT > 1 the partial products
+//                  stay in T and the reduction narrows). Default: ST = T, no conversion.
 //   BM*BK and BN*BK must be multiples of 4*NT (each work-item loads whole T4 vectors).
 #include "gemm_layout.h"
 // SIMULATOR 1 (set for Oclgrind) changes two things that Oclgrind's uninitialized-value
@@ -143,6 +148,30 @@
 #define CAT(a, b) CAT_(a, b)
 #define T4 CAT(T, 4)
 
+#ifdef ST
+#define ST4 CAT(ST, 4)
+#define LOAD4(p) CAT(convert_, T4)(*(__global const ST4*)(p))
+// The low bits of a T sum as ST: through the unsigned types, where C's conversions wrap and
+// as_type reinterprets (a signed narrowing would be implementation-defined).
+#define NARROW(x) CAT(as_, ST)((UST)(ACC)(x))
+#define NARROW4(v) CAT(as_, ST4)(CAT(convert_, CAT(UST, 4))(CAT(as_, CAT(ACC, 4))(v)))
+#else
+#define ST T
+#define LOAD4(p) (*(__global const T4*)(p))
+#define NARROW(x) (x)
+#define NARROW4(v) (v)
+#endif
+// gemm_gpu's C: ST, except that split-K slices write their partial products in T.
+#if KSPLIT > 1
+#define CT T
+#define C_NARROW(x) (x)
+#define C_NARROW4(v) (v)
+#else
+#define CT ST
+#define C_NARROW(x) NARROW(x)
+#define C_NARROW4(v) NARROW4(v)
+#endif
+
 #define NTX (BN / TN)          // work-items along N
 #define NTY (BM / TM)          // work-items along M
 #define NT (NTX * NTY)
@@ -164,7 +193,7 @@
 // load; without it (inlined with a literal false, for steps wholly inside) neither is done.
 // Either way the loads are unconditional: with a branch around them ptxas issued them only
 // just before their use.
-inline void load_a(__global const T* A, const int lda, const int M, const int m0,
+inline void load_a(__global const ST* A, const int lda, const int M, const int m0,
                    const int kb, const int k1, const int lid, T* ra, const bool clamp)
 {
 #if VEC_A
@@ -174,13 +203,13 @@ inline void load_a(__global const T* A, const int lda, const int M, const int m0
 #if TRANS_A
         const int kk = e / (BM / 4), m = m0 + (e % (BM / 4)) * 4;   // T4 along m
         const bool ok = m < M && kb + kk < k1;
-        T4 x = *(__global const T4*)(A + (long)(clamp ? min(kb + kk, k1 - 1) : kb + kk) * lda
-                                     + (clamp ? min(m, M - 4) : m));
+        T4 x = LOAD4(A + (long)(clamp ? min(kb + kk, k1 - 1) : kb + kk) * lda
+                     + (clamp ? min(m, M - 4) : m));
 #else
         const int r = e / (BK / 4), k = kb + (e % (BK / 4)) * 4;    // T4 along k
         const bool ok = m0 + r < M && k < k1;
-        T4 x = *(__global const T4*)(A + (long)(clamp ? min(m0 + r, M - 1) : m0 + r) * lda
-                                     + (clamp ? min(k, k1 - 4) : k));
+        T4 x = LOAD4(A + (long)(clamp ? min(m0 + r, M - 1) : m0 + r) * lda
+                     + (clamp ? min(k, k1 - 4) : k));
 #endif
         if (clamp)
             x = ok ? x : (T4)0;
@@ -236,7 +265,7 @@ inline void store_a(__local T4* As, const int lid, const T* ra)
 
 // One K step of B (BK x BN at rows kb.., columns n0..) into rb; zeros outside [.., k1) x N
 // (unconditional loads, clamped when `clamp`, as in load_a).
-inline void load_b(__global const T* B, const int ldb, const int N, const int n0,
+inline void load_b(__global const ST* B, const int ldb, const int N, const int n0,
                    const int kb, const int k1, const int lid, T* rb, const bool clamp)
 {
 #if VEC_B
@@ -246,13 +275,13 @@ inline void load_b(__global const T* B, const int ldb, const int N, const int n0
 #if TRANS_B
         const int c = e / (BK / 4), k = kb + (e % (BK / 4)) * 4;    // T4 along k
         const bool ok = n0 + c < N && k < k1;
-        T4 x = *(__global const T4*)(B + (long)(clamp ? min(n0 + c, N - 1) : n0 + c) * ldb
-                                     + (clamp ? min(k, k1 - 4) : k));
+        T4 x = LOAD4(B + (long)(clamp ? min(n0 + c, N - 1) : n0 + c) * ldb
+                     + (clamp ? min(k, k1 - 4) : k));
 #else
         const int kk = e / (BN / 4), n = n0 + (e % (BN / 4)) * 4;   // T4 along n
         const bool ok = n < N && kb + kk < k1;
-        T4 x = *(__global const T4*)(B + (long)(clamp ? min(kb + kk, k1 - 1) : kb + kk) * ldb
-                                     + (clamp ? min(n, N - 4) : n));
+        T4 x = LOAD4(B + (long)(clamp ? min(kb + kk, k1 - 1) : kb + kk) * ldb
+                     + (clamp ? min(n, N - 4) : n));
 #endif
         if (clamp)
             x = ok ? x : (T4)0;
@@ -321,7 +350,7 @@ inline void load_frag(__local const T4* as, __local const T4* bs, const int kk, 
 }
 
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1)))
-void gemm_gpu(GEMM_ARGS GATE_ARGS)
+void gemm_gpu(GEMM_ARGS_OF(ST, CT, restrict) GATE_ARGS)
 {
 #if GATE
     if (*gate != epoch)
@@ -430,18 +459,18 @@ void gemm_gpu(GEMM_ARGS GATE_ARGS)
         for (int i = 0; i < 4; ++i) {
             const int m = m0 + q * 4 * NTY + ty * 4 + i;
             if (m >= M) continue;
-            __global T* crow = C + (long)m * ldc;
+            __global CT* crow = C + (long)m * ldc;
             #pragma unroll
             for (int p = 0; p < TN / 4; ++p) {
                 const int n = n0 + p * 4 * NTX + tx * 4;
                 const int r = 4 * q + i, c = 4 * p;
 #if VEC_C
                 if (n < N)
-                    *(__global T4*)(crow + n) = PRIVATE_T4(acc[r], p);
+                    *(__global CAT(CT, 4)*)(crow + n) = C_NARROW4(PRIVATE_T4(acc[r], p));
 #else
                 #pragma unroll
                 for (int j = 0; j < 4; ++j)
-                    if (n + j < N) crow[n + j] = acc[r][c + j];
+                    if (n + j < N) crow[n + j] = C_NARROW(acc[r][c + j]);
 #endif
             }
         }
@@ -451,7 +480,7 @@ void gemm_gpu(GEMM_ARGS GATE_ARGS)
 // Split-K epilogue: C[b](m, n) = sum_s W[(b*KSPLIT + s)*M*N + m*N + n]. One work-item per
 // element; global size (ceil(N), M, batch).
 __kernel void gemm_gpu_splitk_reduce(const int M, const int N, __global const T* restrict W,
-                                     __global T* restrict C, const long c_off, const int ldc,
+                                     __global ST* restrict C, const long c_off, const int ldc,
                                      const long c_batch)
 {
     const int n = get_global_id(0), m = get_global_id(1);
@@ -463,5 +492,5 @@ __kernel void gemm_gpu_splitk_reduce(const int M, const int N, __global const T*
     #pragma unroll
     for (int i = 0; i < KSPLIT; ++i)
         s = ADD(s, w[i * mn]);
-    C[c_off + b * c_batch + (long)m * ldc + n] = s;
+    C[c_off + b * c_batch + (long)m * ldc + n] = NARROW(s);
 }

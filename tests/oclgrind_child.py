@@ -47,11 +47,18 @@ EXTRA_PARAMS = {"gpu_blocked": [{"KSPLIT": 3}, {"PRESET": 1, "KSPLIT": 2}],
                                {"VW": 1, "KSPLIT": 2, "WG": 16, "LANES": 4, "RT": 4}]}
 
 
+# gpu_blocked reads 8- and 16-bit integers as they are (GemmProblem.storage): split-K's
+# narrowing reduction and another preset too.
+EXTRA_NARROW = {"gpu_blocked": [("uint8", {"KSPLIT": 3}), ("int16", {"PRESET": 1, "KSPLIT": 2}),
+                                ("int8", {"PRESET": 3})]}
+
+
 def run_matmul(kernel: str, dev: cg.Device, report: dict, dtypes: list[str]) -> None:
     rng = np.random.default_rng(0)
     runs = [(dtype, {}) for dtype in dtypes]
     if "float32" in dtypes:
         runs += [("float32", params) for params in EXTRA_PARAMS.get(kernel, [])]
+    runs += [(dtype, params) for dtype, params in EXTRA_NARROW.get(kernel, []) if dtype in dtypes]
     for dtype, params in runs:
         for name, M, N, K, batch, trans in matmul_cases(kernel):
             a, b = operand(rng, (batch, M, K), dtype), operand(rng, (batch, K, N), dtype)

@@ -44,6 +44,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[64, 100, 128])
     parser.add_argument("--configs", nargs="*", default=["{}"], help="JSON: kernel and params")
     parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--dtype", default="float32")
     args = parser.parse_args()
     device = cg.get_device(args.device)
     rng = np.random.default_rng(0)
@@ -52,13 +53,13 @@ def main() -> None:
     print(f"# {device}: kernel time per call (profiling START->END, summed), median of "
           f"{args.calls}")
     for n in args.sizes:
-        _, _, x, y, want = product_operands(rng, (n, n), device)
+        _, _, x, y, want = product_operands(rng, (n, n), device, args.dtype)
         for text, call, err in configured_calls(x, y, want, args.configs):
             if call is None:
-                print(f"{n}^3 {text}: {err}")
+                print(f"{n}^3 {args.dtype} {text}: {err}")
                 continue
             us, launches = kernel_us(call, device, args.calls)
-            print(f"{n}^3 {text:64} kernels {us:6.2f} us in {launches} launch(es), "
+            print(f"{n}^3 {args.dtype} {text:56} kernels {us:6.2f} us in {launches} launch(es), "
                   f"error {err:.1e}", flush=True)
 
 

@@ -30,18 +30,29 @@ def host_us(call, device, calls: int = 200) -> float:
     return elapsed / calls * 1e6
 
 
-def product_operands(rng: np.random.Generator, shape: tuple, device: cg.Device) -> tuple:
-    """Two random float32 operands of ``shape``: ``(a, b, x, y, want)``, the host arrays, their
-    device copies and the float64 product."""
-    a = rng.standard_normal(shape).astype(np.float32)
-    b = rng.standard_normal(shape).astype(np.float32)
+def random_operand(rng: np.random.Generator, shape: tuple, dtype: str = "float32") -> np.ndarray:
+    """Normal floats, or small integers (0..4) for integer dtypes."""
+    if np.dtype(dtype).kind in "iub":
+        return rng.integers(0, 5, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def product_operands(rng: np.random.Generator, shape: tuple, device: cg.Device,
+                     dtype: str = "float32") -> tuple:
+    """Two random operands of ``shape``: ``(a, b, x, y, want)``, the host arrays, their device
+    copies and the product to compare with (float64 for floats; NumPy's, wrapping, for
+    integers)."""
+    a, b = random_operand(rng, shape, dtype), random_operand(rng, shape, dtype)
     x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    if a.dtype.kind in "iub":
+        return a, b, x, y, a @ b
     return a, b, x, y, a.astype(np.float64) @ b.astype(np.float64)
 
 
 def configured_calls(x, y, want: np.ndarray, configs: list[str]):
     """For each JSON config (``{}``: ``x @ y``, else ``cg.matmul`` with its kernel and params):
-    ``(text, call, error)``, the call's relative error against ``want``; ``call`` is None and
+    ``(text, call, error)``, the call's relative error against ``want`` (integers: the count of
+    wrong elements); ``call`` is None and
     ``error`` the refusal's text where the config does not fit the product."""
     for text in configs:
         config = json.loads(text)
@@ -52,6 +63,9 @@ def configured_calls(x, y, want: np.ndarray, configs: list[str]):
             got = np.asarray(call())
         except (ValueError, NotImplementedError) as exc:
             yield text, None, str(exc)
+            continue
+        if want.dtype.kind in "iub":  # the count of wrong elements
+            yield text, call, float(np.count_nonzero(got != want))
             continue
         yield text, call, np.linalg.norm(got - want) / np.linalg.norm(want)
 

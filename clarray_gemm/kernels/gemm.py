@@ -18,7 +18,7 @@ from ..device import Device, DeviceInfo, register_fork_reset
 from ..drivers import calls
 from ..memory import Storage, new_buffer, register_scratch
 from .copy import strided_copy
-from ..dtypes import dtype_defines, unsupported_dtype
+from ..dtypes import ctype, dtype_defines, unsupported_dtype
 from .programs import get_kernel
 from .variant import Catalogue, Choice, Variant
 
@@ -63,6 +63,10 @@ class GemmProblem:
     # 0: one batch level. I > 0: batch index b is (b // I, b % I) for A and B (batch dimensions
     # broadcast against each other, addressed without packing); only TWO_LEVEL_KERNELS take it.
     batch_inner: int = 0
+    # None: A, B and C hold ``dtype``. An 8- or 16-bit integer dtype: A, B and C hold it in
+    # memory and the kernel widens to ``dtype`` (dtypes.NARROW_INT_PRODUCTS); only
+    # NARROW_STORAGE_KERNELS take it. Offsets, leading dimensions and strides count its elements.
+    storage: np.dtype | None = None
 
     @property
     def flops(self) -> int:
@@ -77,6 +81,9 @@ CATALOGUE: Catalogue[GemmProblem] = Catalogue("matmul")
 # The variants whose kernels address two batch levels (GemmProblem.batch_inner); for the others
 # the operands are packed into one level first.
 TWO_LEVEL_KERNELS = frozenset({"gpu_blocked"})
+# The variants that read and write narrow integers as they are (GemmProblem.storage); for the
+# others the operands are widened into copies first and C narrowed after.
+NARROW_STORAGE_KERNELS = frozenset({"gpu_blocked"})
 
 
 # Split-K partial sums: one scratch buffer per (device, thread), grown on demand. A product's
@@ -116,6 +123,9 @@ def _round_up(x: int, m: int) -> int:
 
 def base_defines(problem: GemmProblem) -> dict[str, object]:
     d = dtype_defines(problem.dtype)
+    if problem.storage is not None:  # narrow in memory (gemm_gpu.cl's ST)
+        d["ST"] = ctype(problem.storage)
+        d["UST"] = ctype(np.dtype(f"u{problem.storage.itemsize}"))
     d["TRANS_A"] = int(problem.a.trans)
     d["TRANS_B"] = int(problem.b.trans)
     return d
@@ -224,6 +234,8 @@ def choose(device: Device, problem: GemmProblem, kernel: str | None = None,
            params: Mapping[str, int] | None = None) -> Choice[GemmProblem]:
     """The variant that runs ``problem`` on ``device`` (see :meth:`Catalogue.choose`)."""
     only = TWO_LEVEL_KERNELS if problem.batch_inner else None
+    if problem.storage is not None:
+        only = NARROW_STORAGE_KERNELS if only is None else only & NARROW_STORAGE_KERNELS
     return CATALOGUE.choose(problem, device, kernel, params, only)
 
 

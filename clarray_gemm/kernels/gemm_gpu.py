@@ -281,7 +281,8 @@ def _geometry_key(p: GemmProblem, device: Device, params: Mapping[str, int]) -> 
     operands' offsets, leading dimensions and batch strides modulo 16 elements)."""
     ops = tuple((o.trans, o.offset % 16, o.ld % 16, o.batch_stride % 16) for o in (p.a, p.b, p.c))
     two_level = (p.batch_inner, p.a.inner_stride, p.b.inner_stride) if p.batch_inner else None
-    return (device, p.M, p.N, p.K, p.batch, p.dtype, ops, two_level, frozenset(params.items()))
+    return (device, p.M, p.N, p.K, p.batch, p.dtype, p.storage, ops, two_level,
+            frozenset(params.items()))
 
 
 # Resolved launches, so that a repeated shape does not run the cost model again.

@@ -80,6 +80,9 @@ class MatmulPlan:
         self.out_strides = c_strides(out_shape, self.result_dtype.itemsize)
         self.out_nbytes = math.prod(out_shape) * self.result_dtype.itemsize
         self.choice: Choice | None = None
+        # an 8- or 16-bit integer dtype that the kernel reads and writes as it is (no widened
+        # copies, no narrowing pass): GemmProblem.storage
+        self.storage: np.dtype | None = None
         self.a_layout = self.b_layout = None
         self.batch_inner = 0  # > 0: two batch levels (see _plan_two_level)
         self.edge_note = ""  # the parts of a product split by _plan_edges
@@ -145,7 +148,10 @@ class MatmulPlan:
                                   self._operand(b, self.b_layout, K, N, isz, None),
                                   GemmOperand(None, 0, N, M * N, False), self.precision)
             self.choice = gemm.choose(self.device, problem, kernel, params)
-        if (operands_on_device and len(batch_shape) > 1
+        narrow = self._narrow_problem(a, b, kernel, params)
+        if narrow is not None:
+            problem = narrow  # the narrow operands read in place, C written narrow
+        elif (operands_on_device and len(batch_shape) > 1
                 and (self.a_layout is None or self.b_layout is None)
                 and self.choice.variant.name in gemm.TWO_LEVEL_KERNELS
                 and self._plan_two_level(a, b, kernel, params)):
@@ -167,6 +173,38 @@ class MatmulPlan:
                 raise
             self.choice = retry
             self.prepared = self._prepared_launch(problem)
+
+    def _narrow_problem(self, a, b, kernel, params) -> GemmProblem | None:
+        """Where the kernel chosen for widened copies of 8- or 16-bit integer operands can read
+        them as they are (gemm.NARROW_STORAGE_KERNELS): the problem on the device operands in
+        place with C written in their dtype, the choice and layouts set; None elsewhere."""
+        storage = self.result_dtype
+        # (not ``compute != NARROW_INT_PRODUCTS.get(storage)``: NumPy reads a None dtype as
+        # float64, so float64 would pass)
+        if (storage not in NARROW_INT_PRODUCTS or self.compute != NARROW_INT_PRODUCTS[storage]
+                or self.b_from_host
+                or self.choice.variant.name not in gemm.NARROW_STORAGE_KERNELS
+                or type(a) is not DeviceArray or type(b) is not DeviceArray
+                or a.dtype != storage or b.dtype != storage):
+            return None
+        M, N, K, batch_shape = self.M, self.N, self.K, self.batch_shape
+        a_layout = operand_layout(*operand_strides2(a, True), batch_shape, M, K)
+        b_layout = operand_layout(*operand_strides2(b, False), batch_shape, K, N)
+        if a_layout is None or b_layout is None:  # not addressable in place: widened copies
+            return None
+        isz = storage.itemsize
+        problem = GemmProblem(self.batch, M, N, K, self.compute,
+                              self._operand(a, a_layout, M, K, isz, None),
+                              self._operand(b, b_layout, K, N, isz, None),
+                              GemmOperand(None, 0, N, M * N, False), self.precision,
+                              storage=storage)
+        try:
+            self.choice = gemm.choose(self.device, problem, kernel, params)
+        except (ValueError, RuntimeError):
+            return None
+        self.a_layout, self.b_layout = a_layout, b_layout
+        self.storage = self.c_dtype = storage
+        return problem
 
     def _prepared_launch(self, problem: GemmProblem):
         """The chosen variant's prepared launch, or None (no ``prepare``, or B from the host)."""
@@ -196,7 +234,7 @@ class MatmulPlan:
             part = GemmProblem(1, rows, cols, p.K, p.dtype, replace(a, offset=a.offset + a_shift),
                                replace(b, offset=b.offset + b_shift),
                                GemmOperand(None, r0 * p.N + c0, p.N, p.M * p.N, False),
-                               p.precision)
+                               p.precision, storage=p.storage)
             choice = gemm.choose(self.device, part, None, None)
             launch = (choice.variant.prepare(self.device, part, choice.params)
                       if choice.variant.prepare is not None else None)
@@ -265,7 +303,7 @@ class MatmulPlan:
     def _run_kernel(self, a, b) -> DeviceArray:
         device, compute = self.device, self.compute
         M, N, K, batch_shape = self.M, self.N, self.K, self.batch_shape
-        isz = compute.itemsize
+        isz = (self.storage or compute).itemsize
         if self.a_layout is None:
             a = packed(a, batch_shape, M, K, compute, device, True)
         if not self.b_from_host:
@@ -289,7 +327,7 @@ class MatmulPlan:
         c = self._new_c()
         problem = GemmProblem(self.batch, M, N, K, compute, op_a, op_b,
                               GemmOperand(c.storage.kernel_buffer(write=True), 0, N, M * N),
-                              self.precision, self.batch_inner)
+                              self.precision, self.batch_inner, self.storage)
         gemm.launch(device, problem, self.choice)
         return self._finish(c)
 
@@ -328,6 +366,9 @@ class MatmulPlan:
         levels = (f"\nbatches: two levels ({self.batch // self.batch_inner} x "
                   f"{self.batch_inner}), broadcast batch dimensions read in place (no packed "
                   f"copies)" if self.batch_inner else "")
+        if self.storage is not None:
+            levels += (f"\noperands: {self.storage} read as they are and widened in the kernel; "
+                       f"C written as {self.storage} (no {self.compute} copies)")
         resolved = self.choice.variant.resolved
         if resolved is not None and self.problem is not None and not self.edge_note:
             levels += "\nresolved: " + resolved(self.problem, self.device.info, self.choice.params)
