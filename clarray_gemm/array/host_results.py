@@ -119,8 +119,9 @@ def result_adopter(device: Device, shape: tuple, dtype: np.dtype, strides: tuple
     ``adopt(*operands)`` returns ``adopt_host(compute(*operand host views), device)``, with the
     checks a fresh C-contiguous result of this geometry passes resolved once (a result of
     another layout goes through :func:`adopt_host`)."""
+    # (a storage's typed memory is in C order: results of other strides take adopt_host's checks)
     if not (device.info.host_unified_memory and math.prod(shape) and dtype.isnative
-            and not dtype.hasobject):
+            and not dtype.hasobject and strides == c_strides(shape, dtype.itemsize)):
         def adopt_checked(*operands: Any) -> DeviceArray:
             views = [x.host_view() if type(x) is DeviceArray else x for x in operands]
             return adopt_host(compute(*views), device)
@@ -129,9 +130,6 @@ def result_adopter(device: Device, shape: tuple, dtype: np.dtype, strides: tuple
     ndarray = np.ndarray
     nbytes = math.prod(shape) * dtype.itemsize
     host_born = _host_born_builder(device, nbytes, shape, dtype, strides)
-    if strides != c_strides(shape, dtype.itemsize):  # a storage's typed memory is in C order
-        return lambda *operands: adopt_host(compute(*[
-            x.host_view() if type(x) is DeviceArray else x for x in operands]), device)
 
     def adopt(*operands: Any) -> DeviceArray:
         result = compute(*[x.host_view() if type(x) is DeviceArray else x for x in operands])
