@@ -69,11 +69,30 @@ def oclgrind() -> cg.Device:
 
 
 @pytest.fixture(scope="session")
+def cpu() -> cg.Device:
+    """The CPU driver (PoCL), for kernels that rank only on GPUs but must be correct anywhere."""
+    for d in cg.devices():
+        if d.info.is_cpu and not d.info.is_simulator and d.usable:
+            return d
+    pytest.skip("no usable OpenCL CPU driver")
+
+
+@pytest.fixture(scope="session")
 def gpu() -> cg.Device:
     for d in cg.devices():
         if d.info.is_gpu and d.usable:
             return d
     pytest.skip("no OpenCL GPU on this machine")
+
+
+def device_operands(device, a, b, trans_a: bool, trans_b: bool):
+    """Device copies of the logical operands ``a`` and ``b``, each stored transposed (read
+    through a ``.mT`` view) where asked."""
+    x = (cg.asarray(np.ascontiguousarray(np.swapaxes(a, -1, -2)), device=device).mT if trans_a
+         else cg.asarray(a, device=device))
+    y = (cg.asarray(np.ascontiguousarray(np.swapaxes(b, -1, -2)), device=device).mT if trans_b
+         else cg.asarray(b, device=device))
+    return x, y
 
 
 def rel_error(result, expected) -> float:

@@ -36,11 +36,14 @@ def matmul_cases(kernel: str):
     """(name, M, N, K, batch, transposed); gemv gets matrix-vector shapes."""
     if kernel in ("gemv", "gemv_split"):
         return [("7x1x5", 7, 1, 5, 1, False), ("1x9x13/2T", 1, 9, 13, 2, True)]
-    return [("13x29x7", 13, 29, 7, 1, False), ("7x9x5/2T", 7, 9, 5, 2, True)]
+    cases = [("13x29x7", 13, 29, 7, 1, False), ("7x9x5/2T", 7, 9, 5, 2, True)]
+    if kernel == "gpu_blocked":  # K steps read without clamping K, in tiles on the M and N edges
+        cases.append(("13x29x37", 13, 29, 37, 1, False))
+    return cases
 
 
 # Launch variants beyond the defaults, run for float32: split-K and other tile presets.
-EXTRA_PARAMS = {"gpu_blocked": [{"KSPLIT": 3}, {"PRESET": 1, "KSPLIT": 2}],
+EXTRA_PARAMS = {"gpu_blocked": [{"KSPLIT": 3}, {"PRESET": 1, "KSPLIT": 2}, {"PRESET": 9}],
                 "cpu": [{"KC": 4, "VW": 4, "MR": 5}],
                 "gemv": [{"WG": 1, "VW": 4, "NVEC": 3}],
                 "gemv_split": [{"KSPLIT": 3, "WG": 32, "LANES": 8, "RT": 8},

@@ -28,14 +28,6 @@ from conftest import rel_error
 KERNEL = "gpu_blocked"
 
 
-@pytest.fixture(scope="module")
-def cpu() -> cg.Device:
-    for d in cg.devices():
-        if d.info.is_cpu and not d.info.is_simulator and d.usable:
-            return d
-    pytest.skip("no usable OpenCL CPU driver")
-
-
 def _operands(rng, M, N, K, ta, tb, dtype=np.float32, batch=()):
     a = rng.standard_normal(batch + ((K, M) if ta else (M, K))).astype(dtype)
     b = rng.standard_normal(batch + ((N, K) if tb else (K, N))).astype(dtype)
@@ -72,6 +64,27 @@ def test_every_preset(cpu, preset):
         got, want = _product(cpu, *_operands(rng, *shape, ta, tb), ta, tb,
                              {"PRESET": preset, "KSPLIT": 1})
         assert rel_error(got, want) < 1e-5, (preset, ta, tb, shape)
+
+
+@pytest.mark.parametrize("params", [{"PRESET": 9}, {"PRESET": 7}, {"PRESET": 4, "KSPLIT": 3},
+                                    {"PRESET": 9, "EDGE_ONLY_CLAMP": 0}])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, True)])
+@pytest.mark.parametrize("shape", [(131, 77, 41), (132, 76, 44)])  # scalar / vector loads
+def test_edge_tiles_keep_the_last_row_and_column_to_themselves(cpu, params, ta, tb, shape):
+    """Edge tiles read rows of A past M as row M-1 and columns of B past N as column N-1 (the
+    interior's loads): a NaN in A's last row and an infinity in B's last column reach only C's
+    last row and column, where NumPy has them, and the rest of C is NumPy's product."""
+    rng = np.random.default_rng(sum(shape))
+    M, N, K = shape
+    a, b = _operands(rng, M, N, K, ta, tb)
+    (a.T if ta else a)[-1, :] = np.nan
+    (b.T if tb else b)[:, -1] = np.inf
+    with np.errstate(invalid="ignore"):  # NumPy's inf - inf in the last column
+        got, want = _product(cpu, a, b, ta, tb, {"KSPLIT": 1, **params})
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    assert np.isfinite(want[:-1, :-1]).all()
+    assert rel_error(got[:-1, :-1], want[:-1, :-1]) < 1e-5
 
 
 @pytest.mark.parametrize("params", [{"PRESET": 7, "KSPLIT": 3}, {"PRESET": 4, "KSPLIT": 5},

@@ -187,6 +187,33 @@ def test_forced_kernel_that_does_not_fit(kernel, params, dtype, shape, why, devi
         cg.matmul(x, y, kernel=kernel, params=params)
 
 
+@pytest.mark.parametrize("kernel,params,why", [
+    ("gpu_blocked", {"BM": 32}, "has no parameter BM; its parameters: BK, "),
+    ("tiled", {"TS": 8, "WPT": 2, "XYZ": 1}, "has no parameter WPT, XYZ"),
+    (None, {"TS": 8}, r"parameters \(TS\) belong to a kernel"),
+])
+def test_parameters_a_kernel_does_not_have_are_refused(kernel, params, why, device):
+    """A misspelt or foreign parameter is an error naming it, never silently ignored (a forced
+    BM once left gpu_blocked on its preset's tile while a probe reported 32 x 32 tiles)."""
+    x = cg.ones((16, 16), np.float32, device=device)
+    with pytest.raises(ValueError, match=why):
+        cg.matmul(x, x, kernel=kernel, params=params)
+    with pytest.raises(ValueError, match=why):
+        cg.explain_matmul(x, x, kernel=kernel, params=params)
+    np.testing.assert_array_equal(np.asarray(cg.matmul(x, x, params={})), np.full((16, 16), 16))
+
+
+def test_parameters_without_a_kernel_are_refused_on_every_path(device):
+    """Also where the call would not reach a kernel at all (a 2 x 2 product, a short
+    convolution: host paths on a CPU device)."""
+    tiny, signal = cg.ones((2, 2), np.float32, device=device), cg.ones(100, np.float32, device=device)
+    for call in (lambda: cg.matmul(tiny, tiny, params={"TS": 2}),
+                 lambda: cg.convolve(signal, np.ones(5, np.float32), params={"WG": 1}),
+                 lambda: cg.explain_convolve(signal, np.ones(5, np.float32), params={"WG": 1})):
+        with pytest.raises(ValueError, match="belong to a kernel"):
+            call()
+
+
 def test_kernels_listed():
     names = cg.kernels("matmul")
     for k in GENERAL + ["gemv"]:

@@ -187,13 +187,17 @@ def test_split_packed_layout():
     p = GemmProblem(5, 7, 3, 10, np.dtype(np.float32), op, dataclasses.replace(
         op, batch_stride=0), op)
     packed, nbytes = gemm_tf32x3.split_packed(p)
-    assert packed.K == 36 and packed.precision == "tf32"        # three segments of 12
-    assert packed.a == GemmOperand(None, 0, 36, 7 * 36, False)   # A per batch, K-major
-    assert packed.b == GemmOperand(None, 5 * 7 * 36, 36, 0, True)  # B once, K-major
-    assert nbytes == 4 * (5 * 7 + 3) * 36
-    after_sums, nbytes = gemm_tf32x3.split_packed(p, 100)     # partial sums first
-    assert after_sums.a.offset == 100 and after_sums.b.offset == 100 + 5 * 7 * 36
-    assert nbytes == 4 * (100 + (5 * 7 + 3) * 36)
+    assert packed.K == 96 and packed.precision == "tf32"        # three segments of 32
+    assert packed.a == GemmOperand(None, 0, 96, 7 * 96, False)   # A per batch, K-major
+    assert packed.b == GemmOperand(None, 5 * 7 * 96, 96, 0, True)  # B once, K-major
+    assert nbytes == 4 * (5 * 7 + 3) * 96
+    after_sums, nbytes = gemm_tf32x3.split_packed(p, 128)     # partial sums first
+    assert after_sums.a.offset == 128 and after_sums.b.offset == 128 + 5 * 7 * 96
+    assert nbytes == 4 * (128 + (5 * 7 + 3) * 96)
+    for k in (1, 31, 32, 33, 5000):  # every segment and row starts on a 128-byte line
+        wide = dataclasses.replace(p, K=k)
+        segment = gemm_tf32x3.split_packed(wide)[0].K // 3
+        assert segment >= k and segment % 32 == 0 and segment - k < 32
 
 
 def test_packs_after_partial_sums_stay_aligned(device):
@@ -235,6 +239,7 @@ def _hopper(info):
     (1024, 1024, 65536, True),
     (1024, 1024, 1024, False),     # 32 tiles of 128 x 256 for 132 compute units, K too short
     (3000, 700, 5000, False),      # 72 tiles; gpu_blocked's 128 x 64 ones fill two waves
+    (4608, 704, 5000, False),      # 108 tiles, 82% of a wave; gpu_blocked's fill three per unit
     (65536, 256, 256, False),      # K too short for the packs to pay
     (64, 8192, 8192, False),       # M below a tile
 ])

@@ -5,10 +5,15 @@ their number, the queue drained afterwards), and the device time (held span of t
 
     python benches/probes/small_gemm.py --sizes 64 100 128 256 \\
         --configs '{}' '{"kernel": "naive"}' '{"kernel": "gpu_blocked", "params": {"PRESET": 2}}'
+
+``--demote small`` adds an A/B of the default call itself: rounds that alternate the catalogue as
+it is and the catalogue with that kernel ranked 0 (plans rebuilt at each switch), since a forced
+kernel's call takes a slower host path than the default's.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 
@@ -30,6 +35,14 @@ def host_us(call, device, calls: int = 200) -> float:
     return elapsed / calls * 1e6
 
 
+def demoted(name: str, on: bool) -> None:
+    """Rank kernel ``name`` 0 (``on``) or as registered, and drop the cached plans."""
+    from clarray_gemm.kernels import gemm, plans, registry
+    variant = next(v for _, vs in registry._VARIANTS for v in vs if v.name == name)
+    gemm.CATALOGUE.add(dataclasses.replace(variant, rank=lambda p, info: 0.0) if on else variant)
+    plans.clear_all()
+
+
 def random_operand(rng: np.random.Generator, shape: tuple, dtype: str = "float32") -> np.ndarray:
     """Normal floats, or small integers (0..4) for integer dtypes."""
     if np.dtype(dtype).kind in "iub":
@@ -38,11 +51,11 @@ def random_operand(rng: np.random.Generator, shape: tuple, dtype: str = "float32
 
 
 def product_operands(rng: np.random.Generator, shape: tuple, device: cg.Device,
-                     dtype: str = "float32") -> tuple:
-    """Two random operands of ``shape``: ``(a, b, x, y, want)``, the host arrays, their device
-    copies and the product to compare with (float64 for floats; NumPy's, wrapping, for
-    integers)."""
-    a, b = random_operand(rng, shape, dtype), random_operand(rng, shape, dtype)
+                     dtype: str = "float32", b_shape: tuple | None = None) -> tuple:
+    """Two random operands of ``shape`` (B of ``b_shape`` where given): ``(a, b, x, y, want)``,
+    the host arrays, their device copies and the product to compare with (float64 for floats;
+    NumPy's, wrapping, for integers)."""
+    a, b = random_operand(rng, shape, dtype), random_operand(rng, b_shape or shape, dtype)
     x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
     if a.dtype.kind in "iub":
         return a, b, x, y, a @ b
@@ -76,6 +89,8 @@ def main() -> None:
     parser.add_argument("--configs", nargs="*", default=["{}"], help="JSON: kernel and params")
     parser.add_argument("--batch", type=int, default=0, help="a batch of products (0: none)")
     parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--demote", default=None, help="A/B the default without this kernel")
+    parser.add_argument("--rounds", type=int, default=4, help="A/B rounds")
     args = parser.parse_args()
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -96,7 +111,22 @@ def main() -> None:
             dev = device_seconds(device, call, reps=20).seconds * 1e6
             print(f"  {text:60} wall {wall:6.1f} us ({torch_us / wall:.2f}x torch), host "
                   f"{host:5.1f} us, device {dev:5.1f} us, error {err:.1e}", flush=True)
-
+        if args.demote:
+            ours: dict[bool, list[float]] = {False: [], True: []}
+            peer: dict[bool, list[float]] = {False: [], True: []}
+            for _ in range(args.rounds):
+                for off in (False, True):
+                    demoted(args.demote, off)
+                    ours[off].append(median_us(lambda: x @ y, args.calls,
+                                               sync=device.synchronize))
+                    peer[off].append(median_us(lambda: ta @ tb, args.calls,
+                                               sync=torch.cuda.synchronize))
+            demoted(args.demote, False)
+            for off, label in ((False, "as registered"), (True, f"without {args.demote}")):
+                mine, theirs = float(np.median(ours[off])), float(np.median(peer[off]))
+                print(f"  x @ y {label:30} wall {mine:6.1f} us, torch {theirs:6.1f} us "
+                      f"({theirs / mine:.2f}x), rounds {' '.join(f'{w:.1f}' for w in ours[off])}",
+                      flush=True)
 
 if __name__ == "__main__":
     main()

@@ -42,7 +42,11 @@ INTEGERS = tuple(np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.uint64)
 # let ptxas issue them early, which speeds up the smaller presets. Preset 7 with PAD_A 4 ran 2-4%
 # faster clamped everywhere; unpadded, unclamped interiors win again: H100 float32, wall clock,
 # 4096^3 0.853x -> 0.886x cuBLAS, 2048^3 0.78x -> 0.88x; A packed k-major 0.90x -> 0.93x
-# (benches/runs/h100-gemm-fp32-pack-s12.md).
+# (benches/runs/h100-gemm-fp32-pack-s12.md). 9 is preset 3's tile held by 128 work-items of 8 x 8,
+# cuBLAS's own geometry for 3000x5000x700 and 1024^3 (128 x 64, four warps): its 167 registers let
+# three work-groups share a compute unit where preset 3's 256 x 109 allow two. H100, wall clock:
+# 4608x5000x704 770 us against 1086 us for preset 3 (three tiles per unit), 3072x5000x704 548
+# against 567 us, 1024^3 and 4096^3 the same (benches/runs/h100-gemm-preset9-s17.md).
 PRESETS: dict[int, tuple[int, int, int, int, int, int, int]] = {
     1: (128, 128, 8, 8, 8, 1, 4),
     2: (64, 128, 4, 8, 16, 1, 4),
@@ -52,6 +56,7 @@ PRESETS: dict[int, tuple[int, int, int, int, int, int, int]] = {
     6: (256, 128, 16, 8, 8, 1, 4),
     7: (128, 128, 16, 8, 8, 1, 0),
     8: (128, 128, 8, 16, 8, 0, 4),
+    9: (128, 64, 8, 8, 16, 1, 4),
 }
 # A row-major float32 A is packed k-major first (PACK_A -1: here) when the product is wide
 # enough for the pack's pass over A (8*M*K bytes) to cost less than the ~4% it saves the
@@ -65,8 +70,8 @@ _PACK_MEMORY_SHARE = 16
 # matches the geometry of cuBLAS's own FP32 kernel: 128 x 128 tiles, 128 work-items, 16 x 8
 # values each) with two resident work-groups, from the H100 measurements in
 # benches/gpu-notes.md; and how many work-groups one compute unit holds at once (registers).
-_EFFICIENCY = {1: 0.9, 2: 0.85, 3: 0.9, 4: 0.6, 5: 0.8, 6: 0.8, 7: 1.0, 8: 0.95}
-_RESIDENT = {1: 2, 2: 2, 3: 2, 4: 3, 5: 1, 6: 1, 7: 2, 8: 2}
+_EFFICIENCY = {1: 0.9, 2: 0.85, 3: 0.9, 4: 0.6, 5: 0.8, 6: 0.8, 7: 1.0, 8: 0.95, 9: 0.9}
+_RESIDENT = {1: 2, 2: 2, 3: 2, 4: 3, 5: 1, 6: 1, 7: 2, 8: 2, 9: 3}
 # Fraction of that throughput a compute unit reaches with a single resident work-group.
 _SINGLE = 0.68
 # Split-K's fixed cost (second launch, partial sums), in the model's units (about 30 us).
@@ -75,8 +80,9 @@ _SINGLE = 0.68
 # KSPLIT 4 (H100, session 12); of the shapes in benches/gpu_gemm_shapes.py only 1024^3 and
 # 768^3 change their choice.
 _SPLIT_COST = 5e6
-# Presets the shape heuristic considers (the others only when forced).
-_AUTO = (7, 2, 3, 4)
+# Presets the shape heuristic considers (the others only when forced). Preset 9 replaced 3: the
+# same tiles, at least as fast wherever both were measured.
+_AUTO = (7, 2, 9, 4)
 # float64 doubles every register and local-memory byte: 16 x 8 micro-tiles spill (2048^3 on an
 # H100: preset 7 5.95 ms, 8 8.06 ms, against 0.99 ms for preset 1 and 1.72 ms for preset 4), and
 # presets 2, 3, 5 and 6 exceed 48 KB of local memory. Its own candidates and efficiencies.

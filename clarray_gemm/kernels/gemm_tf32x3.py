@@ -42,6 +42,10 @@ __all__ = ["TF32X3", "VARIANTS", "split_packed"]
 
 SEGMENTS = 3
 """K segments per packed row: lo, hi, hi (A) against hi, lo, hi (B)."""
+SEGMENT_ALIGN = 32
+"""Elements a K segment is rounded up to: whole 128-byte lines, so that the packs write whole
+lines (the zero columns past K come from the same launch). With segments rounded to 4 only, K =
+5000 packed A at half the bandwidth of K = 4096 (H100: 4608 x 5000 in 292 us, 1.26 TB/s)."""
 
 # Chosen over gpu_blocked for float32 products whose K and sides reach K_MIN and MIN_SIDE, and
 # whose tiles fill the device: at least two per compute unit, or a last wave at least FULL_WAVE
@@ -51,10 +55,11 @@ SEGMENTS = 3
 # split: 1536^3 1.00x (0.80x), 1024x4096x1024 0.90x (0.81x), 1024x65536x1024 1.06x (0.83x);
 # but 1024^3 at best 0.70x against 0.87x, 3000x5000x700 0.66x against 0.75x (gpu_blocked's
 # 128x64 tiles fill two waves there), 65536x256x256 0.72x against 0.92x (benches/runs/
-# h100-tf32x3-s15.md).
+# h100-tf32x3-s15.md). A last wave of 108 tiles on 132 units (4608x5000x704) lost too: 950 us
+# against gpu_blocked's 723 us, whose 128x64 tiles fill three per unit (h100-gemm-preset9-s17.md).
 MIN_SIDE = 128
 K_MIN = 512
-FULL_WAVE = 0.75
+FULL_WAVE = 0.9
 SPLIT_MIN_SIDE = 1024
 SPLIT_MIN_K = 1536
 
@@ -92,9 +97,9 @@ def _gate(device: Device) -> cl.Buffer:
 def split_packed(p: GemmProblem, base: int = 0) -> tuple[GemmProblem, int]:
     """The TF32 problem the warpgroup kernel runs after the split packs (A's rows, then B's
     columns, from element ``base`` of the scratch buffer, as three K segments of K rounded up to
-    a multiple of 4, an operand shared by every batch packed once), and the scratch bytes up to
-    their end."""
-    kp = -(-p.K // 4) * 4
+    a multiple of SEGMENT_ALIGN, an operand shared by every batch packed once), and the scratch
+    bytes up to their end."""
+    kp = -(-p.K // SEGMENT_ALIGN) * SEGMENT_ALIGN
     ld = SEGMENTS * kp
     a_batches = p.batch if p.a.batch_stride else 1
     b_batches = p.batch if p.b.batch_stride else 1
@@ -126,7 +131,7 @@ def ksplit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> int:
     tiles = _tiles(p, params)
     if tiles >= units:  # a wave or more: split-K measured only where tiles leave units idle
         return 1
-    steps = -(-SEGMENTS * -(-p.K // 4) * 4 // gemm_wgmma._bk(3, params))
+    steps = -(-SEGMENTS * -(-p.K // SEGMENT_ALIGN) * SEGMENT_ALIGN // gemm_wgmma._bk(3, params))
     best, best_us = 1, math.inf
     for s in range(1, MAX_KSPLIT + 1):
         if s > 1 and steps < MIN_SLICE_STEPS * s:

@@ -6,8 +6,8 @@ the catalogue's order: ties in rank go to the earlier). ``kernels/__init__.py`` 
 """
 from __future__ import annotations
 
-from . import (conv, gemm, gemm_dmma, gemm_gpu, gemm_mma, gemm_tf32x3, gemm_variants, gemm_wgmma,
-               gemv_split, tuned)
+from . import (conv, gemm, gemm_dmma, gemm_gpu, gemm_mma, gemm_small, gemm_tf32x3, gemm_variants,
+               gemm_wgmma, gemv_split, tuned)
 from .variant import Catalogue
 
 __all__ = ["CATALOGUES", "register"]
@@ -19,6 +19,7 @@ _VARIANTS = (
     # naive is added by gemm.py itself, first
     (gemm.CATALOGUE, gemm_variants.VARIANTS),  # tiled, regtile, vec, image, const_b, gemv, cpu
     (gemm.CATALOGUE, gemm_gpu.VARIANTS),       # gpu_blocked
+    (gemm.CATALOGUE, gemm_small.VARIANTS),     # small (the whole of K staged at once)
     (gemm.CATALOGUE, gemm_mma.VARIANTS),       # mma (tensor cores)
     (gemm.CATALOGUE, gemm_wgmma.VARIANTS),     # wgmma (Hopper tensor cores)
     (gemm.CATALOGUE, gemm_tf32x3.VARIANTS),    # tf32x3 (float32 as three TF32 products)

@@ -15,7 +15,7 @@ from ..device import Device, DeviceInfo
 
 P = TypeVar("P")  # a problem description (GemmProblem, ConvProblem)
 
-__all__ = ["Variant", "Choice", "Catalogue"]
+__all__ = ["Variant", "Choice", "Catalogue", "check_params_have_kernel"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,14 @@ class Choice(Generic[P]):
         return "\n".join(lines)
 
 
+def check_params_have_kernel(family: str, kernel: str | None,
+                             params: Mapping[str, int] | None) -> None:
+    """ValueError where ``params`` are given without the ``kernel`` they would set."""
+    if params and kernel is None:
+        raise ValueError(f"{family} parameters ({', '.join(sorted(params))}) belong to a "
+                         f"kernel: name it (kernel=...)")
+
+
 class Catalogue(Generic[P]):
     """An ordered collection of variants of one operation family."""
 
@@ -101,15 +109,22 @@ class Catalogue(Generic[P]):
     def choose(self, problem: P, device: Device, kernel: str | None = None,
                params: Mapping[str, int] | None = None,
                only: Collection[str] | None = None) -> Choice[P]:
-        """The variant to run: ``kernel`` if forced (ValueError if it does not fit), else the
-        highest-ranked variant that fits; ``only``: the variants that can take this problem
-        at all (the others are skipped, or refused when forced)."""
+        """The variant to run: ``kernel`` if forced (ValueError if it does not fit, or if
+        ``params`` names a parameter it does not have), else the highest-ranked variant that
+        fits (``params`` without ``kernel``: ValueError); ``only``: the variants that can take
+        this problem at all (the others are skipped, or refused when forced)."""
         info = device.info
+        check_params_have_kernel(self.family, kernel, params)
         if kernel is not None:
             variant = self[kernel]
             if only is not None and kernel not in only:
                 raise ValueError(f"{self.family} kernel {kernel!r} does not fit this call: "
                                  f"only {', '.join(sorted(only))} can take it")
+            unknown = sorted(set(params or ()) - set(variant.defaults))
+            if unknown:
+                raise ValueError(f"{self.family} kernel {kernel!r} has no parameter "
+                                 f"{', '.join(unknown)}; its parameters: "
+                                 f"{', '.join(sorted(variant.defaults))}")
             chosen, tuned = self.params_for(device, variant, problem)
             if params:
                 chosen.update(params)

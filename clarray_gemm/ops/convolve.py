@@ -28,7 +28,7 @@ from ..kernels.copy import prepare_strided_copy
 from ..kernels.crossover import (FFT_LONG_SIGNAL, HOST_FFT_MIN_SIGNAL, crossover,
                                  has_host_path, prefer_host)
 from ..kernels.plans import PlanCache
-from ..kernels.variant import Choice
+from ..kernels.variant import Choice, check_params_have_kernel
 from ..memory import Storage
 from ._common import compute_dtype, device_of, numpy_answers, take_operands
 from .convolve_host import block_length, fft_convolve_full
@@ -485,6 +485,7 @@ def _operand_key(x: DeviceArray | np.ndarray) -> tuple:
 
 def _call(op: str, a: Any, v: Any, mode: Any, kernel: str | None,
           params: Mapping[str, int] | None) -> DeviceArray:
+    check_params_have_kernel("convolve", kernel, params)
     arrays = (np.ndarray, DeviceArray)
     if (kernel is None and params is None and type(mode) in (str, int)
             and isinstance(a, arrays) and isinstance(v, arrays)):
@@ -537,6 +538,7 @@ def explain_convolve(a: Any, v: Any, mode: Any = "full", kernel: str | None = No
     ``kernel=`` and ``params=`` included; ``host``/``host_fft`` for the host strategies)."""
     if op not in ("convolve", "correlate"):
         raise ValueError(f"op must be 'convolve' or 'correlate', not {op!r}")
+    check_params_have_kernel("convolve", kernel, params)
     plan = _Plan(op, a, v, mode)
     choice = _choose(plan, kernel, params, explain=True)
     if isinstance(choice, tuple):

@@ -34,7 +34,7 @@ from ..kernels.crossover import prefer_host
 from ..kernels.gemm import GemmOperand, GemmProblem
 from ..kernels.gemm_mma import TENSOR_CORE_KERNELS
 from ..kernels.plans import PlanCache
-from ..kernels.variant import Choice
+from ..kernels.variant import Choice, check_params_have_kernel
 from ..dtypes import NARROW_INT_PRODUCTS, mma_operand_dtype
 from ..memory import Storage, format_bytes
 from ._common import compute_dtype, device_of, numpy_answers, operand, take_operands
@@ -58,6 +58,7 @@ class MatmulPlan:
                  precision: str = "highest"):
         take_operands(a, b)  # NumPy's own matmul answers for these: dtypes before shapes
         check_core(a.shape, b.shape)
+        check_params_have_kernel("matmul", kernel, params)
         self.device = device
         self.dtype_arg = dtype
         self.precision = precision

@@ -1,0 +1,136 @@
+"""The ``small`` GEMM kernel (opencl/gemm_small.cl): the whole of K staged in local memory.
+
+* On the local CPU driver (forced: it ranks only on GPUs): every operand layout, odd sizes up
+  to K = KMAX, batches, both tile settings, integer and float dtypes, C written everywhere and
+  nowhere else.
+* Its refusals (K past KMAX, local memory) and its rank for an H100-like GPU.
+(Oclgrind runs it with every kernel in tests/test_kernels_oclgrind.py.)
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+from clarray_gemm.kernels import gemm, gemm_small
+from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
+
+from conftest import device_operands, rel_error
+
+KERNEL = "small"
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("shape", [(1, 1, 1), (7, 5, 3), (31, 33, 17), (33, 128, 31),
+                                   (100, 100, 100), (16, 127, 16), (257, 7, 5)])
+def test_layouts_and_odd_sizes(cpu, ta, tb, shape):
+    M, K, N = shape
+    rng = np.random.default_rng(sum(shape) + 2 * ta + tb)
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    x, y = device_operands(cpu, a, b, ta, tb)
+    got = np.asarray(cg.matmul(x, y, kernel=KERNEL))
+    want = a.astype(np.float64) @ b
+    assert got.shape == want.shape
+    assert rel_error(got, want) < 1e-5
+
+
+@pytest.mark.parametrize("params", [{}, {"TS": 32, "WPT": 2}, {"TS": 16, "KMAX": 64},
+                                    {"TS": 8, "WPT": 2, "KMAX": 256}])
+@pytest.mark.parametrize("batch", [(3,), (2, 5)])
+def test_batches_and_tile_settings(cpu, params, batch):
+    rng = np.random.default_rng(len(batch) + len(params))
+    K = min(params.get("KMAX", 128), 61)
+    a = rng.standard_normal(batch + (17, K)).astype(np.float32)
+    b = rng.standard_normal(batch + (K, 19)).astype(np.float32)
+    got = np.asarray(cg.matmul(cg.asarray(a, device=cpu), cg.asarray(b, device=cpu),
+                               kernel=KERNEL, params=params))
+    assert rel_error(got, np.matmul(a.astype(np.float64), b)) < 1e-5
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "float64"])
+def test_integers_wrap_as_numpy_and_float64(cpu, dtype):
+    rng = np.random.default_rng(4)
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":  # full-range values: the sums wrap
+        info = np.iinfo(dt)
+        a = rng.integers(info.min, info.max, (23, 40), dtype=dt, endpoint=True)
+        b = rng.integers(info.min, info.max, (40, 9), dtype=dt, endpoint=True)
+    else:
+        a, b = rng.standard_normal((23, 40)), rng.standard_normal((40, 9))
+    got = np.asarray(cg.matmul(cg.asarray(a, device=cpu), cg.asarray(b, device=cpu),
+                               kernel=KERNEL, params={"KMAX": 64}))
+    assert got.dtype == dt
+    if dt.kind in "iu":
+        with np.errstate(over="ignore"):
+            np.testing.assert_array_equal(got, a @ b)
+    else:
+        assert rel_error(got, a @ b) < 1e-12
+
+
+def test_writes_every_element_of_c_and_nothing_around_it(cpu):
+    """C is a window of a poisoned matrix: every element inside it is the product, every one
+    around it keeps its poison (two byte patterns, so that a kernel writing zeros or leaving
+    stale values is caught either way)."""
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((37, 45)).astype(np.float32)
+    b = rng.standard_normal((45, 29)).astype(np.float32)
+    want = a.astype(np.float64) @ b
+    for poison in (np.float32(np.nan), np.float32(-7.25)):
+        big = cg.asarray(np.full((41, 35), poison, np.float32), device=cpu)
+        window = big[2:39, 3:32]
+        cg.matmul(cg.asarray(a, device=cpu), cg.asarray(b, device=cpu), kernel=KERNEL,
+                  out=window)
+        host = np.asarray(big)
+        assert rel_error(host[2:39, 3:32], want) < 1e-5
+        outside = np.ones(host.shape, bool)
+        outside[2:39, 3:32] = False
+        np.testing.assert_array_equal(host[outside].view(np.uint32),
+                                      np.full(outside.sum(), poison).view(np.uint32))
+
+
+def test_refusals_name_the_limit(cpu):
+    x = cg.asarray(np.ones((8, 129), np.float32), device=cpu)
+    y = cg.asarray(np.ones((129, 8), np.float32), device=cpu)
+    with pytest.raises(ValueError, match="K = 129 is deeper than KMAX = 128"):
+        cg.matmul(x, y, kernel=KERNEL)
+    with pytest.raises(ValueError, match="multiple of WPT"):
+        cg.matmul(x[:, :8], y[:8], kernel=KERNEL, params={"TS": 16, "WPT": 3})
+    info = dataclasses.replace(cpu.info, local_mem_bytes=4096)
+    p = _problem(8, 8, 64)
+    assert "bytes of local memory" in gemm_small.SMALL.fits(p, info, gemm_small.SMALL.defaults)
+
+
+def _problem(M, N, K, batch=1, dtype=np.float32):
+    op = GemmOperand(None, 0, 1, 0)
+    return GemmProblem(batch, M, N, K, np.dtype(dtype), op, op, op)
+
+
+@pytest.mark.parametrize("batch,M,N,K,chosen", [
+    (1, 64, 64, 64, True), (1, 100, 100, 100, True), (1, 128, 128, 128, True),
+    (4000, 16, 16, 16, True),       # one tile per matrix
+    (1, 256, 256, 256, False),      # K past KMAX
+    (1, 256, 256, 64, False),       # more elements than one small product
+    (256, 64, 64, 64, False),       # batches of several tiles: gpu_blocked
+    (10000, 8, 8, 8, False),        # 512 multiply-adds each: naive's
+    (1, 1, 4096, 64, False),        # a vector: gemv's
+])
+def test_rank_on_an_h100(cpu, batch, M, N, K, chosen):
+    h100 = dataclasses.replace(cpu.info, type="GPU", compute_units=132, is_simulator=False,
+                               vendor="NVIDIA Corporation", local_mem_bytes=49152)
+    p = _problem(M, N, K, batch)
+    assert (gemm_small.SMALL.rank(p, h100) > 100) == chosen
+    assert gemm_small.SMALL.rank(p, cpu.info) == 0  # never on a CPU
+    assert gemm_small.SMALL.rank(dataclasses.replace(p, dtype=np.dtype(np.int32)), h100) == 0
+    if chosen:
+        assert gemm.CATALOGUE.choose(p, _as_device(cpu, h100)).variant.name == KERNEL
+
+
+def _as_device(cpu, info):
+    """The CPU driver's context behind a device that reports ``info``."""
+    device = object.__new__(cg.Device)
+    device.__dict__.update(cpu.__dict__)
+    device.info = info
+    return device
