@@ -301,6 +301,11 @@ def test_shape_heuristic(h100_info):
     tall = gemm_gpu.resolve(_problem(8192, 64, 8192), h100_info, {})
     assert tall["KSPLIT"] > 1 and tall["BN"] == 64
     assert gemm_gpu.resolve(_problem(8192, 8192, 64), h100_info, {})["KSPLIT"] == 1
+    # slices down to 128 deep (measured: 64x1024x1024 in 8, 768^3 in 6 beat 4 and 3)
+    assert gemm_gpu.resolve(_problem(64, 1024, 1024), h100_info, {})["KSPLIT"] == 8
+    cube = gemm_gpu.resolve(_problem(768, 768, 768), h100_info, {})
+    assert (cube["PRESET"], cube["KSPLIT"]) == (7, 6)
+    assert gemm_gpu.resolve(_problem(3000, 700, 5000), h100_info, {})["PRESET"] == 9  # 128 x 64
     forced = gemm_gpu.resolve(_problem(64, 8192, 8192), h100_info, {"PRESET": 1, "KSPLIT": 2})
     assert (forced["BM"], forced["KSPLIT"]) == (128, 2)
 

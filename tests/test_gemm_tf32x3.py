@@ -221,7 +221,8 @@ def test_ksplit_fills_the_device():
         p = GemmProblem(1, M, N, K, np.dtype(np.float32), op, op, op)
         return ksplit(p, hopper, {**TF32X3.defaults, **params})
     assert split(4096, 4096, 4096) == 1 and split(2048, 2048, 2048) == 1
-    assert split(4097, 2049, 3001) == 1 and split(3072, 3072, 3072) == 1   # over a wave
+    assert split(8192, 8192, 8192) == 1 and split(8192, 8192, 1024) == 1   # full waves
+    assert split(4097, 2049, 3001) == 3 and split(3072, 3072, 3072) == 3   # a last wave 1/4 full
     assert split(1024, 1024, 65536) > 2 and split(1024, 1024, 4096) > 2
     assert split(1024, 1024, 4096, KSPLIT=5) == 5
 

@@ -80,6 +80,11 @@ _SINGLE = 0.68
 # KSPLIT 4 (H100, session 12); of the shapes in benches/gpu_gemm_shapes.py only 1024^3 and
 # 768^3 change their choice.
 _SPLIT_COST = 5e6
+# The shallowest K slice split-K makes. 128 (was 256): the vector batch (64, 1, 1024) @ 1024^2,
+# run as one 64x1024x1024 product, splits in 8 (34.6 against 37.3 us in 4 slices; 0.75x ->
+# 0.88x torch in the shapes bench) and 768^3 takes preset 7 in 6 (59.8 us against 98.5 us for
+# preset 9 in 3) on the H100 (benches/runs/h100-tf32x3-split-s17.md).
+_MIN_SLICE = 128
 # Presets the shape heuristic considers (the others only when forced). Preset 9 replaced 3: the
 # same tiles, at least as fast wherever both were measured.
 _AUTO = (7, 2, 9, 4)
@@ -140,7 +145,7 @@ def resolve(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -
     if preset == 0 or ksplit == 0:
         presets = [preset] if preset else list(_preset_model(problem)[0])
         splits = [ksplit] if ksplit else [s for s in (1, 2, 3, 4, 6, 8, 12, 16)
-                                          if s == 1 or problem.K // s >= 256
+                                          if s == 1 or problem.K // s >= _MIN_SLICE
                                           and max(out["PACK_A"], out["PACK_B"]) <= 0]
         units = max(info.compute_units, 1)
 

@@ -122,15 +122,15 @@ def _tiles(p: GemmProblem, params: Mapping[str, int]) -> int:
 
 
 def ksplit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> int:
-    """K slices: ``params["KSPLIT"]``, or with 0: none where the tiles fill a wave, else the
-    count of the fewest modelled microseconds (waves of tiles times their steps, plus the
-    partial sums' pass)."""
+    """K slices: ``params["KSPLIT"]``, or with 0 the count of the fewest modelled
+    microseconds (waves of tiles times their steps, plus the partial sums' pass). Beyond a
+    wave it splits where the last wave is mostly empty: 4097x3001x2049 (2.25 waves) and 3072^3
+    (2.18) in 3, 1120 -> 1055 us and 1019 -> 952 us on the H100; 2048^3 and 4096^3 stay whole
+    (h100-tf32x3-split-s17.md)."""
     if params["KSPLIT"]:
         return int(params["KSPLIT"])
     units = max(info.compute_units, 1)
     tiles = _tiles(p, params)
-    if tiles >= units:  # a wave or more: split-K measured only where tiles leave units idle
-        return 1
     steps = -(-SEGMENTS * -(-p.K // SEGMENT_ALIGN) * SEGMENT_ALIGN // gemm_wgmma._bk(3, params))
     best, best_us = 1, math.inf
     for s in range(1, MAX_KSPLIT + 1):
