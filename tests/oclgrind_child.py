@@ -37,7 +37,9 @@ def matmul_cases(kernel: str):
     if kernel in ("gemv", "gemv_split"):
         return [("7x1x5", 7, 1, 5, 1, False), ("1x9x13/2T", 1, 9, 13, 2, True)]
     cases = [("13x29x7", 13, 29, 7, 1, False), ("7x9x5/2T", 7, 9, 5, 2, True)]
-    if kernel == "gpu_blocked":  # K steps read without clamping K, in tiles on the M and N edges
+    # A K of several steps: gpu_blocked's unclamped K steps in edge tiles, small's staging
+    # loops past one pass of its work-items.
+    if kernel in ("gpu_blocked", "small"):
         cases.append(("13x29x37", 13, 29, 37, 1, False))
     return cases
 
