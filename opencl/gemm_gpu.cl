@@ -206,10 +206,12 @@ inline void load_a(__global const ST* A, const int lda, const int M, const int m
     for (int v = 0; v < A_LOADS / 4; ++v) {
         const IDX e = lid + v * NT;
 #if TRANS_A
-        const int k = kb + e / (BM / 4), m = min(m0 + (int)(e % (BM / 4)) * 4, M - 4);  // T4 along m
+        // T4 along m
+        const int k = kb + e / (BM / 4), m = min(m0 + (int)(e % (BM / 4)) * 4, M - 4);
         T4 x = LOAD4(A + (long)(clamp ? min(k, k1 - 1) : k) * lda + m);
 #else
-        const int m = min(m0 + (int)(e / (BK / 4)), M - 1), k = kb + (e % (BK / 4)) * 4;  // along k
+        // T4 along k
+        const int m = min(m0 + (int)(e / (BK / 4)), M - 1), k = kb + (e % (BK / 4)) * 4;
         T4 x = LOAD4(A + (long)m * lda + (clamp ? min(k, k1 - 4) : k));
 #endif
         const bool ok = k < k1;
@@ -274,10 +276,12 @@ inline void load_b(__global const ST* B, const int ldb, const int N, const int n
     for (int v = 0; v < B_LOADS / 4; ++v) {
         const IDX e = lid + v * NT;
 #if TRANS_B
-        const int n = min(n0 + (int)(e / (BK / 4)), N - 1), k = kb + (e % (BK / 4)) * 4;  // along k
+        // T4 along k
+        const int n = min(n0 + (int)(e / (BK / 4)), N - 1), k = kb + (e % (BK / 4)) * 4;
         T4 x = LOAD4(B + (long)n * ldb + (clamp ? min(k, k1 - 4) : k));
 #else
-        const int k = kb + e / (BN / 4), n = min(n0 + (int)(e % (BN / 4)) * 4, N - 4);  // T4 along n
+        // T4 along n
+        const int k = kb + e / (BN / 4), n = min(n0 + (int)(e % (BN / 4)) * 4, N - 4);
         T4 x = LOAD4(B + (long)(clamp ? min(k, k1 - 1) : k) * ldb + n);
 #endif
         const bool ok = k < k1;

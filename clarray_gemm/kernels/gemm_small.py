@@ -41,8 +41,8 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
     if why:
         return why
     if (ts // wpt) ** 2 > info.max_work_group_size:
-        return f"needs work-groups of {(ts // wpt) ** 2} work-items " \
-               f"(device allows {info.max_work_group_size})"
+        return (f"needs work-groups of {(ts // wpt) ** 2} work-items "
+                f"(device allows {info.max_work_group_size})")
     if _local_bytes(p, params) > info.local_mem_bytes:
         return (f"needs {_local_bytes(p, params)} bytes of local memory "
                 f"(device has {info.local_mem_bytes})")

@@ -485,7 +485,6 @@ def _operand_key(x: DeviceArray | np.ndarray) -> tuple:
 
 def _call(op: str, a: Any, v: Any, mode: Any, kernel: str | None,
           params: Mapping[str, int] | None) -> DeviceArray:
-    check_params_have_kernel("convolve", kernel, params)
     arrays = (np.ndarray, DeviceArray)
     if (kernel is None and params is None and type(mode) in (str, int)
             and isinstance(a, arrays) and isinstance(v, arrays)):
@@ -507,6 +506,7 @@ def _call(op: str, a: Any, v: Any, mode: Any, kernel: str | None,
             entry = _DevicePlan.build(plan, choice) or _GENERAL
         _CALL_PLANS.get(key, lambda: entry)
         return _run(plan, kernel, params, choice)
+    check_params_have_kernel("convolve", kernel, params)
     return _run(_Plan(op, a, v, mode), kernel, params)
 
 
