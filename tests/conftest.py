@@ -2,6 +2,7 @@
 comparison helpers (float results by relative norm error against a float64 reference)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 
@@ -85,6 +86,15 @@ def cpu() -> cg.Device:
 @pytest.fixture(scope="session")
 def gpu() -> cg.Device:
     return first_device(lambda info: info.is_gpu, "no OpenCL GPU on this machine")
+
+
+def fake_device(device: cg.Device, **info_changes) -> cg.Device:
+    """Another ``Device`` object for ``device``'s OpenCL device that reports different
+    capabilities (selection reads only these). Not ``copy.copy``: a device copies to itself."""
+    dev = object.__new__(cg.Device)
+    dev.__dict__.update(device.__dict__)
+    dev.info = dataclasses.replace(device.info, **info_changes)
+    return dev
 
 
 def device_operands(device, a, b, trans_a: bool, trans_b: bool):

@@ -3,7 +3,6 @@
 for each kind of problem, including devices that are not present (``DeviceInfo`` replaced)."""
 from __future__ import annotations
 
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,7 +11,7 @@ import clarray_gemm as cg
 from clarray_gemm.kernels import gemm
 from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
 
-from conftest import assert_matches, random_array, run_or_refusal
+from conftest import assert_matches, fake_device, random_array, run_or_refusal
 
 GENERAL = ["naive", "tiled", "regtile", "vec", "image", "const_b", "cpu"]
 # Drawn from {1, 7, 31, 33, 64, 100, 257, 1000}: odd edges in every dimension, K = 1, and a
@@ -221,15 +220,6 @@ def test_kernels_listed():
 
 
 # -- dispatch ----------------------------------------------------------------------------------
-def fake_device(device: cg.Device, **info_changes) -> cg.Device:
-    """Another ``Device`` object for ``device``'s OpenCL device that reports different
-    capabilities (selection reads only these). Not ``copy.copy``: a device copies to itself."""
-    dev = object.__new__(cg.Device)
-    dev.__dict__.update(device.__dict__)
-    dev.info = replace(device.info, **info_changes)
-    return dev
-
-
 def problem(M, N, K, dtype=np.float32, batch=1) -> GemmProblem:
     """A contiguous row-major problem description (selection never touches the buffers)."""
     return GemmProblem(batch, M, N, K, np.dtype(dtype), GemmOperand(None, 0, K, M * K),

@@ -17,7 +17,7 @@ import clarray_gemm as cg
 from clarray_gemm.kernels import gemm, gemm_small
 from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
 
-from conftest import device_operands, rel_error
+from conftest import device_operands, fake_device, rel_error
 
 KERNEL = "small"
 
@@ -118,19 +118,12 @@ def _problem(M, N, K, batch=1, dtype=np.float32):
     (1, 1, 4096, 64, False),        # a vector: gemv's
 ])
 def test_rank_on_an_h100(cpu, batch, M, N, K, chosen):
-    h100 = dataclasses.replace(cpu.info, type="GPU", compute_units=132, is_simulator=False,
-                               vendor="NVIDIA Corporation", local_mem_bytes=49152)
+    h100 = fake_device(cpu, type="GPU", compute_units=132, is_simulator=False,
+                       vendor="NVIDIA Corporation", local_mem_bytes=49152)
     p = _problem(M, N, K, batch)
-    assert (gemm_small.SMALL.rank(p, h100) > 100) == chosen
+    assert (gemm_small.SMALL.rank(p, h100.info) > 100) == chosen
     assert gemm_small.SMALL.rank(p, cpu.info) == 0  # never on a CPU
-    assert gemm_small.SMALL.rank(dataclasses.replace(p, dtype=np.dtype(np.int32)), h100) == 0
+    assert gemm_small.SMALL.rank(dataclasses.replace(p, dtype=np.dtype(np.int32)),
+                                 h100.info) == 0
     if chosen:
-        assert gemm.CATALOGUE.choose(p, _as_device(cpu, h100)).variant.name == KERNEL
-
-
-def _as_device(cpu, info):
-    """The CPU driver's context behind a device that reports ``info``."""
-    device = object.__new__(cg.Device)
-    device.__dict__.update(cpu.__dict__)
-    device.info = info
-    return device
+        assert gemm.CATALOGUE.choose(p, h100).variant.name == KERNEL

@@ -12,7 +12,8 @@ import clarray_gemm as cg
 from clarray_gemm.kernels import gemm
 
 from conftest import random_array
-from test_gemm_kernels import NVIDIA, CPU, check_every_element, fake_device, problem, run_into_poison
+from conftest import fake_device
+from test_gemm_kernels import NVIDIA, CPU, check_every_element, problem, run_into_poison
 
 KERNEL = "gemv_split"
 # (M, N, K): N == 1 runs gemv_rows, M == 1 gemv_cols; odd sizes, K = 1, rows past any tile.
