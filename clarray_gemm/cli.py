@@ -18,6 +18,7 @@ import os
 import sys
 import time
 import warnings
+from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
 import numpy as np
@@ -235,7 +236,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     device = _bench_device(args)
     what = args.what
     print(f"# {what} on {device.name} ({device.info.platform}), {time.strftime('%Y-%m-%d')}")
-    if what in ("latency", "programs"):
+    if what in ("latency", "programs", "shapes", "patterns"):
         from .bench import commands
         return getattr(commands, what)(device, args)
     args.budget = 0.5 if args.budget is None else args.budget
@@ -294,11 +295,53 @@ def cmd_tune(args: argparse.Namespace) -> int:
             print(f"  {p}")
         return 0
     device = _bench_device(args)
+    if args.choices:
+        return _tune_choices(args, device)
     if not args.crossover_only:
         _tune_parameters(args, device)
     if not args.no_crossover:
         _tune_crossovers(args, device)
     print(f"\nstored in {tuning.store_path(device)}")
+    return 0
+
+
+def _tune_choices(args: argparse.Namespace, device: Device) -> int:
+    """``tune --choices``: time every fitting GEMM kernel over the shape grid and store the
+    table kernel choice reads (and, with ``--export``, write it as a table to ship)."""
+    from .tuning import choices
+    sizes = args.sizes or (choices.SMOKE_SIZES if args.quick else choices.GRID_SIZES)
+    batched = () if args.quick else choices.BATCHED_GRID
+    points = choices.grid(sizes, batched)
+    dtypes = args.dtype if args.dtype_given else ["float32", "float64", "float16", "bfloat16",
+                                                  "int32"]
+    from .dtypes import bfloat16_dtype, compute_dtype
+    usable = []
+    for name in dtypes:
+        dt = bfloat16_dtype() if name == "bfloat16" else np.dtype(name)
+        if dt is None:
+            print("skipping bfloat16: NumPy has none without ml_dtypes (pip install ml_dtypes)")
+        elif dt.kind in "fiu" and compute_dtype(dt, device.info) is None:
+            print(f"skipping {name}: no {name} kernel on {device.name}")
+        else:
+            usable.append(dt)
+    print(f"timing every fitting GEMM kernel on {device} ({device.info.platform}): "
+          f"{len(points)} products x {', '.join(dt.name for dt in usable)}")
+    command = "python -m clarray_gemm " + " ".join(args.command_line)
+
+    def checkpoint(results: dict) -> None:  # what is measured survives a stop midway
+        choices.save(device, results)
+        if args.export:
+            choices.export(device, results, Path(args.export),
+                           args.export_devices or [device.info.name], command)
+    results = choices.measure(device, usable, points, budget_s=args.budget or 0.05,
+                              kernels=args.kernels,
+                              say=(lambda s: None) if args.quiet else print,
+                              checkpoint=checkpoint)
+    path = choices.save(device, results)
+    print(f"\nstored in {path}")
+    if args.export:
+        checkpoint(results)
+        print(f"table written to {args.export}")
     return 0
 
 
@@ -377,6 +420,10 @@ def _dtype_name(text: str) -> str:
     return text
 
 
+def _dtype_name_or_bf16(text: str) -> str:
+    return "bfloat16" if text == "bfloat16" else _dtype_name(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m clarray_gemm",
                                 description="NumPy-compatible OpenCL arrays: device info, demo, "
@@ -395,10 +442,15 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("bench", help="benchmark kernels against NumPy, CLBlast and cuBLAS")
     s.add_argument("what", nargs="?", default="matmul",
-                   choices=("matmul", "convolve", "seed000", "latency", "programs"),
+                   choices=("matmul", "convolve", "seed000", "latency", "programs", "shapes",
+                            "patterns"),
                    help="matmul (default), convolve, seed000 (seed 000's table reproduced), "
-                        "latency (wall time per call vs NumPy, CuPy, torch, raw OpenCL) or "
-                        "programs (six NumPy programs on device arrays vs NumPy)")
+                        "latency (wall time per call vs NumPy, CuPy, torch, raw OpenCL), "
+                        "programs (six NumPy programs on device arrays vs NumPy) or shapes "
+                        "(a @ b over a grid of shapes, dtypes, batches and layouts against the "
+                        "fastest peer: the distribution and the worst cells) or patterns "
+                        "(broadcasts, views, reductions, gathers, slice assignment, out= "
+                        "against CuPy and torch, NumPy on CPU devices)")
     s.add_argument("--sizes", type=_positive(int), nargs="+",
                    help="matrix sizes N, or signal lengths")
     s.add_argument("--kernels", nargs="+", help="kernel names (default: all of the family)")
@@ -419,7 +471,13 @@ def _parser() -> argparse.ArgumentParser:
                    "measurement (at least 3 runs; default 0.5; latency / programs: 0.2 / 1.0)")
     s.add_argument("--min-reps", type=_positive(int), help="latency / programs: at least this "
                    "many calls per measurement (default 20 / 5)")
-    s.add_argument("--json", metavar="FILE", help="latency / programs: write the raw numbers")
+    s.add_argument("--json", metavar="FILE",
+                   help="latency / programs / shapes: write the raw numbers")
+    s.add_argument("--dtypes", nargs="+", type=_dtype_name_or_bf16,
+                   help="shapes: dtypes (default float32 float64 float16 bfloat16 int32 int8)")
+    s.add_argument("--smoke", action="store_true",
+                   help="shapes / patterns: a small grid that runs anywhere (shapes: sizes 1 7 "
+                        "33, float32 and int32; patterns: 10x10 and 37x100)")
     s.add_argument("--no-peers", action="store_true",
                    help="skip NumPy, CLBlast and cuBLAS (latency: CuPy and torch)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -435,9 +493,20 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--kernels", nargs="+",
                    help="kernels to tune (default: the one dispatch chooses at each size; "
                         "'all': every kernel that fits)")
-    s.add_argument("--dtype", nargs="+", type=_dtype_name,
+    s.add_argument("--dtype", nargs="+", type=_dtype_name_or_bf16,
                    help="dtypes (default float32; crossovers: float32, and float64 where the "
                         "device has fp64)")
+    s.add_argument("--choices", action="store_true",
+                   help="time every GEMM kernel that fits over a shape grid (M, N, K each of "
+                        "--sizes, default 1 8 33 128 512 2048 4097, and batches of small "
+                        "products) and store which is fastest where: kernel choice follows it")
+    s.add_argument("--budget", type=_positive(float), help="--choices: seconds of repetitions "
+                   "per kernel and product (default 0.05)")
+    s.add_argument("--export", metavar="FILE.json",
+                   help="--choices: also write the table in the form shipped with the package")
+    s.add_argument("--export-devices", nargs="+", metavar="NAME",
+                   help="--export: the device-name substrings the table applies to "
+                        "(default: this device's name)")
     s.add_argument("--crossover-only", action="store_true",
                    help="only measure where OpenCL kernels start to beat NumPy on the host")
     s.add_argument("--no-crossover", action="store_true",
@@ -469,6 +538,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (2: bad arguments, 1: no usable device)."""
     parser = _parser()
     args = parser.parse_args(argv)
+    args.command_line = list(sys.argv[1:] if argv is None else argv)
     warnings.formatwarning = _one_line_warning
     if args.command == "tune":
         args.dtype_given = args.dtype is not None

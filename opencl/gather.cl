@@ -34,11 +34,22 @@ inline long column_offset(long c, const long* shp, const long* st)
     return off;
 }
 
+// take: CHECK 1 checks each index against n_rows: an index out of range stores `epoch` in
+// bad[0] and reads nothing (the caller compares the word with the epoch it passed, so the word
+// is never reset; one blocking read of it replaces a reduction over the indices).
+#ifndef CHECK
+#define CHECK 0
+#endif
+
 __kernel void take(const long n, const long n_cols, const long n_rows,
                    __global const T* restrict src, const long src_off, const long row_stride,
                    const long8 cshape, const long8 cstride,
                    __global const IDX_T* restrict idx, const long idx_off,
-                   __global T* restrict dst)
+                   __global T* restrict dst
+#if CHECK
+                   , __global int* bad, const int epoch
+#endif
+                   )
 {
     const long i = get_global_id(0);
     if (i >= n) return;
@@ -47,6 +58,12 @@ __kernel void take(const long n, const long n_cols, const long n_rows,
     const long c = i - j * n_cols;
     long row = (long)idx[idx_off + j];
     if (row < 0) row += n_rows;
+#if CHECK
+    if (row < 0 || row >= n_rows) {
+        bad[0] = epoch;
+        return;
+    }
+#endif
     dst[i] = src[src_off + row * row_stride + column_offset(c, shp, st)];
 }
 

@@ -23,6 +23,8 @@
 // Parameters (-D):
 //   T              float, double or an integer type (the accumulator is T)
 //   IS_INT, ACC    integers: products and sums in ACC (unsigned), wrapping as NumPy's
+//   HALF_C         gemm_gpu_splitk_reduce only: 1 stores C as float16 (T float; the split-K
+//                  partial sums of the float16 tensor-core products, rounded once)
 //   TRANS_A/B      operand orientation (see gemm_naive.cl)
 //   BM, BN, BK     macro-tile; BM % TM == 0, BN % TN == 0, BK % 4 == 0
 //   TM, TN         micro-tile, multiples of 4
@@ -479,9 +481,17 @@ void gemm_gpu(GEMM_ARGS_OF(ST, CT, restrict) GATE_ARGS)
 
 // Split-K epilogue: C[b](m, n) = sum_s W[(b*KSPLIT + s)*M*N + m*N + n]. One work-item per
 // element; global size (ceil(N), M, batch).
+#ifndef HALF_C
+#define HALF_C 0
+#endif
+#if HALF_C
+#define REDUCED_C half       // only stored through vstore_half: no cl_khr_fp16 needed
+#else
+#define REDUCED_C ST
+#endif
 __kernel void gemm_gpu_splitk_reduce(const int M, const int N, __global const T* restrict W,
-                                     __global ST* restrict C, const long c_off, const int ldc,
-                                     const long c_batch)
+                                     __global REDUCED_C* restrict C, const long c_off,
+                                     const int ldc, const long c_batch)
 {
     const int n = get_global_id(0), m = get_global_id(1);
     const long b = get_global_id(2);
@@ -492,5 +502,9 @@ __kernel void gemm_gpu_splitk_reduce(const int M, const int N, __global const T*
     #pragma unroll
     for (int i = 0; i < KSPLIT; ++i)
         s = ADD(s, w[i * mn]);
+#if HALF_C
+    vstore_half_rte(s, c_off + b * c_batch + (long)m * ldc + n, C);
+#else
     C[c_off + b * c_batch + (long)m * ldc + n] = NARROW(s);
+#endif
 }

@@ -71,10 +71,10 @@
 //               a second set (round to nearest): the tensor cores' own accumulation drops the
 //               low bits of each addend (round toward zero), whose error grows with the number
 //               of accumulated products and, in all-positive sums, does not cancel
-//   KSPLIT      K slices (float32 C only): work-group z = b * KSPLIT + s takes slice s of the K
-//               steps of product b and writes its partial product to C[z] (the caller passes a
-//               workspace of batch * KSPLIT matrices as C and sums them: gemm_gpu.cl's
-//               gemm_gpu_splitk_reduce)
+//   KSPLIT      K slices: work-group z = b * KSPLIT + s takes slice s of the K steps of
+//               product b and writes its partial product to C[z], always in float32 (the caller
+//               passes a workspace of batch * KSPLIT float32 matrices as C and sums them:
+//               gemm_gpu.cl's gemm_gpu_splitk_reduce, which rounds float16 results once)
 //   SIMULATOR   1 on Oclgrind (see store_pair)
 #include "gemm_args.h"
 #include "tensor_core_params.h"
@@ -111,9 +111,6 @@
 #ifndef KSPLIT
 #define KSPLIT 1
 #endif
-#if KSPLIT > 1 && ELEM == 1
-#error "gemm_wgmma.cl: KSPLIT needs a float32 C (bfloat16 or TF32 operands)"
-#endif
 #if SM90A_PTX
 #define SM90A "// SM90A: "
 #else
@@ -132,8 +129,13 @@ typedef float OT;
 #else
 typedef ushort GT;
 typedef ushort LT;
-#if ELEM == 1
+#if ELEM == 1 && KSPLIT == 1
 typedef half OT;             // float16 @ float16 -> float16, as NumPy
+#define OUT_HALF 1
+#define WG_TYPE "f16"
+#elif ELEM == 1
+typedef float OT;            // float16 partial sums, rounded once by the reduction
+#define OUT_HALF 0
 #define WG_TYPE "f16"
 #else
 typedef float OT;            // bfloat16 @ bfloat16 -> float32, as NumPy with ml_dtypes

@@ -1,13 +1,19 @@
 // Global -> local copies and C stores shared by the tensor-core kernels (gemm_mma.cl,
 // gemm_wgmma.cl). The includer defines GT (global element), LT (local element), OT (output
 // element), EPC (elements per 16-byte chunk), ELEM (1 float16, 2 bfloat16, 3 TF32), MMA_PTX (1:
-// NVIDIA inline PTX), VEC_C, SIMULATOR and CP_ASYNC_LEFT (see cp_async.h).
+// NVIDIA inline PTX), VEC_C, SIMULATOR and CP_ASYNC_LEFT (see cp_async.h), and may define
+// OUT_HALF (1: OT is half; default: ELEM == 1; 0 where float16 products write float32 partial
+// sums).
 #ifndef MMA_COPY_H
 #define MMA_COPY_H
 
+#ifndef OUT_HALF
+#define OUT_HALF (ELEM == 1)
+#endif
+
 inline void store_out(__global OT* C, const long i, const float v)
 {
-#if ELEM == 1
+#if OUT_HALF
     vstore_half_rte(v, i, C);
 #else
     C[i] = v;
@@ -64,7 +70,7 @@ inline void copy_chunk(__local LT* dst, __global const GT* X, const int ld, cons
 inline void store_pair(__global OT* C, const long i, const bool both, const float v0,
                        const float v1)
 {
-#if VEC_C && MMA_PTX && ELEM == 1
+#if VEC_C && MMA_PTX && OUT_HALF
     if (both) {
         uint h2;
         asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h2) : "f"(v1), "f"(v0));
@@ -77,7 +83,7 @@ inline void store_pair(__global OT* C, const long i, const bool both, const floa
                      : "memory");
         return;
     }
-#elif VEC_C && ELEM != 1 && !SIMULATOR
+#elif VEC_C && !OUT_HALF && !SIMULATOR
     // (Not on Oclgrind: it calls a vector built from two initialized floats uninitialized.)
     if (both) {
         *(__global float2*)(C + i) = (float2)(v0, v1);

@@ -141,7 +141,17 @@ with np.errstate(all="ignore"):
         same(np.cumsum(x.T[5]), np.cumsum(a.T[5]), 1e-5)
     elif case == "gather":
         same(np.take(x, [3, 0, -1], axis=1), np.take(a, [3, 0, -1], axis=1))
+        rows = np.array([2, 0, -1, 2])
+        same(x[cg.asarray(rows, device=dev)], a[rows])   # device indices: checked in the kernel
+        try:
+            x[cg.asarray(np.array([1, 99]), device=dev)]
+            raise AssertionError("no IndexError")
+        except IndexError:
+            pass
         same(x[x > 0], a[a > 0])
+        same(x + x[0], a + a[0])              # a broadcast row: the row layout class
+        same(x[:, ::2] * 2, a[:, ::2] * 2)    # a strided view
+        same(x[1:, 1:] + x[:-1, :-1], a[1:, 1:] + a[:-1, :-1])
         same(np.arange(3, 40, 3, like=x), np.arange(3, 40, 3))
         same(np.concatenate([x, x[:2]]), np.concatenate([a, a[:2]]))
 print("ok")

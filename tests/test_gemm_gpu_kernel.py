@@ -331,7 +331,7 @@ def test_edge_split_products_write_every_part(cpu, h100_info, ta, tb):
     gpu.__dict__.update(cpu.__dict__)
     gpu.info = dataclasses.replace(h100_info, compute_units=16)  # 8 x 8 tiles fill a wave
     rng = np.random.default_rng(9)
-    M, N, K = 515, 513, 33
+    M, N, K = 515, 513, 257   # K from gemm_gpu.EDGE_MIN_K: slivers worth their launches
     a_store = rng.standard_normal((K + 1, M) if ta else (M, K + 1)).astype(np.float32)
     b_store = rng.standard_normal((N, K + 1) if tb else (K + 1, N)).astype(np.float32)
     a = (a_store[1:] if ta else a_store[:, 1:])

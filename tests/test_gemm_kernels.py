@@ -230,7 +230,9 @@ GPU = dict(type="GPU", is_simulator=False, image_support=True, vendor="Advanced 
            name="gfx1100", max_work_group_size=1024, local_mem_bytes=65536,
            local_mem_is_global=False, constant_mem_bytes=65536, compute_units=48)
 ADRENO = dict(GPU, vendor="QUALCOMM", name="QUALCOMM Adreno(TM) 740", compute_units=6)
-NVIDIA = dict(GPU, vendor="NVIDIA Corporation", name="NVIDIA H100", compute_units=132)
+# (named after no measured device: these rows check the ranks, which order only what no
+# shipped measurement covers; tests/test_measured_choice.py checks the measured choice)
+NVIDIA = dict(GPU, vendor="NVIDIA Corporation", name="NVIDIA GPU", compute_units=132)
 CPU = dict(type="CPU", is_simulator=False, vendor="AuthenticAMD", name="pthread-test-cpu",
            max_work_group_size=4096, local_mem_bytes=1 << 20, constant_mem_bytes=1 << 20,
            preferred_vector_width_float=16)
@@ -257,10 +259,14 @@ def test_selection(info, shape, dtype, expected, device):
 
 
 def test_selection_falls_back_when_better_kernels_do_not_fit(device):
-    # A simulator-like GPU (gpu_blocked is not ranked there): images -> image; no images -> vec.
+    # A simulator-like GPU (gpu_blocked is not ranked there): vec; an Adreno-like simulator
+    # with images -> image, without -> vec.
     sim = dict(GPU, is_simulator=True)
-    assert gemm.choose(fake_device(device, **sim), problem(512, 512, 512)).variant.name == "image"
-    no_images = dict(sim, image_support=False)
+    assert gemm.choose(fake_device(device, **sim), problem(512, 512, 512)).variant.name == "vec"
+    adreno_sim = dict(ADRENO, is_simulator=True)
+    assert gemm.choose(fake_device(device, **adreno_sim),
+                       problem(512, 512, 512)).variant.name == "image"
+    no_images = dict(adreno_sim, image_support=False)
     assert gemm.choose(fake_device(device, **no_images),
                        problem(512, 512, 512)).variant.name == "vec"
     # B too big for constant memory: the small-B kernel is skipped with its reason.

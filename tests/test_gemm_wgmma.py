@@ -362,3 +362,38 @@ def test_emulated_wgmma_is_clean_under_oclgrind(oclgrind, kind, M, N, K, batch, 
     problems = oclgrind_problems(proc.stderr)
     assert not problems, "\n\n".join(problems[:5])
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.stdout, proc.stderr[-2000:])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, BF16], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("ks", [2, 3])
+def test_emulated_split_k_sums_float32_partials_then_rounds_once(device, dtype, ks):
+    """K sliced over work-groups: the slices write float32 partial products, the reduction sums
+    them and rounds a float16 C once (bfloat16 products give float32, as NumPy's)."""
+    if dtype is None:
+        pytest.skip("needs ml_dtypes (bfloat16)")
+    a, b = _inputs(dtype, 37, 70, 301, batch=2, seed=ks)
+    x, y = _operand(device, a, False), _operand(device, b, True)
+    params = {**SMALL, "KSPLIT": ks}
+    out_dtype = np.float16 if dtype == np.float16 else np.float32
+    out = _poisoned_out(device, (2, 37, 70), out_dtype)
+    got = np.asarray(cg.matmul(x, y, out=out, kernel="wgmma", params=params))
+    assert got.dtype == out_dtype and got.shape == (2, 37, 70)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    bound = 301 * 2.0 ** -23 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+    if dtype == np.float16:   # one rounding to float16 on top of float32 sums
+        bound = bound + np.abs(exact) * 2.0 ** -11
+    assert (np.abs(got.astype(np.float64) - exact) <= bound + 1e-30).all()
+    assert "KSPLIT=" + str(ks) in cg.explain_matmul(x, y, kernel="wgmma", params=params)
+
+
+def test_split_k_by_shape_only_where_tiles_leave_units_idle(device):
+    from conftest import fake_device
+    from test_gemm_kernels import problem
+    hopper = fake_device(device, compute_units=132).info
+    defaults = gemm_wgmma.WGMMA.defaults
+    assert gemm_wgmma.ksplit(problem(7, 127, 4097, np.float16), hopper, defaults) == 16
+    assert gemm_wgmma.ksplit(problem(4096, 4096, 4096, np.float16), hopper, defaults) == 1
+    assert gemm_wgmma.ksplit(problem(7, 127, 200, np.float16), hopper, defaults) == 1
+    with pytest.raises(ValueError, match="KSPLIT must be"):
+        x = cg.asarray(np.ones((8, 8), np.float16), device=device)
+        cg.matmul(x, x, kernel="wgmma", params={**SMALL, "KSPLIT": 99})

@@ -155,6 +155,23 @@ def _comparison(ufunc: np.ufunc, name: str):
 _OPERATOR_POWERS = {(int, 2): np.square, (int, -1): np.reciprocal, (float, 0.5): np.sqrt}
 
 
+def _may_overlap(a: "DeviceArray", b: "DeviceArray") -> bool:
+    """Whether two views of one storage may share bytes: their byte extents (first to last
+    element touched) intersect. ``u[0, :] = u[1, :]`` then copies once, not through a buffer."""
+    def extent(x: "DeviceArray") -> tuple[int, int]:
+        lo = hi = x._offset
+        for n, st in zip(x._shape, x._strides):
+            if n == 0:
+                return 0, -1
+            if st > 0:
+                hi += (n - 1) * st
+            else:
+                lo += (n - 1) * st
+        return lo, hi + x.itemsize - 1
+    (a0, a1), (b0, b1) = extent(a), extent(b)
+    return a0 <= b1 and b0 <= a1
+
+
 class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
     """An array whose data lives in an OpenCL ``ALLOC_HOST_PTR`` buffer.
 
@@ -378,7 +395,7 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
                 if not np.can_cast(value.dtype, target.dtype, casting="unsafe"):
                     raise TypeError(f"cannot assign {value.dtype} to {target.dtype}")
                 if device_copy_supported(value.dtype, target.dtype):
-                    if value.storage is target.storage:
+                    if value.storage is target.storage and _may_overlap(value, target):
                         value = value.copy()  # overlapping source: NumPy buffers it too
                     target.assign_from(value)
                     return

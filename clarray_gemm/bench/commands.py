@@ -11,10 +11,12 @@ from ..device import Device
 from .progress import Progress
 from .report import write_json
 
-__all__ = ["latency", "programs", "host_load", "LATENCY_BUDGET_S", "PROGRAMS_BUDGET_S"]
+__all__ = ["latency", "programs", "shapes", "patterns", "host_load", "LATENCY_BUDGET_S",
+           "PROGRAMS_BUDGET_S", "SHAPES_BUDGET_S"]
 
 LATENCY_BUDGET_S = 0.2  # seconds of calls per measurement (at least --min-reps calls)
 PROGRAMS_BUDGET_S = 1.0
+SHAPES_BUDGET_S = 0.03
 
 
 def host_load() -> str:
@@ -76,3 +78,49 @@ def programs(device: Device, args: argparse.Namespace) -> int:
         write_json(args.json, {**bench.as_json(rows, device), "host": host_load()})
         print(f"\nraw numbers written to {args.json}")
     return 0 if all(r.ok for r in rows) else 1
+
+
+def shapes(device: Device, args: argparse.Namespace) -> int:
+    """The GEMM shape grid against the fastest peer: the distribution per dtype and the worst
+    cells; exit status 1 when an answer was wrong."""
+    from . import shapes as bench
+    smoke = args.smoke
+    sizes = tuple(args.sizes) if args.sizes else (bench.SMOKE_SIZES if smoke else bench.SIZES)
+    dtypes = args.dtypes or (("float32", "int32") if smoke else bench.DTYPES)
+    grid = bench.cells(sizes, dtypes, batched=not smoke, transposed=not smoke)
+    budget = args.budget if args.budget is not None else SHAPES_BUDGET_S
+    with Progress(len(grid), "bench shapes", not args.quiet, unit="cell") as bar:
+        rows = bench.run(device, grid, budget_s=budget, progress=bar,
+                         cuda_peers=not args.no_peers)
+    peer = ("the faster of torch (cuBLAS, TF32 off) and CuPy" if device.info.is_gpu
+            else "NumPy on host arrays")
+    print(f"a @ b on device arrays (automatic kernel choice), wall clock per call with the queue "
+          f"drained, median of >= 3 calls and ~{budget:g} s per cell; peer: {peer}, same run; "
+          f"ratio = peer / ours (> 1: ours is faster)")
+    print(host_load())
+    print(bench.format_report(rows))
+    if args.json:
+        write_json(args.json, bench.as_json(rows))
+        print(f"\nraw numbers written to {args.json}")
+    return 1 if any(r.note.startswith("WRONG") for r in rows) else 0
+
+
+def patterns(device: Device, args: argparse.Namespace) -> int:
+    """The call-form grid against CuPy and torch (NumPy on CPU devices): the distribution per
+    peer and the worst cells; exit status 1 when an answer was wrong."""
+    from . import patterns as bench
+    shapes = bench.SMOKE_SHAPES if args.smoke else bench.SHAPES
+    budget = args.budget if args.budget is not None else SHAPES_BUDGET_S
+    with Progress(len(shapes) * len(bench.PATTERNS), "bench patterns", not args.quiet,
+                  unit="cell") as bar:
+        rows = bench.run(device, shapes, budget_s=budget, progress=bar,
+                         cuda_peers=not args.no_peers)
+    print(f"NumPy's spelling on device arrays, float32, wall clock per call with the device "
+          f"drained, median of >= 3 calls and ~{budget:g} s per cell; peers in the same run; "
+          f"ratio = peer / ours (> 1: ours is faster)")
+    print(host_load())
+    print(bench.format_report(rows))
+    if args.json:
+        write_json(args.json, bench.as_json(rows))
+        print(f"\nraw numbers written to {args.json}")
+    return 1 if any(r.note == "WRONG result" for r in rows) else 0

@@ -3,19 +3,20 @@ broadcasts and writes into strided views, without a round trip through the host.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.cltypes as cltypes
 
 from .. import _dispatch
-from ..device import Device
+from ..device import Device, register_fork_reset
 from ..drivers import calls
 from ..dtypes import ctype
 from .programs import get_kernel
 
 __all__ = ["strided_copy", "prepare_strided_copy", "merge_dims", "as_long8", "tile_layout",
+           "row_layout",
            "MAX_DIMS", "TILE", "TILE_ROWS"]
 
 MAX_DIMS = 8
@@ -72,14 +73,57 @@ def tile_layout(device: Device, dims: Sequence[int], sources: Sequence[Sequence[
     return (rows, cols, batch), staged, strides, geometry
 
 
+def row_layout(device: Device, dims: Sequence[int], sources: Sequence[Sequence[int]],
+               targets: Sequence[Sequence[int]]) -> tuple | None:
+    """The row layout class of merged dimensions ``dims``, or None: two or three dimensions
+    ([batch,] rows, columns) with every target contiguous along the columns and no source to
+    stage (a broadcast row or column, a strided or offset view). Returned as
+    :func:`tile_layout` does, with no source staged: each work-item then addresses its element
+    by a row and a column index, where the general strided loop divides its flat index once
+    per dimension (a 256 x 256 ``a + row`` on Intel's CPU runtime: 163 us against 21 us for
+    ``a + b``)."""
+    if len(dims) not in (2, 3) or device.info.max_work_group_size < TILE * TILE_ROWS:
+        return None
+    row, col = len(dims) - 2, len(dims) - 1
+    if any(t[col] != 1 for t in targets):
+        return None
+    rows, cols = dims[row], dims[col]
+    batch = dims[0] if len(dims) == 3 else 1
+    if -(-rows // TILE) > _GRID_MAX or batch > _GRID_MAX:
+        return None
+    strides = [np.array((s[0] if len(dims) == 3 else 0, s[row], s[col], 0), dtype=cltypes.long4)
+               for s in (*sources, *targets)]
+    geometry = ((-(-cols // TILE) * TILE, -(-rows // TILE) * TILE_ROWS, batch),
+                (TILE, TILE_ROWS, 1))
+    return (rows, cols, batch), [], strides, geometry
+
+
 def _is_plain(src_dtype: np.dtype, dst_dtype: np.dtype, dims: list, ss: list, ds: list) -> bool:
     """A byte copy between two contiguous ranges (``clEnqueueCopyBuffer``, no kernel)."""
     return (src_dtype == dst_dtype and len(dims) <= 1
             and (not dims or (ss[0] == 1 and ds[0] == 1)))
 
 
+_launchers: dict[tuple, Any] = {}
+register_fork_reset(_launchers)
+
+
 def _copy_launcher(device: Device, n: int, dims: list, ss: list, ds: list,
                    src_dtype: np.dtype, dst_dtype: np.dtype):
+    """The launcher of :func:`_new_copy_launcher`, kept per geometry: a slice assignment
+    repeated in a loop resolves its kernel and fixed arguments once."""
+    key = (device, n, tuple(dims), tuple(ss), tuple(ds), src_dtype, dst_dtype)
+    found = _launchers.get(key)
+    if found is None:
+        if len(_launchers) > 1024:
+            _launchers.clear()
+        found = _launchers[key] = _new_copy_launcher(device, n, dims, ss, ds, src_dtype,
+                                                     dst_dtype)
+    return found
+
+
+def _new_copy_launcher(device: Device, n: int, dims: list, ss: list, ds: list,
+                       src_dtype: np.dtype, dst_dtype: np.dtype):
     """``copy(src, src_offset, dst, dst_offset, wait_for=None)`` through ``copy.cl`` for merged
     dimensions ``dims`` and element strides ``ss``/``ds``: kernel, geometry and the fixed
     arguments resolved here, each call only enqueues."""
@@ -92,22 +136,23 @@ def _copy_launcher(device: Device, n: int, dims: list, ss: list, ds: list,
     if tiling is not None:
         (rows, cols, _), _, (src4, dst4), (gsize, lsize) = tiling
         kernel = get_kernel(device, "copy.cl", "transposed_copy", defines)
-        extents, queue, int64 = (np.int64(rows), np.int64(cols)), device.queue, np.int64
+        extents, int64 = (np.int64(rows), np.int64(cols)), np.int64
 
         def transposed(src: cl.Buffer, src_offset: int, dst: cl.Buffer, dst_offset: int,
                        wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
-            return kernel(queue, gsize, lsize, *extents, src, int64(src_offset), src4, dst,
+            # the queue of the moment (a device-time measurement may switch it)
+            return kernel(device.queue, gsize, lsize, *extents, src, int64(src_offset), src4, dst,
                           int64(dst_offset), dst4, wait_for=wait_for)
         return transposed
     kernel = get_kernel(device, "copy.cl", "strided_copy", defines)
     local = min(256, device.info.max_work_group_size)
     gsize, lsize = ((n + local - 1) // local * local,), (local,)
     count, shape8, src8, dst8 = np.int64(n), as_long8(dims, 1), as_long8(ss, 0), as_long8(ds, 0)
-    queue, int64 = device.queue, np.int64
+    int64 = np.int64
 
     def copy(src: cl.Buffer, src_offset: int, dst: cl.Buffer, dst_offset: int,
              wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
-        return kernel(queue, gsize, lsize, count, src, int64(src_offset), dst,
+        return kernel(device.queue, gsize, lsize, count, src, int64(src_offset), dst,
                       int64(dst_offset), shape8, src8, dst8, wait_for=wait_for)
     return copy
 

@@ -19,6 +19,7 @@ from ..drivers import calls
 from ..memory import Storage, new_buffer, register_scratch
 from .copy import strided_copy
 from ..dtypes import ctype, dtype_defines, unsupported_dtype
+from . import measured
 from .programs import get_kernel
 from .variant import Catalogue, Choice, Variant
 
@@ -228,6 +229,17 @@ CATALOGUE.add(Variant(
     launch=_naive_launch,
     tunable={"WG_X": (8, 16, 32), "WG_Y": (4, 8, 16)},
 ))
+
+
+def _measured_ranking(device: Device, p: GemmProblem) -> measured.Ranking | None:
+    # float32 products that may use TF32 are the tensor-core kernel's (the tables time
+    # float32 arithmetic)
+    if p.precision != "highest" and np.dtype(p.dtype) == np.float32:
+        return None
+    return measured.ranking(device, "matmul", p.dtype, p.batch, p.M, p.N, p.K)
+
+
+CATALOGUE.measured = _measured_ranking
 
 
 def choose(device: Device, problem: GemmProblem, kernel: str | None = None,

@@ -20,7 +20,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..device import Device, DeviceInfo, register_fork_reset
-from ..dtypes import FLOATING, unsupported_dtype
+from ..dtypes import FLOATING, dtype_defines, unsupported_dtype
 from .gemm import GemmOperand, GemmProblem, base_defines, prepared_standard, split_workspace
 from .programs import get_kernel
 from .variant import Variant
@@ -219,6 +219,12 @@ def packed_operands(p: GemmProblem, pack_a: bool, pack_b: bool) -> tuple[GemmPro
     return replace(p, a=a, b=b), 4 * end
 
 
+EDGE_MIN_K = 256
+"""The least K at which a sliver is worth its own launches: below it the extra wave of tiles
+costs less than the two or three launches of the slivers (H200, float32 and int32, 4097^2 and
+2049^2 x K: splitting lost 10-30 us at K <= 33, broke even at 127, won from 256 to 2048)."""
+
+
 def edge_split(problem: GemmProblem, info: DeviceInfo,
                params: Mapping[str, int]) -> tuple[int, int] | None:
     """(M0, N0): where a large product on a GPU should be cut so that the rows past M0 and the
@@ -227,7 +233,7 @@ def edge_split(problem: GemmProblem, info: DeviceInfo,
     whole extra wave (H100, 4097x3004x2052: 1.79 ms against 1.22 ms for 4096x3000x2048).
     None where no sliver exists or the problem is not a single product of at least a wave of
     tiles."""
-    if not info.is_gpu or problem.batch != 1 or problem.batch_inner:
+    if not info.is_gpu or problem.batch != 1 or problem.batch_inner or problem.K < EDGE_MIN_K:
         return None
     d = resolve(problem, info, params)
     bm, bn = d["BM"], d["BN"]
@@ -418,6 +424,22 @@ VARIANT = Variant(
              "PACK_A": (0, 1), "PACK_B": (0, 1)},
 )
 VARIANTS: tuple[Variant[GemmProblem], ...] = (VARIANT,)
+
+
+def prepare_splitk_reduce(device: Device, p: GemmProblem, ks: int, half_c: bool = False):
+    """``reduce(scratch, c_buf)``: C = the sum of the ``ks`` float32 partial products at the
+    start of ``scratch`` (``gemm_gpu_splitk_reduce``), for the tensor-core kernels' split-K;
+    ``half_c``: C is float16, each sum rounded once."""
+    i32, i64 = np.int32, np.int64
+    defines = {**dtype_defines(np.float32), "KSPLIT": ks, "HALF_C": int(half_c)}
+    kernel = get_kernel(device, SOURCE, "gemm_gpu_splitk_reduce", defines)
+    rsize = (-(-p.N // 64) * 64, p.M, p.batch)
+    m, n = i32(p.M), i32(p.N)
+    c_off, ldc, sc = i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride)
+
+    def reduce(scratch, c_buf) -> cl.Event:
+        return kernel(device.queue, rsize, (64, 1, 1), m, n, scratch, c_buf, c_off, ldc, sc)
+    return reduce
 
 
 FALLBACK_PARAMS = {"KSPLIT": 1, "PACK_A": 0, "PACK_B": 0}

@@ -34,8 +34,7 @@ import pyopencl as cl
 from ..device import Device, DeviceInfo, register_fork_reset
 from ..drivers import calls
 from . import gemm_gpu, gemm_wgmma
-from .gemm import GemmOperand, GemmProblem, base_defines, prepared_standard, split_workspace
-from .programs import get_kernel
+from .gemm import GemmOperand, GemmProblem, prepared_standard, split_workspace
 from .variant import Variant
 
 __all__ = ["TF32X3", "VARIANTS", "split_packed"]
@@ -201,7 +200,7 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     ld, a_at, b_at = i32(packed.a.ld), i64(packed.a.offset), i64(packed.b.offset)
     packs = gemm_wgmma.pack_launches(device, p, packed, ({"SPLIT": 1}, {"SPLIT": 2}))
     k = i32(p.K)
-    reduce = _splitk_reduce(device, p, ks) if ks > 1 else None
+    reduce = gemm_gpu.prepare_splitk_reduce(device, p, ks) if ks > 1 else None
 
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
         scratch = split_workspace(device, nbytes)
@@ -219,21 +218,6 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
             reduce(scratch, c_buf)
         return fallback(a_buf, a_off, b_buf, b_off, c_buf, gate, epoch)
     return run
-
-
-def _splitk_reduce(device: Device, p: GemmProblem, ks: int):
-    """``reduce(scratch, c_buf)``: C = the sum of the ``ks`` partial products at the start of
-    ``scratch`` (gemm_gpu.cl's reduction, in float32)."""
-    i32, i64 = np.int32, np.int64
-    kernel = get_kernel(device, gemm_gpu.SOURCE, "gemm_gpu_splitk_reduce",
-                        {**base_defines(p), "KSPLIT": ks})
-    rsize = (-(-p.N // 64) * 64, p.M, p.batch)
-    m, n = i32(p.M), i32(p.N)
-    c_off, ldc, sc = i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride)
-
-    def reduce(scratch, c_buf) -> None:
-        kernel(device.queue, rsize, (64, 1, 1), m, n, scratch, c_buf, c_off, ldc, sc)
-    return reduce
 
 
 def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:

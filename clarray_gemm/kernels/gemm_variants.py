@@ -6,8 +6,8 @@ name       source                 chosen when
 gemv       gemv.cl                M == 1 or N == 1 (a matrix-vector product)
 const_b    gemm_const_b.cl        B is small (K, N <= 64) and A has many rows (any device)
 cpu        gemm_cpu.cl            CPU devices (PoCL): packed panels, wide vectors along N
-image      gemm_image.cl          Adreno GPUs, float32 (B through the texture pipe); other GPUs
-                                  with images when no better GPU kernel fits
+image      gemm_image.cl          Adreno GPUs, float32 (B through the texture pipe); elsewhere
+                                  only where a measurement of the device puts it first
 vec        gemm_vec.cl            GPUs: float4/float8 tiles
 regtile    gemm_regtile.cl        (work per thread, any dtype and layout without packing)
 tiled      gemm_tiled.cl          (local-memory tiles)
@@ -230,9 +230,11 @@ def _image_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> 
 
 
 def _image_rank(p: GemmProblem, info: DeviceInfo) -> float:
-    if _tiny(p) or not (info.is_gpu and info.image_support):
+    # The texture pipe is Adreno's advantage; on other GPUs it only runs where a measurement of
+    # that device puts it first (an H200 ran it at 0.04x cuBLAS where it outranked the others).
+    if _tiny(p) or not (info.is_gpu and info.image_support) or not info.is_adreno:
         return 0.5
-    return 150.0 if info.is_adreno else 20.0
+    return 150.0
 
 
 IMAGE = Variant(

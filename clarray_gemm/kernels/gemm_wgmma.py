@@ -21,7 +21,8 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo
 from ..drivers import KernelBuildError
-from .gemm import GemmOperand, GemmProblem, prepared_standard, split_workspace, standard_args
+from . import gemm_gpu
+from .gemm import GemmOperand, GemmProblem, prepared_standard, split_workspace
 from .gemm_mma import device_arch, mma_elem, operand_refusal
 from .programs import get_kernel
 from .variant import Variant
@@ -79,6 +80,8 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
     if not params["EMULATE"] and info in _rebuild_failed:
         return f"this driver could not build its sm_90a rebuild ({_rebuild_failed[info]})"
     elem = mma_elem(p)
+    if not 0 <= params.get("KSPLIT", 0) <= MAX_KSPLIT:
+        return f"KSPLIT must be 0 (by shape) to {MAX_KSPLIT}"
     bm, bn, wgs, stages = (params[k] for k in ("BM", "BN", "WGS", "STAGES"))
     bk, esize = _bk(elem, params), _esize(elem)
     if wgs < 1 or bm % (64 * wgs) or bm // (64 * wgs) not in (1, 2):
@@ -184,20 +187,55 @@ def _prepare_tf32(device: Device, p: GemmProblem, params: Mapping[str, int]):
 
 
 def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    return _prepare(device, p, params)(p.a.buffer, np.int64(p.a.offset), p.b.buffer,
+                                       np.int64(p.b.offset), p.c.buffer)
+
+
+MAX_KSPLIT = 16
+MIN_SLICE_STEPS = 4
+
+
+def ksplit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> int:
+    """K slices of a 16-bit product: ``params["KSPLIT"]``, or with 0 as many as fill the
+    compute units that the tiles leave idle (where they fill at most half of them), each slice
+    at least MIN_SLICE_STEPS K steps. One tile over a K of 4096 is otherwise 64 steps in a row on
+    one compute unit (H200, float16 7 x 127 x 4097: 248 us against torch's 33)."""
     if mma_elem(p) == _TF32:
-        return _prepare_tf32(device, p, params)(p.a.buffer, p.a.offset, p.b.buffer,
-                                                p.b.offset, p.c.buffer)
-    d = defines_for(device, p, params)
-    gs, ls = _sizes(p, d)
-    return _kernel(device, d)(device.queue, gs, ls, *standard_args(p))
+        return 1
+    if params.get("KSPLIT"):
+        return int(params["KSPLIT"])
+    tiles = -(-p.M // params["BM"]) * -(-p.N // params["BN"]) * p.batch
+    units = max(info.compute_units, 1)
+    steps = -(-p.K // _bk(mma_elem(p), params))
+    if 2 * tiles > units:
+        return 1
+    return max(1, min(MAX_KSPLIT, units // tiles, steps // MIN_SLICE_STEPS))
 
 
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
+    """``run(a_buf, a_off, b_buf, b_off, c_buf)``; with split-K the slices write float32 partial
+    products to this thread's scratch buffer and gemm_gpu.cl's reduction sums them into C
+    (rounding a float16 C once)."""
     if mma_elem(p) == _TF32:
         return _prepare_tf32(device, p, params)
-    d = defines_for(device, p, params)
-    gs, ls = _sizes(p, d)
-    return prepared_standard(device, p, _kernel(device, d), gs, ls)
+    ks = ksplit(p, device.info, params)
+    if ks == 1:
+        d = defines_for(device, p, params)
+        gs, ls = _sizes(p, d)
+        return prepared_standard(device, p, _kernel(device, d), gs, ls)
+    work = replace(p, c=GemmOperand(None, 0, p.N, p.M * p.N))  # partial product z = b*ks + s
+    d = defines_for(device, work, params)
+    d["KSPLIT"] = ks
+    gs, ls = _sizes(work, d)
+    product = prepared_standard(device, work, _kernel(device, d), (gs[0], gs[1], gs[2] * ks), ls)
+    reduce = gemm_gpu.prepare_splitk_reduce(device, p, ks, half_c=mma_elem(p) == 1)
+    nbytes = 4 * ks * p.batch * p.M * p.N
+
+    def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
+        scratch = split_workspace(device, nbytes)
+        product(a_buf, a_off, b_buf, b_off, scratch)
+        return reduce(scratch, c_buf)
+    return run
 
 
 WGMMA = Variant(
@@ -209,11 +247,14 @@ WGMMA = Variant(
     # 4096^3 / 8192^3 on the H100, the fastest configuration swept; 32-deep steps (96 KiB) gave
     # 460 / 543 (benches/runs/h100-wgmma-s9.md, h100-wgmma-s10.md).
     # (BK 0: 64 for 16-bit operands, 32 for TF32.)
+    # (KSPLIT 0: by shape, see ksplit)
     defaults={"BM": 128, "BN": 256, "BK": 0, "WGS": 2, "STAGES": 4, "WG_INFLIGHT": 1,
-              "GROUP_M": 8, "MN_LBO": 0, "MN_SBO": 0, "EMULATE": 0, "PROMOTE": 0},
+              "GROUP_M": 8, "MN_LBO": 0, "MN_SBO": 0, "EMULATE": 0, "PROMOTE": 0, "KSPLIT": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
+    resolved=lambda p, info, params: f"KSPLIT={ksplit(p, info, params)}",
     tunable={"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (8, 16, 32, 64), "WGS": (1, 2),
-             "STAGES": (2, 3, 4, 5), "WG_INFLIGHT": (0, 1), "GROUP_M": (1, 8)},
+             "STAGES": (2, 3, 4, 5), "WG_INFLIGHT": (0, 1), "GROUP_M": (1, 8),
+             "KSPLIT": (0, 1, 2, 4, 8)},
 )
 
 VARIANTS: tuple[Variant[GemmProblem], ...] = (WGMMA,)

@@ -12,6 +12,9 @@ replaces the old one (``os.replace``), so a reader never sees half a file.
 * ``crossover["<family>/<dtype>"] = {"size": float or "never", "unit": ...}``: the problem size
   (flops for ``matmul``, elements for ``elementwise``, ``N*m`` for ``convolve``) above which the
   OpenCL kernel beats NumPy on the host mapping; read with :func:`crossover`.
+* ``measured["<family>/<dtype>"] = {"points": [[batch, M, N, K, {kernel: seconds}], ...],
+  "date": ...}``: every fitting kernel timed over a shape grid; ``kernels/measured.py`` ranks
+  the kernels of a problem by the nearest point (before any tables shipped with the package).
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ import pyopencl as cl
 from .. import settings
 from ..device import Device, register_fork_reset
 from . import crossover as host_path_crossovers
+from . import measured as measured_choices
 from .variant import Catalogue, Variant
 
 __all__ = ["FORMAT", "SIZE_CLASSES", "CROSSOVER_FAMILIES", "size_class", "conv_size_class",
@@ -127,6 +131,7 @@ class TuningStore:
         self.entries: dict[str, dict[str, Any]] = {}
         self.searched: dict[str, dict[str, Any]] = {}
         self.crossover: dict[str, dict[str, Any]] = {}
+        self.measured: dict[str, dict[str, Any]] = {}
 
     @classmethod
     def load(cls, path: Path) -> "TuningStore":
@@ -156,13 +161,16 @@ class TuningStore:
         store.entries = _sections(data, "entries", lambda e: _valid_params(e.get("params")), path)
         store.searched = _sections(data, "searched", lambda e: True, path)
         store.crossover = _sections(data, "crossover", _valid_crossover, path)
+        store.measured = _sections(
+            data, "measured", lambda e: measured_choices.valid_points(e.get("points")), path)
         return store
 
     def save(self) -> None:
         """Write the file atomically (a temporary file in the same folder, then ``os.replace``)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps({"format": FORMAT, "device": self.device, "entries": self.entries,
-                           "searched": self.searched, "crossover": self.crossover},
+                           "searched": self.searched, "crossover": self.crossover,
+                           "measured": self.measured},
                           indent=1, sort_keys=True)
         # a name of this process and thread: concurrent writers never share a temporary file
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -254,6 +262,16 @@ def reset(device: Device | None = None) -> list[Path]:
     return removed
 
 
+def measured_points(device: Device, key: str) -> tuple[list, str] | None:
+    """The points ``tune --choices`` measured for ``key`` ("matmul/float32") on ``device``, with
+    where they come from, or None."""
+    store = store_for(device)
+    entry = store.measured.get(key)
+    if entry is None:
+        return None
+    return entry["points"], f"measured on this device by tune, {entry.get('date', '?')}"
+
+
 def crossover(device: Device, family: str, dtype: Any) -> float | None:
     """The problem size above which ``family``'s OpenCL kernel beats NumPy on the host mapping
     of ``device`` for ``dtype`` (units: :data:`CROSSOVER_FAMILIES`); ``math.inf`` when it never
@@ -294,3 +312,4 @@ def install(catalogues: Iterable[Catalogue]) -> None:
     for catalogue in catalogues:
         catalogue.tuned_params = tuned_params_hook(catalogue, CLASSIFIERS[catalogue.family])
     host_path_crossovers.set_tuned_lookup(crossover)
+    measured_choices.set_store_lookup(measured_points)

@@ -2,9 +2,11 @@
 
 A variant names its ``.cl`` source and entry point, its tunable ``-D`` parameters with defaults,
 and three small functions: ``fits`` (why it cannot run this problem on this device, or None),
-``rank`` (how much it is preferred here: higher first) and ``launch``. Selection walks the
-catalogue best-rank first and takes the first that fits; the reasons it skipped the others are
-kept, so ``explain`` can say why the choice was made.
+``rank`` (how much it is preferred here: higher first) and ``launch``. Selection takes the
+order of a measurement where the device has one for the problem (``measured``: the kernels
+ranked by their wall-clock time at the nearest measured shape, ``kernels/measured.py``), then
+the remaining variants best-rank first, and runs the first that fits; the reasons it skipped
+the others are kept, so ``explain`` can say why the choice was made.
 """
 from __future__ import annotations
 
@@ -80,6 +82,9 @@ class Catalogue(Generic[P]):
         self._variants: dict[str, Variant[P]] = {}
         self.tuned_params: Callable[[Device, Variant[P], P], Mapping[str, int] | None] = (
             lambda device, variant, problem: None)
+        # ``measured(device, problem)``: a ``kernels.measured.Ranking`` of this problem's kernels
+        # by measurement on this device, or None (no table covers it)
+        self.measured: Callable[[Device, P], Any] = lambda device, problem: None
 
     def add(self, variant: Variant[P]) -> Variant[P]:
         self._variants[variant.name] = variant
@@ -133,15 +138,29 @@ class Catalogue(Generic[P]):
                 raise ValueError(f"{self.family} kernel {kernel!r} does not fit this call: {why_not}")
             return Choice(variant, chosen, "forced by the caller", tuned=tuned)
         rejected = []
+        measured = self.measured(device, problem)
+        if measured is not None:
+            for name in measured.names:
+                variant = self._variants.get(name)
+                if variant is None or (only is not None and name not in only):
+                    continue
+                chosen, tuned = self.params_for(device, variant, problem)
+                why_not = variant.fits(problem, info, chosen)
+                if why_not is None:
+                    return Choice(variant, chosen, measured.reason(name), tuple(rejected), tuned)
+                rejected.append((name, why_not))
+        tried = {name for name, _ in rejected}
         ranked = sorted(self._variants.values(), key=lambda v: -v.rank(problem, info))
         for variant in ranked:
-            if variant.rank(problem, info) <= 0 or (only is not None and variant.name not in only):
+            if (variant.name in tried or variant.rank(problem, info) <= 0
+                    or (only is not None and variant.name not in only)):
                 continue
             chosen, tuned = self.params_for(device, variant, problem)
             why_not = variant.fits(problem, info, chosen)
             if why_not is None:
                 reason = (f"highest-ranked of the variants that fit a {info.type} device "
-                          f"for this shape and dtype (rank {variant.rank(problem, info):.1f})")
+                          f"for this shape and dtype (rank {variant.rank(problem, info):.1f}"
+                          + ("; none measured here fits)" if measured is not None else ")"))
                 return Choice(variant, chosen, reason, tuple(rejected), tuned)
             rejected.append((variant.name, why_not))
         raise RuntimeError(f"no {self.family} kernel fits: "

@@ -22,7 +22,7 @@ from ..array import DeviceArray, asarray, result_adopter, result_maker
 from ..array.geometry import c_strides
 from ..device import Device, register_fork_reset
 from ..dtypes import PYTHON_SCALARS
-from ..kernels.copy import MAX_DIMS, as_long8, merge_dims, tile_layout
+from ..kernels.copy import MAX_DIMS, as_long8, merge_dims, row_layout, tile_layout
 from ..kernels.crossover import prefer_host
 from ..kernels.plans import PlanCache
 from ..kernels.programs import ctype, get_kernel
@@ -197,9 +197,10 @@ class ElementwisePlan:
             defines["PER_ITEM"] = per_item
         self.geometry = ((-(-self.size // (local * per_item)) * local,), (local,))
         self.n_arg = np.int64(self.size)
-        tiling = None if mask is not None else tile_layout(
-            self.device, dims, merged[:spec.nin], merged[3:3 + spec.nout])
-        if tiling is not None:  # an input transposed against the outputs
+        tiling = None if mask is not None else (
+            tile_layout(self.device, dims, merged[:spec.nin], merged[3:3 + spec.nout])
+            or row_layout(self.device, dims, merged[:spec.nin], merged[3:3 + spec.nout]))
+        if tiling is not None:  # an input transposed against the outputs, or rows x columns
             (rows, cols, _), staged, strides, self.geometry = tiling
             for k in staged:
                 defines[f"TILED{k}"] = 1

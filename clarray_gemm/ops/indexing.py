@@ -1,22 +1,27 @@
 """Gathers on the device (``opencl/gather.cl``): ``np.take``, indexing with one integer array,
 boolean-mask indexing, and the ``arange`` fill.
 
-Indices are checked against the axis length as NumPy does (``IndexError``); for device index
-arrays that costs one reduction and a read of two scalars. A boolean mask costs a device
+Indices are checked against the axis length as NumPy does (``IndexError``): NumPy's indices on
+the host before their upload, device index arrays by the gather itself, which flags an index out
+of range in a word the host then reads (one blocking read of 4 bytes). A boolean mask costs a device
 ``cumsum`` and a read of its last element (the result's length).
 """
 from __future__ import annotations
 
+import itertools
 import math
+import threading
 from typing import Any
 
 import numpy as np
+import pyopencl as cl
 from numpy.lib.array_utils import normalize_axis_index
 
 from .. import _dispatch
 from .._dispatch import implements
 from ..array import DeviceArray, adopt_host, asarray, empty, host_function
-from ..device import Device
+from ..device import Device, register_fork_reset
+from ..drivers import calls
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.crossover import host_wins
 from ..kernels.programs import ctype, get_kernel
@@ -49,21 +54,47 @@ def _check_bounds(indices: Any, n: int, axis: int) -> None:
         raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
 
 
+_bad_words: dict[tuple, cl.Buffer] = {}
+register_fork_reset(_bad_words)
+_epochs = itertools.count(1)
+
+
+def _bad_index_word(device: Device) -> tuple[cl.Buffer, np.int32]:
+    """This thread's word for the gather's bounds check on ``device`` and a new epoch: the
+    kernel stores the epoch there when an index is out of range (one per thread: another
+    thread's gather may run between a launch and its read)."""
+    key = (device, threading.get_ident())
+    buf = _bad_words.get(key)
+    if buf is None:
+        with calls.guard():  # COPY_HOST_PTR rather than a fill: Oclgrind sees it initialized
+            buf = _bad_words[key] = cl.Buffer(device.context,
+                                              cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                                              hostbuf=np.zeros(1, np.int32))
+    return buf, np.int32(next(_epochs) % 0x7FFFFFFF + 1)
+
+
+def _read_word(device: Device, buf: cl.Buffer) -> int:
+    word = np.empty(1, np.int32)
+    calls.copy(device.queue, word, buf)   # blocking: waits for the gather
+    return int(word[0])
+
+
 def take(a: DeviceArray, indices: Any, axis: int | None = None) -> Any:
     """``np.take(a, indices, axis)`` (mode 'raise') as one gather kernel."""
     if axis is None:
         a, axis = a.reshape(-1), 0
     axis = normalize_axis_index(axis, a.ndim)
-    if type(indices) is not DeviceArray:
+    checked = type(indices) is not DeviceArray
+    if checked:  # NumPy's indices: checked on the host, before the upload
         host = np.asarray(indices)
         if host.dtype.kind not in "iu" and host.size:
             return NotImplemented
+        _check_bounds(host, a.shape[axis], axis)
         indices = asarray(host.astype(np.int64, copy=False), device=a.device)
     if indices.dtype.kind not in "iu" or not kernel_dtype(a.dtype, a.device):
         return NotImplemented
     if indices.dtype == np.uint64:
         indices = indices.astype(np.int64)
-    _check_bounds(indices, a.shape[axis], axis)
     v = a.geometry_view(lambda t: np.moveaxis(t, axis, 0)) if axis else a
     layout = _rows(v)
     if layout is None:
@@ -74,11 +105,18 @@ def take(a: DeviceArray, indices: Any, axis: int | None = None) -> Any:
     n = out.size
     if n:
         kernel = get_kernel(a.device, "gather.cl", "take",
-                            {"T": ctype(a.dtype), "NDIM": ndim, "IDX_T": ctype(flat_idx.dtype)})
+                            {"T": ctype(a.dtype), "NDIM": ndim, "IDX_T": ctype(flat_idx.dtype),
+                             "CHECK": int(not checked)})
+        check = () if checked else _bad_index_word(a.device)
         kernel(a.device.queue, *_launch_size(a.device, n), np.int64(n), np.int64(n_cols),
                np.int64(n_rows), a.storage.kernel_buffer(), np.int64(v.offset // v.itemsize),
                np.int64(row_stride), cshape, cstride, flat_idx.storage.kernel_buffer(),
-               np.int64(flat_idx.offset // flat_idx.itemsize), out.storage.kernel_buffer(write=True))
+               np.int64(flat_idx.offset // flat_idx.itemsize), out.storage.kernel_buffer(write=True),
+               *check)
+        if check and _read_word(a.device, check[0]) == check[1]:
+            _check_bounds(np.asarray(flat_idx), n_rows, axis)   # NumPy's message
+    elif not checked and flat_idx.size:
+        _check_bounds(np.asarray(flat_idx), n_rows, axis)
     out = out.reshape(indices.shape + v.shape[1:])
     if axis:  # indices' dimensions replace `axis`, in place
         order = list(range(indices.ndim, indices.ndim + axis)) + list(range(indices.ndim)) + \

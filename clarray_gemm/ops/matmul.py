@@ -29,7 +29,7 @@ from ..array import DeviceArray, asarray, empty, result_maker, zeros
 from ..array.geometry import c_strides
 from ..device import Device
 from ..drivers import KernelBuildError
-from ..kernels import gemm, gemm_gpu, gemm_mma
+from ..kernels import gemm, gemm_gpu, gemm_mma, measured
 from ..kernels.crossover import prefer_host
 from ..kernels.gemm import GemmOperand, GemmProblem
 from ..kernels.gemm_mma import TENSOR_CORE_KERNELS
@@ -69,13 +69,15 @@ class MatmulPlan:
             self.compute = NARROW_INT_PRODUCTS.get(self.result_dtype, self.compute)
         # Operands the tensor-core kernel takes as they are (float16, bfloat16): computed in
         # their own dtype where the device has tensor cores or the kernel is forced.
+        _, _, M, N, K, batch_shape, out_shape = shapes(a.shape, b.shape)
         mma_dtype = mma_operand_dtype(a.dtype, b.dtype, self.result_dtype)
         if mma_dtype is not None and (kernel in TENSOR_CORE_KERNELS or (
-                kernel is None and device.info.tensor_cores)):
+                kernel is None and device.info.tensor_cores
+                and not _widening_measured_faster(device, mma_dtype, math.prod(batch_shape),
+                                                  M, N, K))):
             self.compute = mma_dtype
         self.c_dtype = (gemm_mma.output_dtype(self.compute) if mma_dtype is not None
                         and self.compute == mma_dtype else self.compute)
-        _, _, M, N, K, batch_shape, out_shape = shapes(a.shape, b.shape)
         self.M, self.N, self.K, self.batch_shape, self.out_shape = M, N, K, batch_shape, out_shape
         self.batch = math.prod(batch_shape)
         self.out_strides = c_strides(out_shape, self.result_dtype.itemsize)
@@ -184,9 +186,12 @@ class MatmulPlan:
         storage = self.result_dtype
         # (not ``compute != NARROW_INT_PRODUCTS.get(storage)``: NumPy reads a None dtype as
         # float64, so float64 would pass)
+        # Tried whatever kernel the widened product would take: a kernel that reads the narrow
+        # operands as they are saves two widening copies and a narrowing pass, which cost more
+        # than any kernel's advantage (H200, int8 products of 1 to 4097 rows: 0.05-0.3x CuPy
+        # through `small`'s widened copies).
         if (storage not in NARROW_INT_PRODUCTS or self.compute != NARROW_INT_PRODUCTS[storage]
                 or self.b_from_host
-                or self.choice.variant.name not in gemm.NARROW_STORAGE_KERNELS
                 or type(a) is not DeviceArray or type(b) is not DeviceArray
                 or a.dtype != storage or b.dtype != storage):
             return None
@@ -426,6 +431,15 @@ class MatmulPlan:
 
 
 _ZERO = np.int64(0)
+
+
+def _widening_measured_faster(device: Device, dtype: np.dtype, batch: int, M: int, N: int,
+                              K: int) -> bool:
+    """True where this device's measurements put a kernel that computes widened copies (float32
+    arithmetic, C rounded back) ahead of the tensor-core kernels for a product of ``dtype``
+    operands this size (a 1 x 1 x 1 float16 product needs no tensor-core tile)."""
+    ranking = measured.ranking(device, "matmul", dtype, batch, M, N, K)
+    return ranking is not None and ranking.names[0] not in TENSOR_CORE_KERNELS
 
 
 def _block_rows(plan: MatmulPlan, a_ndim: int, limit: int) -> int:
