@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -285,10 +286,28 @@ def test_default_tiles_take_hoppers_static_local_allowance(device):
 def test_hopper_float16_every_orientation(device, M, N, K, ta, tb):
     a, b = _inputs(np.float16, M, N, K)
     x, y = _operand(device, a, ta), _operand(device, b, tb)
-    assert "kernel: wgmma" in cg.explain_matmul(x, y)
-    out = _poisoned_out(device, (M, N), np.float16)
-    got = np.asarray(cg.matmul(x, y, out=out))
-    assert _within_one_rounding(got, a, b).all()
+    # a tensor-core kernel by default (which one is the measured choice); wgmma forced too
+    assert re.search(r"kernel: (wgmma|mma) ", cg.explain_matmul(x, y))
+    for kernel in (None, "wgmma"):
+        out = _poisoned_out(device, (M, N), np.float16)
+        got = np.asarray(cg.matmul(x, y, out=out, kernel=kernel))
+        assert _within_one_rounding(got, a, b).all()
+
+
+@pytest.mark.skipif(not HOPPER, reason="needs NVIDIA Hopper (sm_90)")
+@pytest.mark.parametrize("ks", [0, 5])
+def test_hopper_float16_split_k(device, ks):
+    """Small outputs over a long K: the sliced products (by shape, or forced) and their
+    float32 reduction rounded once to float16."""
+    a, b = _inputs(np.float16, 37, 100, 4097, batch=2)
+    x, y = _operand(device, a, False), _operand(device, b, True)
+    explained = cg.explain_matmul(x, y, kernel="wgmma", params={"KSPLIT": ks})
+    assert ("KSPLIT=" + str(ks or gemm_wgmma.MAX_KSPLIT)) in explained, explained
+    out = _poisoned_out(device, (2, 37, 100), np.float16)
+    got = np.asarray(cg.matmul(x, y, out=out, kernel="wgmma", params={"KSPLIT": ks}))
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    bound = 4097 * 2.0 ** -23 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+    assert (np.abs(got.astype(np.float64) - exact) <= bound + np.abs(exact) * 2.0 ** -11).all()
 
 
 @pytest.mark.skipif(not HOPPER, reason="needs NVIDIA Hopper (sm_90)")

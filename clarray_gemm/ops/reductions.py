@@ -21,7 +21,8 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import DeviceArray, adopt_host, asarray, host_function, result_maker, to_host
+from ..array import (DeviceArray, adopt_host, asarray, empty, host_function, result_maker,
+                     to_host)
 from ..array.geometry import c_strides
 from ..fallbacks import record_host_call
 from ..kernels.crossover import host_wins
@@ -181,6 +182,9 @@ def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None
         a, axis = a.reshape(-1), 0
     axis = normalize_axis_index(axis, a.ndim)
     result_dtype = _result_dtype(name, a.dtype, None if dtype is None else np.dtype(dtype))
+    if a.ndim == 1 and a.size >= LONG_SCAN and out is None and kernel_dtype(
+            a.dtype, a.device) and kernel_dtype(result_dtype, a.device):
+        return _blocked_scan(func, a, result_dtype)
     plan = None
     if kernel_dtype(a.dtype, a.device) and kernel_dtype(result_dtype, a.device):
         plan = scan_plan(name, a, axis, result_dtype, result_dtype)
@@ -191,6 +195,34 @@ def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None
         out[...] = result
         return out
     return result
+
+
+LONG_SCAN = 1 << 16
+"""A 1-D scan from this length runs in blocks (:func:`_blocked_scan`): the scan kernel gives a
+line one work-group, so one long line would use one compute unit (an H200 took 35 ms for the
+cumsum behind a 4096 x 4096 boolean mask)."""
+SCAN_BLOCK = 4096
+
+
+def _blocked_scan(func: Any, a: DeviceArray, result_dtype: np.dtype) -> DeviceArray:
+    """``func(a)`` (``np.cumsum`` or ``np.cumprod``) of a long 1-D device array: the blocks of
+    SCAN_BLOCK elements scanned side by side as the lines of a 2-D array, then the scan of the
+    blocks' last elements carried into the blocks after them (all on the device)."""
+    op = np.add if func is np.cumsum else np.multiply
+    n, size = a.size, SCAN_BLOCK
+    whole = n // size * size
+    out = empty((n,), result_dtype, device=a.device)
+    blocks = out[:whole].reshape(-1, size)
+    blocks[...] = func(a[:whole].reshape(-1, size), axis=1, dtype=result_dtype)
+    if whole < n:
+        out[whole:] = func(a[whole:], dtype=result_dtype)
+    carry = func(out[size - 1:whole:size])   # carry[i]: the scan through block i
+    if whole > size:
+        later = out[size:whole].reshape(-1, size)
+        op(later, carry[:-1].reshape(-1, 1), out=later)
+    if whole < n:
+        op(out[whole:], carry[-1], out=out[whole:])
+    return out
 
 
 # What np.sum / np.prod / np.max / np.min call on an ndarray (numpy/_core/_methods.py), without
