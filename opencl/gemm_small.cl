@@ -17,6 +17,17 @@
 //   TS    tile edge (elements of C per work-group side)
 //   WPT   elements of C per work-item side (TS % WPT == 0)
 //   KMAX  the largest K staged: 2 * TS * KMAX * sizeof(T) bytes of local memory
+//   IO16  16-bit operands, computed in T = ACC = float: 1 float16 A, B and C (vload_half /
+//         vstore_half: no cl_khr_fp16 needed; C rounded once, as the tensor-core kernels do),
+//         2 bfloat16 A and B (their 16 bits are a float's high half) and a float32 C, as
+//         NumPy's bfloat16 products give; 0 (default) A, B and C of type T
+#ifndef IO16
+#define IO16 0
+#endif
+#if IO16
+#define T float
+#define ACC float
+#endif
 #include "gemm_layout.h"
 #ifndef TS
 #define TS 16
@@ -33,8 +44,37 @@
 #error "gemm_small.cl: TS must be a multiple of WPT"
 #endif
 
+#if IO16 == 1
+#define IN16 half
+#define OUT16 half
+#define LOAD16(p, i) vload_half(i, p)
+#elif IO16 == 2
+#define IN16 ushort
+#define OUT16 float
+#define LOAD16(p, i) as_float((uint)(p)[i] << 16)
+#endif
+#if IO16   // element indices from the base offsets (no arithmetic on half pointers)
+#if TRANS_A
+#define A_LOAD(m, k) LOAD16(A, a0 + (k) * (long)lda + (m))
+#else
+#define A_LOAD(m, k) LOAD16(A, a0 + (m) * (long)lda + (k))
+#endif
+#if TRANS_B
+#define B_LOAD(k, n) LOAD16(B, b0 + (n) * (long)ldb + (k))
+#else
+#define B_LOAD(k, n) LOAD16(B, b0 + (k) * (long)ldb + (n))
+#endif
+#else
+#define A_LOAD(m, k) A_AT(m, k)
+#define B_LOAD(k, n) B_AT(k, n)
+#endif
+
 __kernel __attribute__((reqd_work_group_size(LS, LS, 1)))
+#if IO16
+void gemm_small(GEMM_ARGS_OF(IN16, OUT16, restrict))
+#else
 void gemm_small(GEMM_ARGS)
+#endif
 {
     // As[k][m] and Bs[k][n]: a work-item's WPT values of one k are LS apart, so the LS work-items
     // along a row read LS consecutive words (no bank conflicts) and those along a column one
@@ -44,28 +84,32 @@ void gemm_small(GEMM_ARGS)
     const int lx = get_local_id(0), ly = get_local_id(1);
     const int m0 = get_group_id(1) * TS, n0 = get_group_id(0) * TS;
     const long b = get_global_id(2);
+#if IO16
+    const long a0 = a_off + b * a_batch, b0 = b_off + b * b_batch;
+#else
     A += a_off + b * a_batch;
     B += b_off + b * b_batch;
+#endif
 
     // Each loop walks the operand's contiguous axis with lx, so neighbouring work-items read
     // neighbouring addresses.
 #if TRANS_A
     for (int k = ly; k < K; k += LS)
         for (int r = lx; r < TS; r += LS)
-            As[k][r] = m0 + r < M ? A_AT(m0 + r, k) : (T)0;
+            As[k][r] = m0 + r < M ? A_LOAD(m0 + r, k) : (T)0;
 #else
     for (int r = ly; r < TS; r += LS)
         for (int k = lx; k < K; k += LS)
-            As[k][r] = m0 + r < M ? A_AT(m0 + r, k) : (T)0;
+            As[k][r] = m0 + r < M ? A_LOAD(m0 + r, k) : (T)0;
 #endif
 #if TRANS_B
     for (int c = ly; c < TS; c += LS)
         for (int k = lx; k < K; k += LS)
-            Bs[k][c] = n0 + c < N ? B_AT(k, n0 + c) : (T)0;
+            Bs[k][c] = n0 + c < N ? B_LOAD(k, n0 + c) : (T)0;
 #else
     for (int k = ly; k < K; k += LS)
         for (int c = lx; c < TS; c += LS)
-            Bs[k][c] = n0 + c < N ? B_AT(k, n0 + c) : (T)0;
+            Bs[k][c] = n0 + c < N ? B_LOAD(k, n0 + c) : (T)0;
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -84,13 +128,18 @@ void gemm_small(GEMM_ARGS)
                 acc[i][j] += (ACC)a[i] * (ACC)bv[j];
     }
 
-    C += c_off + b * c_batch;
+    const long c0 = c_off + b * c_batch;
     for (int i = 0; i < WPT; ++i) {
         const int m = m0 + ly + i * LS;
         for (int j = 0; j < WPT; ++j) {
             const int n = n0 + lx + j * LS;
-            if (m < M && n < N)
-                C[(long)m * ldc + n] = (T)acc[i][j];
+            if (m < M && n < N) {
+#if IO16 == 1
+                vstore_half_rte(acc[i][j], c0 + (long)m * ldc + n, C);
+#else
+                C[c0 + (long)m * ldc + n] = (T)acc[i][j];
+#endif
+            }
         }
     }
 }

@@ -133,6 +133,11 @@ def test_wgmma_split_k_is_clean():
                      "WG_INFLIGHT": 0, "KSPLIT": 3})
 
 
+def test_small_float16_is_clean():
+    """float16 operands through vload_half and C through vstore_half (IO16=1)."""
+    run_case("small", 20, 17, 40, 2, True, "float16")
+
+
 def test_cpu_k_blocks_are_clean():
     """K in blocks of KC, later launches adding to C; small vectors so the edges are partial."""
     run_case("cpu", 33, 17, 65, 2, True, params={"KC": 16, "VW": 4, "MR": 5})

@@ -127,3 +127,29 @@ def test_rank_on_an_h100(cpu, batch, M, N, K, chosen):
                                  h100.info) == 0
     if chosen:
         assert gemm.CATALOGUE.choose(p, h100).variant.name == KERNEL
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, True)])
+@pytest.mark.parametrize("batch,M,N,K", [(1, 1, 1, 1), (1, 7, 33, 31), (3, 20, 17, 128),
+                                         (2, 33, 70, 5)])
+def test_sixteen_bit_operands_read_as_they_are(cpu, name, ta, tb, batch, M, N, K):
+    """float16 and bfloat16 operands loaded as they are and summed in float32: a float16 C
+    rounded once (the tensor-core kernels' rule), a float32 C for bfloat16 (NumPy's type)."""
+    from clarray_gemm.dtypes import bfloat16_dtype
+    dt = np.dtype(np.float16) if name == "float16" else bfloat16_dtype()
+    if dt is None:
+        pytest.skip("needs ml_dtypes (bfloat16)")
+    rng = np.random.default_rng(M + N + K)
+    a = rng.standard_normal((batch, M, K)).astype(np.float32).astype(dt)
+    b = rng.standard_normal((batch, K, N)).astype(np.float32).astype(dt)
+    x, y = device_operands(cpu, a, b, ta, tb)
+    out_dtype = np.float16 if name == "float16" else np.float32
+    out = cg.asarray(np.full((batch, M, N), np.nan, out_dtype), device=cpu)
+    got = np.asarray(cg.matmul(x, y, out=out, kernel="small"))
+    assert got.dtype == out_dtype
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    bound = K * 2.0 ** -23 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+    if name == "float16":
+        bound = bound + np.abs(exact) * 2.0 ** -11
+    assert (np.abs(got.astype(np.float64) - exact) <= bound + 1e-30).all()

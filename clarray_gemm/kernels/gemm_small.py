@@ -16,19 +16,40 @@ from typing import Mapping
 import numpy as np
 
 from ..device import Device, DeviceInfo
-from .gemm import (GemmProblem, base_defines, dtype_supported, launch_standard,
-                   prepared_standard)
+from ..dtypes import bfloat16_dtype
+from .gemm import GemmProblem, base_defines, dtype_supported, prepared_standard
 from .programs import get_kernel
 from .variant import Variant
 
-__all__ = ["SMALL", "VARIANTS", "SINGLE_MAX_ELEMENTS"]
+__all__ = ["SMALL", "VARIANTS", "SINGLE_MAX_ELEMENTS", "SIXTEEN_BIT_KERNELS"]
+
+SIXTEEN_BIT_KERNELS = ("mma", "wgmma", "small")
+"""Kernels that take float16 and bfloat16 operands as they are (the others get float32
+copies)."""
 
 SINGLE_MAX_ELEMENTS = 128 * 128
 """Elements of C up to which a single product (no batch) ranks ``small`` first."""
 
 
+def _io16(p: GemmProblem) -> int:
+    """The kernel's IO16 for the problem's operands: 1 float16, 2 bfloat16, 0 otherwise."""
+    dt = np.dtype(p.dtype)
+    if dt == np.float16:
+        return 1
+    bf16 = bfloat16_dtype()
+    return 2 if bf16 is not None and dt == bf16 else 0
+
+
 def _local_bytes(p: GemmProblem, params: Mapping[str, int]) -> int:
-    return 2 * params["TS"] * params["KMAX"] * p.itemsize
+    itemsize = 4 if _io16(p) else p.itemsize   # 16-bit operands are staged as float
+    return 2 * params["TS"] * params["KMAX"] * itemsize
+
+
+def _defines(p: GemmProblem, params: Mapping[str, int]) -> dict[str, object]:
+    io16 = _io16(p)
+    if io16:
+        return {"IO16": io16, "TRANS_A": int(p.a.trans), "TRANS_B": int(p.b.trans), **params}
+    return {**base_defines(p), **params}
 
 
 def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
@@ -37,7 +58,7 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
         return "TS must be a multiple of WPT (both positive), KMAX positive"
     if p.K > kmax:
         return f"K = {p.K} is deeper than KMAX = {kmax}, the K it stages at once"
-    why = dtype_supported(p, info)
+    why = None if _io16(p) else dtype_supported(p, info)
     if why:
         return why
     if (ts // wpt) ** 2 > info.max_work_group_size:
@@ -69,17 +90,19 @@ def _geometry(p: GemmProblem, params: Mapping[str, int]) -> tuple[tuple, tuple]:
 
 
 def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]):
-    return launch_standard(device, p, SMALL, params, *_geometry(p, params))
+    return _prepare(device, p, params)(p.a.buffer, np.int64(p.a.offset), p.b.buffer,
+                                       np.int64(p.b.offset), p.c.buffer)
 
 
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
-    kernel = get_kernel(device, SMALL.source, SMALL.entry, {**base_defines(p), **params})
+    kernel = get_kernel(device, SMALL.source, SMALL.entry, _defines(p, params))
     return prepared_standard(device, p, kernel, *_geometry(p, params))
 
 
 SMALL = Variant(
     name="small", source="gemm_small.cl", entry="gemm_small",
-    summary="small products: the whole of K staged in local memory at once, one barrier",
+    summary="small products: the whole of K staged in local memory at once, one barrier "
+            "(float16 and bfloat16 operands read as they are, computed in float32)",
     defaults={"TS": 16, "WPT": 1, "KMAX": 128}, fits=_fits, rank=_rank, launch=_launch,
     prepare=_prepare,
     tunable={"TS": (16, 32), "WPT": (1, 2), "KMAX": (64, 128, 256)},

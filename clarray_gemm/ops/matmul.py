@@ -33,6 +33,7 @@ from ..kernels import gemm, gemm_gpu, gemm_mma, measured
 from ..kernels.crossover import prefer_host
 from ..kernels.gemm import GemmOperand, GemmProblem
 from ..kernels.gemm_mma import TENSOR_CORE_KERNELS
+from ..kernels.gemm_small import SIXTEEN_BIT_KERNELS
 from ..kernels.plans import PlanCache
 from ..kernels.variant import Choice, check_params_have_kernel
 from ..dtypes import NARROW_INT_PRODUCTS, mma_operand_dtype
@@ -71,7 +72,7 @@ class MatmulPlan:
         # their own dtype where the device has tensor cores or the kernel is forced.
         _, _, M, N, K, batch_shape, out_shape = shapes(a.shape, b.shape)
         mma_dtype = mma_operand_dtype(a.dtype, b.dtype, self.result_dtype)
-        if mma_dtype is not None and (kernel in TENSOR_CORE_KERNELS or (
+        if mma_dtype is not None and (kernel in SIXTEEN_BIT_KERNELS or (
                 kernel is None and device.info.tensor_cores
                 and not _widening_measured_faster(device, mma_dtype, math.prod(batch_shape),
                                                   M, N, K))):
@@ -436,10 +437,10 @@ _ZERO = np.int64(0)
 def _widening_measured_faster(device: Device, dtype: np.dtype, batch: int, M: int, N: int,
                               K: int) -> bool:
     """True where this device's measurements put a kernel that computes widened copies (float32
-    arithmetic, C rounded back) ahead of the tensor-core kernels for a product of ``dtype``
-    operands this size (a 1 x 1 x 1 float16 product needs no tensor-core tile)."""
+    arithmetic, C rounded back) ahead of the kernels that read ``dtype`` operands as they are,
+    for a product this size."""
     ranking = measured.ranking(device, "matmul", dtype, batch, M, N, K)
-    return ranking is not None and ranking.names[0] not in TENSOR_CORE_KERNELS
+    return ranking is not None and ranking.names[0] not in SIXTEEN_BIT_KERNELS
 
 
 def _block_rows(plan: MatmulPlan, a_ndim: int, limit: int) -> int:
