@@ -23,6 +23,10 @@
 //   IDENTITY     the accumulator's start value (e.g. -INFINITY, LONG_MIN; +0.0 for float sums, as NumPy)
 //   IS_FLOAT     ACC is a floating type (NaN rules); MEAN: divide the result by `count`
 //   SQUARE_IN    sums of squares: each input element is squared (in ACC) as it is loaded
+//   CENTRED      with SQUARE_IN: each element minus its output's centre before squaring, the
+//                centres (ACC, one per output in the kept shape's C order) passed in idx_in's
+//                place (unused by non-arg reductions): np.var / np.std in one reduction after
+//                the mean, where subtracting, squaring and summing took three more launches
 //   SQRT_OUT     the result's square root: with SQUARE_IN, np.linalg.norm in one reduction
 //                (three launches, a multiply, a sum and a square root, cost a GPU ~3x the time)
 //   WG           work-group size (a power of two); NDIM_OUT, NDIM_RED as above
@@ -102,9 +106,15 @@
 #ifndef SQRT_OUT
 #define SQRT_OUT 0
 #endif
+#ifndef CENTRED
+#define CENTRED 0
+#endif
 
 #if ROP == ROP_ANY || ROP == ROP_ALL
 #define LOAD(v) ((ACC)((v) != 0))
+#elif SQUARE_IN && CENTRED
+inline ACC squared(const ACC v) { return v * v; }
+#define LOAD(v) squared((ACC)(v) - centre_)
 #elif SQUARE_IN
 inline ACC squared(const ACC v) { return v * v; }
 #define LOAD(v) squared((ACC)(v))
@@ -201,7 +211,9 @@ inline bool later_wins(const ACC held, const ACC v)
 
 inline OUT_T finish(const ACC v, const long count)
 {
-#if MEAN
+#if MEAN && SQRT_OUT
+    return (OUT_T)sqrt(v / (ACC)count);
+#elif MEAN
     return (OUT_T)(v / (ACC)count);
 #elif SQRT_OUT
     return (OUT_T)sqrt(v);
@@ -235,6 +247,9 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
     const long base = in_off + offset_of(o, osh, ost, NDIM_OUT);
     const long begin = g * chunk;
     const long end = live ? min(begin + chunk, n_red) : begin;
+#if CENTRED
+    const ACC centre_ = live ? ((__global const ACC*)idx_in)[o] : (ACC)0;
+#endif
     // LANE_ACCS independent accumulators per lane: one accumulator makes each load wait for
     // the previous combine (for max/argmax a chain of NaN tests), which left a large GPU at
     // 65-70% of its bandwidth. They are combined in index order before the tree.
@@ -349,6 +364,9 @@ __kernel void reduce_cols(const long n_out, const long n_red, const long chunk, 
     const long rsh[8] = UNPACK8(rshape), rst[8] = UNPACK8(rstride);
     const long base = in_off + offset_of(o, osh, ost, NDIM_OUT);
     const long end = min((g + 1) * chunk, n_red);
+#if CENTRED
+    const ACC centre_ = ((__global const ACC*)idx_in)[o];
+#endif
     ACC acc = IDENTITY;
     long best = -1;
     for (long r = g * chunk; r < end; ++r) {
@@ -400,6 +418,9 @@ void scan(const long n_red, const long8 oshape, const long8 ostride, const long 
     const long end = min(begin + chunk, n_red);
     const long src = in_off + offset_of(o, osh, ost, NDIM_OUT);
     const long dst = out_off + offset_of(o, osh, ust, NDIM_OUT);
+#if CENTRED   // (scans are never centred; the program of a centred reduction compiles it too)
+    const ACC centre_ = (ACC)0;
+#endif
     ACC acc = IDENTITY;
     for (long r = begin; r < end; ++r) acc = combine(acc, LOAD(in[src + r * rstride]));
     totals[lid] = acc;

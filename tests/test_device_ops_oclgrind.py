@@ -134,6 +134,9 @@ with np.errstate(all="ignore"):
         xr = cg.asarray(rows, device=dev)
         same(np.sum(xr, axis=1), rows.sum(axis=1), 1e-5)
         same(np.argmax(xr[:, 3:], axis=1), np.argmax(rows[:, 3:], axis=1))
+        same(np.var(xc, axis=0), cols.var(axis=0), 1e-5)              # centred, by columns
+        same(np.std(xr, axis=1, ddof=1), rows.std(axis=1, ddof=1), 1e-5)  # centred, by rows
+        same(np.var(xb[big == big]), np.var(big[big == big]), 1e-5)   # centred, in two launches
         same(np.max(xb[1:]), np.max(big[1:]))
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))

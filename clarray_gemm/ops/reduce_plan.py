@@ -26,6 +26,10 @@ ROPS = {"sum": "ROP_SUM", "prod": "ROP_PROD", "max": "ROP_MAX", "min": "ROP_MIN"
         "any": "ROP_ANY", "all": "ROP_ALL", "argmax": "ROP_ARGMAX", "argmin": "ROP_ARGMIN"}
 _MAX_GROUPS = 1024
 _PER_LANE = 32  # elements a lane reduces before a reduction is split into two launches
+# On GPUs: a second launch costs more than one work-group takes over this many elements a lane
+# (the launch floor of a GPU is ~8-15 us; one compute unit reads 256 x 256 floats in a few):
+# np.sum of a 37 x 1000 float32 array ran in two launches, 35 us against CuPy's 22.
+_PER_LANE_GPU = 256
 _TREE_GROUPS = 2048  # work-groups that fill a device; fewer outputs split r into chunks
 # On GPUs: this many work-groups per compute unit instead. H100 (132 units), 2^26 float32 in
 # rows of 2^26 / R (R = 1, 8, 64, 512), against a copy's bandwidth: argmax 73-75% with 2048
@@ -86,7 +90,10 @@ class ReducePlan:
     sums the squares and takes the square root, ``np.linalg.norm``'s 2-norm in one reduction."""
 
     def __init__(self, rop: str, x: DeviceArray, axes: tuple, acc: np.dtype, out_dtype: np.dtype,
-                 mean: bool, device: Device, norm: bool = False):
+                 mean: bool, device: Device, norm: bool = False, centred: bool = False,
+                 root: bool = False):
+        # centred (with sum): the squared deviations from a centre per output (``run``'s
+        # ``centre``), np.var's second pass; root: the result's square root (np.std)
         self.device, self.out_dtype, self.acc = device, out_dtype, acc
         kept = [a for a in range(x.ndim) if a not in axes]
         self.kept_shape = tuple(x.shape[a] for a in kept)
@@ -119,8 +126,11 @@ class ReducePlan:
             local = _pow2_at_most(-(-n_red // per_lane), max_wg)
             target = (_GROUPS_PER_UNIT_GPU * device.info.compute_units if device.info.is_gpu
                       else _TREE_GROUPS)
+            # (the simulator keeps the CPU bound: its checks cover the two-launch form)
+            per_lane_split = (_PER_LANE_GPU if device.info.is_gpu and not device.info.is_simulator
+                              else _PER_LANE)
             groups = max(1, min(_MAX_GROUPS, target, -(-target // n_out),
-                                -(-n_red // (local * _PER_LANE))))
+                                -(-n_red // (local * per_lane_split))))
         # short reduced axes: several outputs per work-group (one work-group of a few lanes per
         # output leaves a GPU's work-group slots, not its lanes, as the limit)
         rows = max_wg // local if not cols and groups == 1 and local < 64 else 1
@@ -134,9 +144,11 @@ class ReducePlan:
                and x.dtype.itemsize in (4, 8) and chunk >= 16 * local)
         if vec and chunk % 4 and (groups - 1) * (-(-chunk // 4) * 4) < n_red:
             chunk = -(-chunk // 4) * 4
+        root = root or norm
         first = dict(base, WG=local * rows, ROWS=rows, PARTIAL=int(groups > 1), VEC_RED=int(vec),
-                     MEAN=int(mean and groups == 1), SQUARE_IN=int(norm),
-                     SQRT_OUT=int(norm and groups == 1))
+                     MEAN=int(mean and groups == 1), SQUARE_IN=int(norm or centred),
+                     CENTRED=int(centred), SQRT_OUT=int(root and groups == 1))
+        self.centred = centred
         if groups > 1:
             first["OUT_T"] = ctype(acc)  # the partial results
         kernel = "reduce_cols" if cols else "reduce"
@@ -144,7 +156,7 @@ class ReducePlan:
             geometry = ((-(-n_out // local) * local, groups), (local, 1))
         else:
             geometry = ((-(-n_out * groups // rows) * local * rows,), (local * rows,))
-        options = device.info.rounding_options if norm else ()  # sqrt as NumPy's
+        options = device.info.rounding_options if root else ()  # sqrt as NumPy's
         self.stages.append((kernel, get_kernel(device, "reduce.cl", kernel, first, options),
                             geometry,
                             (np.int64(n_red), np.int64(chunk), np.int64(groups), np.int64(n_out)),
@@ -153,7 +165,7 @@ class ReducePlan:
             return
         second = _defines(rop, acc, acc, out_dtype, 1)
         second.update(NDIM_OUT=1, NDIM_RED=1, MEAN=int(mean), FROM_PARTIALS=1,
-                      SQRT_OUT=int(norm))
+                      SQRT_OUT=int(root))
         if cols:  # partials: groups x n_out, reduced down the columns
             second["WG"] = local
             shapes2 = (as_long8([n_out], 1), as_long8([1], 0), as_long8([groups], 1),
@@ -170,8 +182,10 @@ class ReducePlan:
                             (np.int64(groups), np.int64(groups), np.int64(1), np.int64(n_out)),
                             shapes2))
 
-    def run(self, x: DeviceArray) -> DeviceArray:
-        """The reduction of ``x`` (kept shape, C order)."""
+    def run(self, x: DeviceArray, centre: DeviceArray | None = None,
+            count: int | None = None) -> DeviceArray:
+        """The reduction of ``x`` (kept shape, C order); a centred plan takes the ``centre`` of
+        each output (the accumulator's dtype, C order) and the ``count`` its mean divides by."""
         device = self.device
         result = DeviceArray.from_storage(Storage(device, self.n_out * self.out_dtype.itemsize),
                                           self.kept_shape, self.out_dtype,
@@ -182,9 +196,11 @@ class ReducePlan:
         off = np.int64(x.offset // x.itemsize)
         out_buf = result.storage.kernel_buffer(write=True)
         zero = np.int64(0)
+        n = self.count if count is None else np.int64(count)
+        aside = centre.storage.kernel_buffer() if self.centred else src  # idx_in's slot
         if len(self.stages) == 1:
             _, launcher, geometry, sizes, shapes = self.stages[0]
-            _launch(launcher, queue, geometry, sizes, self.count, shapes, src, off, src, out_buf,
+            _launch(launcher, queue, geometry, sizes, n, shapes, src, off, aside, out_buf,
                     self.out_stride, src)
             return result
         n_partial = self.n_out * self.groups
@@ -192,10 +208,10 @@ class ReducePlan:
         idx = Storage(device, n_partial * 8)
         p_buf, i_buf = partial.kernel_buffer(write=True), idx.kernel_buffer(write=True)
         _, launcher, geometry, sizes, shapes = self.stages[0]
-        _launch(launcher, queue, geometry, sizes, self.count, shapes, src, off, src, p_buf,
+        _launch(launcher, queue, geometry, sizes, n, shapes, src, off, aside, p_buf,
                 self.out_stride, i_buf)
         _, launcher, geometry, sizes, shapes = self.stages[1]
-        _launch(launcher, queue, geometry, sizes, self.count, shapes, p_buf, zero, i_buf, out_buf,
+        _launch(launcher, queue, geometry, sizes, n, shapes, p_buf, zero, i_buf, out_buf,
                 self.out_stride2, i_buf)
         return result
 
@@ -256,12 +272,13 @@ _PLANS: PlanCache = PlanCache("reduce")
 
 
 def reduce_plan(rop: str, x: DeviceArray, axes: tuple, acc: np.dtype, out_dtype: np.dtype,
-                mean: bool = False, norm: bool = False) -> ReducePlan:
+                mean: bool = False, norm: bool = False, centred: bool = False,
+                root: bool = False) -> ReducePlan:
     """The cached :class:`ReducePlan` of this call."""
     key = ("reduce", rop, x.device, x.dtype, x.shape, x.strides, axes, acc, out_dtype, mean,
-           norm)
+           norm, centred, root)
     return _PLANS.get(key, lambda: ReducePlan(rop, x, axes, acc, out_dtype, mean, x.device,
-                                              norm))
+                                              norm, centred, root))
 
 
 def scan_plan(rop: str, x: DeviceArray, axis: int, acc: np.dtype, out_dtype: np.dtype

@@ -322,6 +322,12 @@ def _moment(func, a, axis, dtype, out, ddof, keepdims, where, mean_, correction)
     count = 1
     for ax in axes:
         count *= a.shape[ax]
+    fused = _fused_moment(func, a, axes, dtype, count, ddof, keepdims is True)
+    if fused is not None:
+        if out is not None:
+            out[...] = fused
+            return out
+        return fused
     centre = np.true_divide(reduction("sum", a, axes, dtype, None, True), count)
     deviation = np.subtract(a, centre)
     squares = np.multiply(deviation, deviation, out=deviation)
@@ -332,6 +338,32 @@ def _moment(func, a, axis, dtype, out, ddof, keepdims, where, mean_, correction)
     if out is not None:
         out[...] = result
         return out
+    return result
+
+
+def _fused_moment(func, a: DeviceArray, axes: tuple, dtype: Any, count: int, ddof: Any,
+                  keepdims: bool) -> DeviceArray | None:
+    """``np.var`` / ``np.std`` as two reductions: the mean, then the sum of squared deviations
+    from it divided by ``count - ddof`` (and its square root) in one kernel (opencl/reduce.cl,
+    CENTRED), for float32/float64 results on devices that run the kernels; None elsewhere
+    (the host path, ``ddof`` leaving no degrees of freedom: NumPy's warning and value)."""
+    acc = np.dtype(dtype) if dtype is not None else a.dtype
+    if (acc.kind != "f" or not kernel_dtype(a.dtype, a.device) or not kernel_dtype(acc, a.device)
+            or host_wins(a.device, "reduce", a.dtype, a.size) or count == 0):
+        return None
+    try:
+        dof = count - ddof
+    except TypeError:
+        return None
+    if not dof > 0:
+        return None
+    mean_plan = reduce_plan("sum", a, axes, acc, acc, mean=True)
+    plan = reduce_plan("sum", a, axes, acc, acc, mean=True, centred=True, root=func is np.std)
+    if not (mean_plan.supported and plan.supported):
+        return None
+    result = plan.run(a, centre=mean_plan.run(a), count=dof)
+    if keepdims:
+        result = result.reshape(tuple(1 if i in axes else n for i, n in enumerate(a.shape)))
     return result
 
 
