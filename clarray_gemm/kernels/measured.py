@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+import numpy as np
+
 from ..device import Device, DeviceInfo, register_fork_reset
 
 __all__ = ["Point", "PointSet", "Ranking", "TABLE_DIR", "valid_points", "nearest", "ranked",
@@ -79,7 +81,6 @@ def _us(seconds: float) -> str:
 
 
 def table_key(family: str, dtype: Any) -> str:
-    import numpy as np
     return f"{family}/{np.dtype(dtype).name}"
 
 
@@ -103,7 +104,6 @@ class PointSet:
     operation, not a Python loop over hundreds of points)."""
 
     def __init__(self, points: Sequence[Point]):
-        import numpy as np
         self.points = tuple(points)
         sizes = np.array([(p.batch, p.M, p.N, p.K) for p in self.points], dtype=np.float64)
         self.logs = np.log2(np.maximum(sizes.reshape(-1, 4), 1.0))
@@ -125,7 +125,6 @@ factor of 2 in one size) rank the kernels together: a product between two grid p
 
 
 def _distances(points: PointSet, batch: int, M: int, N: int, K: int):
-    import numpy as np
     want = np.log2(np.maximum(np.array([batch, M, N, K], dtype=np.float64), 1.0))
     dist = np.abs(points.logs - want) @ np.array([BATCH_WEIGHT, 1.0, 1.0, 1.0])
     same_kind = points.batched == (batch > 1)
@@ -139,7 +138,6 @@ def nearest(points: PointSet, batch: int, M: int, N: int, K: int) -> Point | Non
     batch weighted by :data:`BATCH_WEIGHT`), among the batched points for a batched product
     and the single ones for a single product where the table has such points; ties go to the
     earlier point."""
-    import numpy as np
     if not len(points):
         return None
     return points.points[int(np.argmin(_distances(points, batch, M, N, K)))]
@@ -152,7 +150,6 @@ def ranked(points: PointSet, batch: int, M: int, N: int, K: int
     is the weighted mean of log(its time / the point's best), a kernel a point did not time
     counted at twice that point's slowest. Returns the names best first, the nearest point and
     how many points ranked."""
-    import numpy as np
     if not len(points):
         return None
     dist = _distances(points, batch, M, N, K)

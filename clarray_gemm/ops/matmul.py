@@ -68,8 +68,9 @@ class MatmulPlan:
         self.compute = compute_dtype(self.result_dtype, device)
         if self.compute is not None:
             self.compute = NARROW_INT_PRODUCTS.get(self.result_dtype, self.compute)
-        # Operands the tensor-core kernel takes as they are (float16, bfloat16): computed in
-        # their own dtype where the device has tensor cores or the kernel is forced.
+        # Operands some kernels take as they are (float16, bfloat16: the tensor-core kernels
+        # and `small`): kept in their own dtype where the device has tensor cores (unless its
+        # measurements put a kernel on float32 copies first) or such a kernel is forced.
         _, _, M, N, K, batch_shape, out_shape = shapes(a.shape, b.shape)
         mma_dtype = mma_operand_dtype(a.dtype, b.dtype, self.result_dtype)
         if mma_dtype is not None and (kernel in SIXTEEN_BIT_KERNELS or (
