@@ -126,11 +126,12 @@ class ReducePlan:
             local = _pow2_at_most(-(-n_red // per_lane), max_wg)
             target = (_GROUPS_PER_UNIT_GPU * device.info.compute_units if device.info.is_gpu
                       else _TREE_GROUPS)
-            # (the simulator keeps the CPU bound: its checks cover the two-launch form)
-            per_lane_split = (_PER_LANE_GPU if device.info.is_gpu and not device.info.is_simulator
-                              else _PER_LANE)
             groups = max(1, min(_MAX_GROUPS, target, -(-target // n_out),
-                                -(-n_red // (local * per_lane_split))))
+                                -(-n_red // (local * _PER_LANE))))
+            # (the simulator keeps the two launches: its checks cover that form)
+            if (device.info.is_gpu and not device.info.is_simulator
+                    and n_red <= local * _PER_LANE_GPU):
+                groups = 1
         # short reduced axes: several outputs per work-group (one work-group of a few lanes per
         # output leaves a GPU's work-group slots, not its lanes, as the limit)
         rows = max_wg // local if not cols and groups == 1 and local < 64 else 1
