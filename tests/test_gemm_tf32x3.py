@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import clarray_gemm as cg
-from clarray_gemm.kernels import gemm_tf32x3
+from clarray_gemm.kernels import flags, gemm_tf32x3
 from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,7 +128,7 @@ def test_in_range_values_leave_the_gate_alone(device):
     def gate_word() -> int:
         word = np.zeros(1, np.int32)
         import pyopencl as cl
-        cl.enqueue_copy(device.queue, word, gemm_tf32x3._gate(device))
+        cl.enqueue_copy(device.queue, word, flags.flag_word(device))
         return int(word[0])
     cg.matmul(cg.asarray(bad, device=device), cg.asarray(b, device=device), kernel="tf32x3",
               params=SMALL)

@@ -22,18 +22,15 @@ kernel.
 """
 from __future__ import annotations
 
-import itertools
 import math
-import threading
 from dataclasses import replace
 from typing import Mapping
 
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device, DeviceInfo, register_fork_reset
-from ..drivers import calls
-from . import gemm_gpu, gemm_wgmma
+from ..device import Device, DeviceInfo
+from . import flags, gemm_gpu, gemm_wgmma
 from .gemm import GemmOperand, GemmProblem, prepared_standard, split_workspace
 from .variant import Variant
 
@@ -72,26 +69,6 @@ SPLIT_FIXED_US = 10.0
 SPLIT_BYTES_PER_US = 2.5e6
 
 _MEMORY_SHARE = 8   # the scratch copies stay below this share of the device's memory
-
-_epochs = itertools.count(1)
-_gates: dict[tuple, cl.Buffer] = {}
-register_fork_reset(_gates)
-
-
-def _gate(device: Device) -> cl.Buffer:
-    """This thread's gate word on ``device`` (one int32, zero when made; a pack stores a call's
-    epoch in it). One per thread: another thread's product may be enqueued between a call's packs
-    and its gated fallback on the same in-order queue, and must not overwrite the word."""
-    key = (device, threading.get_ident())
-    buf = _gates.get(key)
-    if buf is None:
-        # COPY_HOST_PTR rather than a fill: Oclgrind's uninitialized-value checker sees it
-        with calls.guard():
-            buf = _gates[key] = cl.Buffer(device.context,
-                                          cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                                          hostbuf=np.zeros(1, np.int32))
-    return buf
-
 
 def split_packed(p: GemmProblem, base: int = 0) -> tuple[GemmProblem, int]:
     """The TF32 problem the warpgroup kernel runs after the split packs (A's rows, then B's
@@ -204,8 +181,8 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
 
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
         scratch = split_workspace(device, nbytes)
-        gate = _gate(device)
-        epoch = i32(next(_epochs) % 0x7FFFFFFF + 1)
+        gate = flags.flag_word(device)
+        epoch = flags.next_epoch()
         q = device.queue
         for (kernel, size, rows, ld_x, stride, at), buf, off in zip(packs, (a_buf, b_buf),
                                                                      (a_off, b_off)):

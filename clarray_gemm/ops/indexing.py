@@ -8,9 +8,7 @@ of range in a word the host then reads (one blocking read of 4 bytes). A boolean
 """
 from __future__ import annotations
 
-import itertools
 import math
-import threading
 from typing import Any
 
 import numpy as np
@@ -20,8 +18,9 @@ from numpy.lib.array_utils import normalize_axis_index
 from .. import _dispatch
 from .._dispatch import implements
 from ..array import DeviceArray, adopt_host, asarray, empty, host_function
-from ..device import Device, register_fork_reset
+from ..device import Device
 from ..drivers import calls
+from ..kernels import flags
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.crossover import host_wins
 from ..kernels.programs import ctype, get_kernel
@@ -52,25 +51,6 @@ def _check_bounds(indices: Any, n: int, axis: int) -> None:
     bad = hi if hi >= n else (lo if lo < -n else None)
     if bad is not None:
         raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
-
-
-_bad_words: dict[tuple, cl.Buffer] = {}
-register_fork_reset(_bad_words)
-_epochs = itertools.count(1)
-
-
-def _bad_index_word(device: Device) -> tuple[cl.Buffer, np.int32]:
-    """This thread's word for the gather's bounds check on ``device`` and a new epoch: the
-    kernel stores the epoch there when an index is out of range (one per thread: another
-    thread's gather may run between a launch and its read)."""
-    key = (device, threading.get_ident())
-    buf = _bad_words.get(key)
-    if buf is None:
-        with calls.guard():  # COPY_HOST_PTR rather than a fill: Oclgrind sees it initialized
-            buf = _bad_words[key] = cl.Buffer(device.context,
-                                              cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                                              hostbuf=np.zeros(1, np.int32))
-    return buf, np.int32(next(_epochs) % 0x7FFFFFFF + 1)
 
 
 def _read_word(device: Device, buf: cl.Buffer) -> int:
@@ -107,7 +87,7 @@ def take(a: DeviceArray, indices: Any, axis: int | None = None) -> Any:
         kernel = get_kernel(a.device, "gather.cl", "take",
                             {"T": ctype(a.dtype), "NDIM": ndim, "IDX_T": ctype(flat_idx.dtype),
                              "CHECK": int(not checked)})
-        check = () if checked else _bad_index_word(a.device)
+        check = () if checked else (flags.flag_word(a.device), flags.next_epoch())
         kernel(a.device.queue, *_launch_size(a.device, n), np.int64(n), np.int64(n_cols),
                np.int64(n_rows), a.storage.kernel_buffer(), np.int64(v.offset // v.itemsize),
                np.int64(row_stride), cshape, cstride, flat_idx.storage.kernel_buffer(),
