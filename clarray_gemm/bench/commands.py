@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from ..device import Device
 from .progress import Progress
@@ -94,15 +95,21 @@ def shapes(device: Device, args: argparse.Namespace) -> int:
                          cuda_peers=not args.no_peers)
     peer = ("the faster of torch (cuBLAS, TF32 off) and CuPy" if device.info.is_gpu
             else "NumPy on host arrays")
-    print(f"a @ b on device arrays (automatic kernel choice), wall clock per call with the queue "
-          f"drained, median of >= 3 calls and ~{budget:g} s per cell; peer: {peer}, same run; "
-          f"ratio = peer / ours (> 1: ours is faster)")
+    _grid_report(bench, rows, args,
+                 f"a @ b on device arrays (automatic kernel choice), wall clock per call with the "
+                 f"queue drained, median of >= 3 calls and ~{budget:g} s per cell; peer: {peer}, "
+                 f"same run; ratio = peer / ours (> 1: ours is faster)")
+    return 1 if any(r.note.startswith("WRONG") for r in rows) else 0
+
+
+def _grid_report(bench: Any, rows: list, args: argparse.Namespace, intro: str) -> None:
+    """What ``bench shapes`` and ``bench patterns`` print, and their ``--json`` file."""
+    print(intro)
     print(host_load())
     print(bench.format_report(rows))
     if args.json:
         write_json(args.json, bench.as_json(rows))
         print(f"\nraw numbers written to {args.json}")
-    return 1 if any(r.note.startswith("WRONG") for r in rows) else 0
 
 
 def patterns(device: Device, args: argparse.Namespace) -> int:
@@ -115,12 +122,8 @@ def patterns(device: Device, args: argparse.Namespace) -> int:
                   unit="cell") as bar:
         rows = bench.run(device, shapes, budget_s=budget, progress=bar,
                          cuda_peers=not args.no_peers)
-    print(f"NumPy's spelling on device arrays, float32, wall clock per call with the device "
-          f"drained, median of >= 3 calls and ~{budget:g} s per cell; peers in the same run; "
-          f"ratio = peer / ours (> 1: ours is faster)")
-    print(host_load())
-    print(bench.format_report(rows))
-    if args.json:
-        write_json(args.json, bench.as_json(rows))
-        print(f"\nraw numbers written to {args.json}")
+    _grid_report(bench, rows, args,
+                 f"NumPy's spelling on device arrays, float32, wall clock per call with the "
+                 f"device drained, median of >= 3 calls and ~{budget:g} s per cell; peers in the "
+                 f"same run; ratio = peer / ours (> 1: ours is faster)")
     return 1 if any(r.note == "WRONG result" for r in rows) else 0

@@ -16,7 +16,8 @@ import numpy as np
 
 from ..array import asarray
 from ..device import Device
-from .shapes import _wall
+from .peers import CudaPeers
+from .timing import per_call_seconds
 
 __all__ = ["SHAPES", "SMOKE_SHAPES", "PATTERNS", "Row", "run", "format_report", "as_json"]
 
@@ -129,10 +130,7 @@ def run(device: Device, shapes: Sequence[tuple[int, int]] = SHAPES,
         patterns: Sequence[Pattern] = PATTERNS, budget_s: float = 0.03,
         progress: Any = None, cuda_peers: bool = True) -> list[Row]:
     """Time every pattern at every shape: ours, CuPy and torch (or NumPy), in the same run."""
-    from .shapes import _CudaPeers
-    peers = _CudaPeers() if cuda_peers and device.info.is_gpu else None
-    if peers is not None and not peers.available:
-        peers = None
+    peers = CudaPeers.on(device) if cuda_peers else None
     rng = np.random.default_rng(20261127)
     rows = []
     for shape in shapes:
@@ -155,17 +153,17 @@ def run(device: Device, shapes: Sequence[tuple[int, int]] = SHAPES,
                 if not _close(got, want):
                     row.note = "WRONG result"
                 sync = device.synchronize
-                row.ours_s = _wall(lambda: (pat.numpy(np, d), sync()), budget_s)
+                row.ours_s = per_call_seconds(lambda: (pat.numpy(np, d), sync()), budget_s)
                 if peers is None:
                     hd = _fresh(host, np.array)
-                    row.numpy_s = _wall(lambda: pat.numpy(np, hd), budget_s)
+                    row.numpy_s = per_call_seconds(lambda: pat.numpy(np, hd), budget_s)
                 if cp_d is not None:
                     cp = peers.cupy
                     cs = cp.cuda.runtime.deviceSynchronize
-                    row.cupy_s = _wall(lambda: (pat.numpy(cp, cp_d), cs()), budget_s)
+                    row.cupy_s = per_call_seconds(lambda: (pat.numpy(cp, cp_d), cs()), budget_s)
                 if tc_d is not None and pat.torch is not None:
                     torch = peers.torch
-                    row.torch_s = _wall(lambda: (pat.torch(torch, tc_d), torch.cuda.synchronize()),
+                    row.torch_s = per_call_seconds(lambda: (pat.torch(torch, tc_d), torch.cuda.synchronize()),
                                         budget_s)
             except Exception as exc:  # noqa: BLE001 - one failing cell is reported, not fatal
                 row.note = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:100]}"

@@ -19,9 +19,11 @@ from typing import Any
 import numpy as np
 
 from ..device import Device
-from .timing import Timing, cuda_event_seconds, device_seconds, host_seconds
+from .timing import (Timing, cuda_event_seconds, device_seconds, host_seconds,
+                     per_call_seconds)
 
-__all__ = ["PeerResult", "numpy_matmul", "clblast_gemm", "cuda_matmuls", "clblast_library",
+__all__ = ["PeerResult", "CudaPeers", "numpy_matmul", "clblast_gemm", "cuda_matmuls",
+           "clblast_library",
            "numpy_convolve"]
 
 
@@ -134,3 +136,64 @@ def _torch(a: np.ndarray, b: np.ndarray, budget_s: float) -> PeerResult:
 def cuda_matmuls(a: np.ndarray, b: np.ndarray, budget_s: float = 0.5) -> list[PeerResult]:
     """cuBLAS through CuPy and through PyTorch, each when importable with a CUDA device."""
     return [_cupy(a, b, budget_s), _torch(a, b, budget_s)]
+
+
+class CudaPeers:
+    """torch (cuBLAS, TF32 off) and CuPy, where importable with a CUDA device: the peers of
+    ``bench shapes`` and ``bench patterns``."""
+
+    def __init__(self) -> None:
+        self.torch = self.cupy = None
+        try:
+            import torch
+            if torch.cuda.is_available():
+                torch.backends.cuda.matmul.allow_tf32 = False
+                self.torch = torch
+        except Exception:  # noqa: BLE001 - any import or CUDA failure: no torch peer
+            pass
+        try:
+            import cupy
+            if cupy.cuda.runtime.getDeviceCount() > 0:
+                self.cupy = cupy
+        except Exception:  # noqa: BLE001
+            pass
+
+    @classmethod
+    def on(cls, device: Device) -> "CudaPeers | None":
+        """The peers beside a GPU ``device`` where torch or CuPy sees a CUDA device, else None."""
+        if not device.info.is_gpu:
+            return None
+        peers = cls()
+        return peers if peers.torch is not None or peers.cupy is not None else None
+
+    def matmul_times(self, a: np.ndarray, b: np.ndarray, budget_s: float
+                     ) -> list[tuple[str, float]]:
+        """Wall-clock seconds per call of ``a @ b`` on each peer, operands already on the
+        device in the same layout (a transposed view stays one)."""
+        out = []
+        dt = a.dtype
+        if self.torch is not None and (dt.kind == "f" or dt.name == "bfloat16"):
+            torch = self.torch
+            tdt = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+                   "bfloat16": torch.bfloat16}[dt.name]
+            ta = torch.from_numpy(np.ascontiguousarray(a).astype(np.float32)).to(
+                "cuda", tdt) if dt.name == "bfloat16" else torch.from_numpy(
+                np.ascontiguousarray(a)).cuda()
+            tb = torch.from_numpy(np.ascontiguousarray(b).astype(np.float32)).to(
+                "cuda", tdt) if dt.name == "bfloat16" else torch.from_numpy(
+                np.ascontiguousarray(b)).cuda()
+            if not a.flags.c_contiguous:  # the same transposed layout
+                ta = ta.transpose(-1, -2).contiguous().transpose(-1, -2)
+            if not b.flags.c_contiguous:
+                tb = tb.transpose(-1, -2).contiguous().transpose(-1, -2)
+            out.append(("torch", per_call_seconds(lambda: (ta @ tb, torch.cuda.synchronize()), budget_s)))
+        if self.cupy is not None and dt.name != "bfloat16":
+            cp = self.cupy
+            ca, cb = cp.asarray(a), cp.asarray(b)
+            if not a.flags.c_contiguous:
+                ca = cp.ascontiguousarray(ca.swapaxes(-1, -2)).swapaxes(-1, -2)
+            if not b.flags.c_contiguous:
+                cb = cp.ascontiguousarray(cb.swapaxes(-1, -2)).swapaxes(-1, -2)
+            sync = cp.cuda.runtime.deviceSynchronize
+            out.append(("CuPy", per_call_seconds(lambda: (ca @ cb, sync()), budget_s)))
+        return out

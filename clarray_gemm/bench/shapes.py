@@ -9,9 +9,8 @@ arrays, synchronized after each call; elsewhere NumPy on host arrays. Ratio = pe
 from __future__ import annotations
 
 import statistics
-import time
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -19,6 +18,8 @@ from ..array import asarray
 from ..device import Device
 from ..dtypes import bfloat16_dtype, compute_dtype
 from ..ops.matmul import plan_for
+from .peers import CudaPeers
+from .timing import per_call_seconds
 
 __all__ = ["SIZES", "SMOKE_SIZES", "DTYPES", "Cell", "Row", "cells", "run", "summary",
            "worst", "format_report"]
@@ -119,20 +120,6 @@ def _device_view(device: Device, x: np.ndarray):
     return asarray(np.ascontiguousarray(np.swapaxes(x, -1, -2)), device=device).swapaxes(-1, -2)
 
 
-def _wall(op: Callable[[], Any], budget_s: float) -> float:
-    """Median wall-clock seconds per call of ``op`` (which waits for its work) after a warm-up:
-    at least 3 calls, more while the budget lasts (at most 30)."""
-    op()
-    times: list[float] = []
-    spent = 0.0
-    while len(times) < 30 and (len(times) < 3 or spent < budget_s):
-        t0 = time.perf_counter()
-        op()
-        times.append(time.perf_counter() - t0)
-        spent += times[-1]
-    return statistics.median(times)
-
-
 def _check(got: np.ndarray, a: np.ndarray, b: np.ndarray, dt: np.dtype) -> str:
     rows = sorted({0, a.shape[-2] // 2, a.shape[-2] - 1})
     wide = np.int64 if dt.kind in "iu" else np.float64
@@ -143,59 +130,6 @@ def _check(got: np.ndarray, a: np.ndarray, b: np.ndarray, dt: np.dtype) -> str:
     err = np.linalg.norm(got.astype(np.float64) - ref) / (np.linalg.norm(ref) or 1.0)
     tol = 2e-2 if dt.itemsize == 2 else 1e-4 if dt.itemsize == 4 else 1e-10
     return "" if err <= tol else f"WRONG (relative error {err:.1e})"
-
-
-class _CudaPeers:
-    """torch (cuBLAS, TF32 off) and CuPy, where importable with a CUDA device."""
-
-    def __init__(self) -> None:
-        self.torch = self.cupy = None
-        try:
-            import torch
-            if torch.cuda.is_available():
-                torch.backends.cuda.matmul.allow_tf32 = False
-                self.torch = torch
-        except Exception:  # noqa: BLE001 - any import or CUDA failure: no torch peer
-            pass
-        try:
-            import cupy
-            if cupy.cuda.runtime.getDeviceCount() > 0:
-                self.cupy = cupy
-        except Exception:  # noqa: BLE001
-            pass
-
-    @property
-    def available(self) -> bool:
-        return self.torch is not None or self.cupy is not None
-
-    def times(self, a: np.ndarray, b: np.ndarray, budget_s: float) -> list[tuple[str, float]]:
-        out = []
-        dt = a.dtype
-        if self.torch is not None and (dt.kind == "f" or dt.name == "bfloat16"):
-            torch = self.torch
-            tdt = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
-                   "bfloat16": torch.bfloat16}[dt.name]
-            ta = torch.from_numpy(np.ascontiguousarray(a).astype(np.float32)).to(
-                "cuda", tdt) if dt.name == "bfloat16" else torch.from_numpy(
-                np.ascontiguousarray(a)).cuda()
-            tb = torch.from_numpy(np.ascontiguousarray(b).astype(np.float32)).to(
-                "cuda", tdt) if dt.name == "bfloat16" else torch.from_numpy(
-                np.ascontiguousarray(b)).cuda()
-            if not a.flags.c_contiguous:  # the same transposed layout
-                ta = ta.transpose(-1, -2).contiguous().transpose(-1, -2)
-            if not b.flags.c_contiguous:
-                tb = tb.transpose(-1, -2).contiguous().transpose(-1, -2)
-            out.append(("torch", _wall(lambda: (ta @ tb, torch.cuda.synchronize()), budget_s)))
-        if self.cupy is not None and dt.name != "bfloat16":
-            cp = self.cupy
-            ca, cb = cp.asarray(a), cp.asarray(b)
-            if not a.flags.c_contiguous:
-                ca = cp.ascontiguousarray(ca.swapaxes(-1, -2)).swapaxes(-1, -2)
-            if not b.flags.c_contiguous:
-                cb = cp.ascontiguousarray(cb.swapaxes(-1, -2)).swapaxes(-1, -2)
-            sync = cp.cuda.runtime.deviceSynchronize
-            out.append(("CuPy", _wall(lambda: (ca @ cb, sync()), budget_s)))
-        return out
 
 
 def _kernel_of(a, b) -> str:
@@ -209,9 +143,7 @@ def _kernel_of(a, b) -> str:
 def run(device: Device, grid: Iterable[Cell], budget_s: float = 0.03,
         progress: Any = None, cuda_peers: bool = True) -> list[Row]:
     """Time every cell of ``grid``: ours and the fastest peer, in the same run."""
-    peers = _CudaPeers() if cuda_peers and device.info.is_gpu else None
-    if peers is not None and not peers.available:
-        peers = None
+    peers = CudaPeers.on(device) if cuda_peers else None
     rng = np.random.default_rng(20261127)
     rows = []
     for cell in grid:
@@ -235,19 +167,19 @@ def run(device: Device, grid: Iterable[Cell], budget_s: float = 0.03,
 
 
 def _time_cell(device: Device, cell: Cell, dt: np.dtype, rng: np.random.Generator, row: Row,
-               peers: _CudaPeers | None, budget_s: float) -> None:
+               peers: CudaPeers | None, budget_s: float) -> None:
     a, b = _operands(cell, dt, rng)
     da, db = _device_view(device, a), _device_view(device, b)
     row.note = _check(np.asarray(da @ db), a, b, dt)
     row.kernel = _kernel_of(da, db)
     sync = device.synchronize
-    row.ours_s = _wall(lambda: (da @ db, sync()), budget_s)
+    row.ours_s = per_call_seconds(lambda: (da @ db, sync()), budget_s)
     if peers is not None:
-        found = peers.times(a, b, budget_s)
+        found = peers.matmul_times(a, b, budget_s)
     elif dt.name == "bfloat16":
         found = []
     else:
-        found = [("NumPy", _wall(lambda: a @ b, budget_s))]
+        found = [("NumPy", per_call_seconds(lambda: a @ b, budget_s))]
     if found:
         row.peer, row.peer_s = min(found, key=lambda nt: nt[1])
 

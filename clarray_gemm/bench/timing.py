@@ -37,7 +37,7 @@ from ..device import Device, register_fork_reset
 from ..memory import TransferStats, transfer_stats
 
 __all__ = ["Timing", "device_seconds", "host_seconds", "synced_seconds", "cuda_event_seconds",
-           "wall_seconds", "pipelined_seconds", "repetitions"]
+           "wall_seconds", "pipelined_seconds", "repetitions", "per_call_seconds"]
 
 # If an operation blocks on the queue while it is held (a blocking map or copy), the watchdog
 # releases the queue after this long and the measurement is repeated without holding it.
@@ -266,3 +266,10 @@ def wall_seconds(op: Callable[..., Any], budget_s: float = 0.2, min_reps: int = 
     while not done(time.perf_counter() - start):
         times.append(call())
     return Timing(statistics.median(times), min(times), len(times), "wall", copied)
+
+
+def per_call_seconds(op: Callable[[], Any], budget_s: float) -> float:
+    """Median wall-clock seconds per call of ``op`` (which waits for its work) after one warm-up
+    call: at least 3 calls, more while ``budget_s`` lasts, at most 30 (the grids of ``bench
+    shapes`` and ``bench patterns``)."""
+    return wall_seconds(op, budget_s=budget_s, min_reps=3, warmup=1, max_reps=30).seconds

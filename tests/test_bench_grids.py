@@ -1,0 +1,39 @@
+"""``bench shapes`` and ``bench patterns`` on the device under test (NumPy as the peer off CUDA
+machines): every cell timed and checked, the distribution printed, the raw numbers written."""
+import json
+
+from clarray_gemm.bench import patterns, shapes
+from clarray_gemm.cli import main
+
+
+def test_bench_shapes_smoke(tmp_path, capsys):
+    out = tmp_path / "shapes.json"
+    assert main(["bench", "shapes", "--smoke", "--quiet", "--budget", "0", "--json",
+                 str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "| dtype | cells | median | < 0.5x | < 0.8x | >= 1.0x | worst |" in text
+    assert "20 worst cells" in text
+    data = json.loads(out.read_text())
+    assert len(data["rows"]) == 2 * len(shapes.SMOKE_SIZES) ** 3
+    assert all(r["ours_s"] and r["peer_s"] and r["kernel"] and not r["note"]
+               for r in data["rows"]), [r for r in data["rows"] if r["note"]][:3]
+    assert {s["dtype"] for s in data["summary"]} == {"float32", "int32"}
+
+
+def test_bench_patterns_smoke(tmp_path, capsys):
+    out = tmp_path / "patterns.json"
+    assert main(["bench", "patterns", "--smoke", "--quiet", "--budget", "0", "--json",
+                 str(out)]) == 0
+    assert "| peer | cells | median |" in capsys.readouterr().out
+    rows = json.loads(out.read_text())["rows"]
+    assert len(rows) == len(patterns.SMOKE_SHAPES) * len(patterns.PATTERNS)
+    assert all(r["ours_s"] and r["numpy_s"] and not r["note"] for r in rows), \
+        [r for r in rows if r["note"]][:3]
+
+
+def test_grid_cells_cover_what_the_grid_promises():
+    grid = shapes.cells(shapes.SIZES, ("float32",))
+    assert len([c for c in grid if c.batch == 1 and c.layout == "NN"]) == len(shapes.SIZES) ** 3
+    assert {c.layout for c in grid} == {"NN", "TN", "NT", "TT"}
+    assert {c.batch for c in grid} == {1, *shapes.BATCHES}
+    assert any(c.shared_b for c in grid)
