@@ -316,3 +316,11 @@ def test_host_b_is_uploaded_once_for_buffer_kernels():
     if cg.default_device().info.host_unified_memory:
         assert (cg.transfer_stats() - before).host_to_device == b.nbytes
     assert_matches(y, np.asarray(a).astype(np.float64) @ b)
+
+
+def test_a_define_no_source_mentions_is_refused(device):
+    """A misspelt -D parameter is an error naming it, not a build with the default."""
+    from clarray_gemm.kernels import programs
+    with pytest.raises(ValueError, match=r"opencl/gemm_gpu.cl has no parameter KSPLT"):
+        programs.get_kernel(device, "gemm_gpu.cl", "gemm_gpu", {"KSPLT": 2, "KSPLIT": 1})
+    programs.check_defines("gemm_gpu.cl", {"KSPLIT": 2, "T": "float", "IS_FP64": 0})

@@ -5,6 +5,7 @@ failed build into :class:`clarray_gemm.KernelBuildError`.
 """
 from __future__ import annotations
 
+import re
 import threading
 from typing import Mapping
 
@@ -20,7 +21,7 @@ from ..drivers import calls
 from ..drivers.build import build as drivers_build
 
 __all__ = ["source_text", "build_program", "get_kernel", "ctype", "dtype_defines",
-           "unsupported_dtype", "build_count"]
+           "unsupported_dtype", "build_count", "check_defines"]
 
 _cache: dict[tuple, cl.Program] = {}
 _kernels: dict[tuple[int, str], "Launcher"] = {}
@@ -40,6 +41,23 @@ def _options(defines: Mapping[str, object], extra: tuple[str, ...]) -> list[str]
     return opts + list(extra)
 
 
+_identifiers: dict[str, frozenset[str]] = {}
+# The element-type defines every dtype-generic kernel is given (dtypes.dtype_defines), whether
+# or not a source uses each one (IS_FP64 also selects the fp64 pragma here)
+_DTYPE_DEFINES = frozenset(dtype_defines("float32"))
+
+
+def check_defines(source: str, defines: Mapping[str, object]) -> None:
+    """ValueError naming the ``-D`` defines that ``opencl/<source>`` (its headers included)
+    never mentions: a misspelt parameter would otherwise build silently with its default."""
+    names = _identifiers.get(source)
+    if names is None:
+        names = _identifiers[source] = frozenset(re.findall(r"[A-Za-z_]\w*", source_text(source)))
+    unknown = sorted(k for k in defines if k not in names and k not in _DTYPE_DEFINES)
+    if unknown:
+        raise ValueError(f"opencl/{source} has no parameter {', '.join(unknown)}")
+
+
 def build_program(device: Device, source: str, defines: Mapping[str, object] | None = None,
                   options: tuple[str, ...] = ()) -> cl.Program:
     """Build ``opencl/<source>`` for ``device`` with ``-D`` defines, once per process; a build
@@ -51,6 +69,7 @@ def build_program(device: Device, source: str, defines: Mapping[str, object] | N
     if prog is not None:
         return prog
     defines = dict(defines)
+    check_defines(source, defines)
     with _lock:
         prog = _cache.get(key)
         if prog is None:
