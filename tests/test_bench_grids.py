@@ -13,6 +13,9 @@ def test_bench_shapes_smoke(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "| dtype | cells | median | < 0.5x | < 0.8x | >= 1.0x | worst |" in text
     assert "20 worst cells" in text
+    import clarray_gemm as cg
+    if not cg.default_device().info.is_gpu:   # NumPy is the peer: the CPU rule is counted
+        assert "cells whose NumPy call takes 50 us or more run below 0.9x" in text
     data = json.loads(out.read_text())
     assert len(data["rows"]) == 2 * len(shapes.SMOKE_SIZES) ** 3
     assert all(r["ours_s"] and r["peer_s"] and r["kernel"] and not r["note"]

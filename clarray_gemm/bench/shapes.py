@@ -198,6 +198,17 @@ def summary(rows: Sequence[Row]) -> list[dict[str, Any]]:
     return out
 
 
+def cpu_rule(rows: Sequence[Row]) -> dict[str, int]:
+    """The CPU devices' target counted per dtype-less grid: cells whose peer takes 50 us or more
+    and run below 0.9x it, and smaller cells that take more than the peer's time + 5 us."""
+    timed = [r for r in rows if r.ratio is not None]
+    big = [r for r in timed if r.peer_s >= 50e-6]
+    return {"big": len(big), "big_below_0.9": sum(r.ratio < 0.9 for r in big),
+            "small": len(timed) - len(big),
+            "small_over_5us": sum(r.ours_s > r.peer_s + 5e-6 for r in timed
+                                  if r.peer_s < 50e-6)}
+
+
 def worst(rows: Sequence[Row], count: int = 20) -> list[Row]:
     return sorted((r for r in rows if r.ratio is not None), key=lambda r: r.ratio)[:count]
 
@@ -213,6 +224,11 @@ def format_report(rows: Sequence[Row], count: int = 20) -> str:
     for s in summary(rows):
         lines.append(f"| {s['dtype']} | {s['cells']} | {s['median']:.2f}x | {s['below_0.5']} | "
                      f"{s['below_0.8']} | {s['at_least_1.0']} | {s['worst']:.2f}x |")
+    if any(r.peer == "NumPy" for r in rows):
+        c = cpu_rule(rows)
+        lines += ["", f"against NumPy: {c['big_below_0.9']} of {c['big']} cells whose NumPy call "
+                      f"takes 50 us or more run below 0.9x; {c['small_over_5us']} of {c['small']} "
+                      f"smaller cells take more than NumPy's time + 5 us"]
     lines += ["", f"{count} worst cells:", "",
               "| cell | ours us | peer us | peer | ratio | kernel |", "|---|---|---|---|---|---|"]
     for r in worst(rows, count):
