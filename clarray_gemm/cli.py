@@ -308,6 +308,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
 def _tune_choices(args: argparse.Namespace, device: Device) -> int:
     """``tune --choices``: time every fitting GEMM kernel over the shape grid and store the
     table kernel choice reads (and, with ``--export``, write it as a table to ship)."""
+    import json
+
+    from .kernels import tuned
     from .tuning import choices
     sizes = args.sizes or (choices.SMOKE_SIZES if args.quick else choices.GRID_SIZES)
     batched = () if args.quick else choices.BATCHED_GRID
@@ -328,20 +331,28 @@ def _tune_choices(args: argparse.Namespace, device: Device) -> int:
           f"{len(points)} products x {', '.join(dt.name for dt in usable)}")
     command = "python -m clarray_gemm " + " ".join(args.command_line)
 
+    base = None
+    if args.merge:   # this table's points, to which the kernels measured now are added
+        base = json.loads(Path(args.merge).read_text())["points"]
+
     def checkpoint(results: dict) -> None:  # what is measured survives a stop midway
-        choices.save(device, results)
+        choices.save(device, results if base is None else choices.merge(base, results))
         if args.export:
             choices.export(device, results, Path(args.export),
                            args.export_devices or [device.info.name], command)
     results = choices.measure(device, usable, points, budget_s=args.budget or 0.05,
                               kernels=args.kernels,
                               say=(lambda s: None) if args.quiet else print,
-                              checkpoint=checkpoint)
-    path = choices.save(device, results)
-    print(f"\nstored in {path}")
+                              checkpoint=checkpoint,
+                              kernels_for=None if base is None or not args.kernels
+                              else choices.merge_plan(base, args.kernels))
+    checkpoint(results)
+    print(f"\nstored in {tuned.store_path(device)}")
     if args.export:
-        checkpoint(results)
         print(f"table written to {args.export}")
+    if args.merge:
+        choices.merge_into_table(device, results, Path(args.merge), command)
+        print(f"added to {args.merge}")
     return 0
 
 
@@ -504,6 +515,10 @@ def _parser() -> argparse.ArgumentParser:
                    "per kernel and product (default 0.05)")
     s.add_argument("--export", metavar="FILE.json",
                    help="--choices: also write the table in the form shipped with the package")
+    s.add_argument("--merge", metavar="FILE.json",
+                   help="--choices: add the kernels named by --kernels to the table in FILE "
+                        "(timed again beside the kernels contesting each point, the others' "
+                        "times kept) and store the merged table")
     s.add_argument("--export-devices", nargs="+", metavar="NAME",
                    help="--export: the device-name substrings the table applies to "
                         "(default: this device's name)")

@@ -125,6 +125,18 @@ def test_gemv_split_is_clean(M, N, K, batch, trans, params):
     run_case("gemv_split", M, N, K, batch, trans, params=params)
 
 
+@pytest.mark.parametrize("M,N,K,batch,trans,dtype,params", [
+    (5, 37, 70, 2, False, "float32", {"WG": 16, "KCH": 16, "KSPLIT": 3}),  # columns of X, split
+    (37, 5, 70, 2, False, "float32", {"WG": 16, "KCH": 16, "KSPLIT": 3}),  # rows of X, vectors
+    (37, 6, 45, 1, True, "float64", {"WG": 8, "KCH": 8}),
+    (6, 37, 45, 1, True, "float16", {"WG": 16, "KCH": 16, "KSPLIT": 2}),
+    (37, 9, 50, 1, False, "float16", {"WG": 16, "KCH": 16, "KSPLIT": 2}),
+    (9, 37, 50, 1, False, "int32", {"WG": 16, "KCH": 16, "RV": 2, "JB": 4}),  # two passes
+])
+def test_thin_is_clean(M, N, K, batch, trans, dtype, params):
+    run_case("thin", M, N, K, batch, trans, dtype, params=params)
+
+
 def test_wgmma_split_k_is_clean():
     """float16 K slices written as float32 partial products and their reduction into a float16
     C (gemm_gpu.cl's HALF_C), the emulated tiles, transposed operands, a batch of two."""

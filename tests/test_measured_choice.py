@@ -181,3 +181,41 @@ def test_tune_choices_fills_the_store_dispatch_reads(device, isolated_cache, cap
     best = min(pts[-1][4].items(), key=lambda kv: kv[1])[0]
     choice = gemm.choose(device, problem(9, 9, 9))
     assert choice.variant.name == best and "measured" in choice.reason
+
+
+def test_merge_adds_a_kernel_and_retimes_its_contestants():
+    """A kernel added to a table is timed again beside the kernels within CONTESTED of each
+    point's best (times from another run would differ by its floor), not where it already
+    measured HOPELESS times slower; merging keeps the other kernels' times."""
+    from clarray_gemm.tuning import choices
+    base = {"matmul/float32": [[1, 8, 8, 8, {"a": 10e-6, "b": 12e-6, "c": 40e-6}],
+                               [1, 4, 4, 4, {"a": 10e-6, "b": 30e-6, "new": 50e-6}]]}
+    plan = choices.merge_plan(base, ["new"])
+    f32 = np.dtype(np.float32)
+    assert plan(f32, (1, 8, 8, 8)) == ["new", "a", "b"]     # c: 4x the best, not contesting
+    assert plan(f32, (1, 4, 4, 4)) is None                  # new measured 5x slower before
+    assert plan(f32, (1, 2, 2, 2)) == ["new"]               # a point the table lacks
+    merged = choices.merge(base, {"matmul/float32": [[1, 8, 8, 8, {"new": 9e-6, "a": 11e-6}],
+                                                     [1, 2, 2, 2, {"new": 5e-6}]]})
+    points = {tuple(p[:4]): p[4] for p in merged["matmul/float32"]}
+    assert points[(1, 8, 8, 8)] == {"a": 11e-6, "b": 12e-6, "c": 40e-6, "new": 9e-6}
+    assert points[(1, 4, 4, 4)] == base["matmul/float32"][1][4]
+    assert points[(1, 2, 2, 2)] == {"new": 5e-6}
+    assert measured.valid_points(merged["matmul/float32"])
+
+
+def test_tune_choices_merge_updates_a_table(device, isolated_cache):
+    from clarray_gemm.cli import main
+    table = isolated_cache / "table.json"
+    assert main(["tune", "--choices", "--quick", "--sizes", "1", "9", "--dtype", "float32",
+                 "--quiet", "--budget", "0.001", "--kernels", "naive", "--export",
+                 str(table)]) == 0
+    assert main(["tune", "--choices", "--quick", "--sizes", "1", "9", "--dtype", "float32",
+                 "--quiet", "--budget", "0.001", "--kernels", "gemv", "--merge",
+                 str(table)]) == 0
+    data = json.loads(table.read_text())
+    assert "then python -m clarray_gemm tune --choices" in data["command"]
+    pts = data["points"]["matmul/float32"]
+    assert all("naive" in p[4] for p in pts) and any("gemv" in p[4] for p in pts)
+    store = tuned.TuningStore.load(tuned.store_path(device))
+    assert store.measured["matmul/float32"]["points"] == pts

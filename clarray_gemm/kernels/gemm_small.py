@@ -21,9 +21,9 @@ from .gemm import GemmProblem, base_defines, dtype_supported, prepared_standard
 from .programs import get_kernel
 from .variant import Variant
 
-__all__ = ["SMALL", "VARIANTS", "SINGLE_MAX_ELEMENTS", "SIXTEEN_BIT_KERNELS"]
+__all__ = ["SMALL", "VARIANTS", "SINGLE_MAX_ELEMENTS", "SIXTEEN_BIT_KERNELS", "io16"]
 
-SIXTEEN_BIT_KERNELS = ("mma", "wgmma", "small")
+SIXTEEN_BIT_KERNELS = ("mma", "wgmma", "small", "thin")
 """Kernels that take float16 and bfloat16 operands as they are (the others get float32
 copies)."""
 
@@ -31,7 +31,7 @@ SINGLE_MAX_ELEMENTS = 128 * 128
 """Elements of C up to which a single product (no batch) ranks ``small`` first."""
 
 
-def _io16(p: GemmProblem) -> int:
+def io16(p: GemmProblem) -> int:
     """The kernel's IO16 for the problem's operands: 1 float16, 2 bfloat16, 0 otherwise."""
     dt = np.dtype(p.dtype)
     if dt == np.float16:
@@ -41,14 +41,14 @@ def _io16(p: GemmProblem) -> int:
 
 
 def _local_bytes(p: GemmProblem, params: Mapping[str, int]) -> int:
-    itemsize = 4 if _io16(p) else p.itemsize   # 16-bit operands are staged as float
+    itemsize = 4 if io16(p) else p.itemsize   # 16-bit operands are staged as float
     return 2 * params["TS"] * params["KMAX"] * itemsize
 
 
 def _defines(p: GemmProblem, params: Mapping[str, int]) -> dict[str, object]:
-    io16 = _io16(p)
-    if io16:
-        return {"IO16": io16, "TRANS_A": int(p.a.trans), "TRANS_B": int(p.b.trans), **params}
+    sixteen = io16(p)
+    if sixteen:
+        return {"IO16": sixteen, "TRANS_A": int(p.a.trans), "TRANS_B": int(p.b.trans), **params}
     return {**base_defines(p), **params}
 
 
@@ -58,7 +58,7 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
         return "TS must be a multiple of WPT (both positive), KMAX positive"
     if p.K > kmax:
         return f"K = {p.K} is deeper than KMAX = {kmax}, the K it stages at once"
-    why = None if _io16(p) else dtype_supported(p, info)
+    why = None if io16(p) else dtype_supported(p, info)
     if why:
         return why
     if (ts // wpt) ** 2 > info.max_work_group_size:

@@ -7,7 +7,7 @@ the catalogue's order: ties in rank go to the earlier). ``kernels/__init__.py`` 
 from __future__ import annotations
 
 from . import (conv, gemm, gemm_dmma, gemm_gpu, gemm_mma, gemm_small, gemm_tf32x3, gemm_variants,
-               gemm_wgmma, gemv_split, tuned)
+               gemm_thin, gemm_wgmma, gemv_split, tuned)
 from .variant import Catalogue
 
 __all__ = ["CATALOGUES", "register"]
@@ -25,6 +25,7 @@ _VARIANTS = (
     (gemm.CATALOGUE, gemm_tf32x3.VARIANTS),    # tf32x3 (float32 as three TF32 products)
     (gemm.CATALOGUE, gemm_dmma.VARIANTS),      # dmma (FP64 tensor cores)
     (gemm.CATALOGUE, gemv_split.VARIANTS),     # gemv_split
+    (gemm.CATALOGUE, gemm_thin.VARIANTS),      # thin (M or N up to 128)
     (conv.CATALOGUE, conv.VARIANTS),           # basic, const, tiled, cached, vec, gpu, fft,
                                                # fft_block
 )

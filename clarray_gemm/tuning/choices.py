@@ -24,7 +24,7 @@ from ..kernels.registry import CATALOGUES
 from ..ops.matmul import matmul
 
 __all__ = ["GRID_SIZES", "BATCHED_GRID", "SMOKE_SIZES", "grid", "measure_point", "measure",
-           "save", "export", "CANDIDATE_ORDER"]
+           "save", "export", "merge", "merge_into_table", "CANDIDATE_ORDER"]
 
 GRID_SIZES: tuple[int, ...] = (1, 8, 33, 128, 512, 2048, 4097)
 """Sizes per axis of the single products measured (every M x N x K combination)."""
@@ -35,7 +35,7 @@ BATCHED_GRID: tuple[tuple[int, int], ...] = tuple(
 
 SMOKE_SIZES: tuple[int, ...] = (1, 8, 33)
 
-CANDIDATE_ORDER = ("tf32x3", "wgmma", "mma", "dmma", "gpu_blocked", "small", "gemv_split",
+CANDIDATE_ORDER = ("tf32x3", "wgmma", "mma", "dmma", "gpu_blocked", "thin", "small", "gemv_split",
                    "gemv", "const_b", "cpu", "vec", "regtile", "tiled", "image", "naive")
 """The order candidates are timed in: the usually fast first, so that a kernel far slower than
 the best so far is cut off after one call."""
@@ -116,10 +116,13 @@ def measure_point(device: Device, a_host: np.ndarray, b_host: np.ndarray,
 def measure(device: Device, dtypes: Sequence[Any], points: Sequence[tuple[int, int, int, int]],
             budget_s: float = 0.05, kernels: Sequence[str] | None = None,
             say: Callable[[str], Any] = print,
-            checkpoint: Callable[[dict[str, list]], Any] | None = None) -> dict[str, list]:
+            checkpoint: Callable[[dict[str, list]], Any] | None = None,
+            kernels_for: Callable[[np.dtype, tuple], Sequence[str] | None] | None = None
+            ) -> dict[str, list]:
     """``{"matmul/<dtype>": [[batch, M, N, K, {kernel: seconds}], ...]}`` over ``points``;
     ``checkpoint(results)`` after each point (a driver that aborts the process mid-grid then
-    loses one point, not the grid)."""
+    loses one point, not the grid); ``kernels_for(dtype, point)``: the kernels to time at that
+    point instead of ``kernels`` (None: skip it)."""
     names = _ordered(kernels or CATALOGUES["matmul"].names())
     rng = np.random.default_rng(20261127)
     results: dict[str, list] = {}
@@ -134,8 +137,11 @@ def measure(device: Device, dtypes: Sequence[Any], points: Sequence[tuple[int, i
         start = time.perf_counter()
         for i, (batch, M, N, K) in enumerate(points):
             lead = (batch,) if batch > 1 else ()
-            times = measure_point(device, host(lead + (M, K)), host(lead + (K, N)), names,
-                                  budget_s, say)
+            here = names if kernels_for is None else kernels_for(dt, (batch, M, N, K))
+            if here is None:
+                continue
+            times = measure_point(device, host(lead + (M, K)), host(lead + (K, N)),
+                                  _ordered(here), budget_s, say)
             if times:
                 table.append([batch, M, N, K, {k: float(f"{v:.4g}") for k, v in times.items()}])
                 best = min(times, key=times.get)
@@ -175,3 +181,62 @@ def export(device: Device, results: dict[str, list], path: Path, devices: Sequen
             "command": command,
             "points": results}
     path.write_text(json.dumps(data, indent=None, separators=(",", ":")) + "\n")
+
+
+def merge(base: dict[str, list], new: dict[str, list]) -> dict[str, list]:
+    """``base``'s points with ``new``'s kernel times added (a kernel measured again replaces its
+    old time; points only ``new`` has are appended): a table gains a kernel without measuring
+    the others again."""
+    out: dict[str, list] = {}
+    for key in set(base) | set(new):
+        points = {tuple(p[:4]): dict(p[4]) for p in base.get(key, [])}
+        for p in new.get(key, []):
+            points.setdefault(tuple(p[:4]), {}).update(p[4])
+        out[key] = [[*k, v] for k, v in points.items()]
+    return out
+
+
+CONTESTED = 1.3
+"""Where a table gains a kernel (``merge_plan``), the kernels within this factor of a point's
+best are timed again beside it: times from another run (another machine, another boot) differ
+by a few microseconds, as much as the kernels differ at small sizes."""
+
+HOPELESS = 1.5
+"""A point where the added kernel already measured this factor slower than the best is not
+timed again."""
+
+
+def merge_plan(base: dict[str, list], added: Sequence[str]
+               ) -> Callable[[np.dtype, tuple], Sequence[str] | None]:
+    """``measure``'s ``kernels_for`` for adding the kernels ``added`` to the table ``base``:
+    at each point, ``added`` and the kernels contesting it (within CONTESTED of the best), so
+    that every comparison that decides a choice comes from one run; points where ``added``
+    measured HOPELESS times slower than the best are skipped."""
+    tables = {key: {tuple(p[:4]): p[4] for p in points} for key, points in base.items()}
+
+    def kernels_for(dtype: np.dtype, point: tuple) -> Sequence[str] | None:
+        times = tables.get(table_key("matmul", dtype), {}).get(tuple(point))
+        if not times:
+            return list(added)
+        others = {k: v for k, v in times.items() if k not in added}
+        if not others:
+            return list(added)
+        best = min(others.values())
+        old = [times[k] for k in added if k in times]
+        if old and len(old) == len(added) and min(old) > HOPELESS * best:
+            return None
+        return list(added) + [k for k, v in others.items() if v <= CONTESTED * best]
+    return kernels_for
+
+
+def merge_into_table(device: Device, results: dict[str, list], path: Path,
+                     command: str) -> dict[str, list]:
+    """Add ``results`` to the shipped-form table at ``path`` (its devices and first
+    measurement kept, ``command`` appended to its commands); returns the merged points."""
+    data = json.loads(path.read_text())
+    merged = merge(data["points"], results)
+    data["points"] = merged
+    data["command"] = f"{data['command']}; then {command} (on " \
+                      f"{tuned.device_identity(device)}, {datetime.date.today().isoformat()})"
+    path.write_text(json.dumps(data, indent=None, separators=(",", ":")) + "\n")
+    return merged
