@@ -1,5 +1,6 @@
-"""The functions of issue 16 on the default device (PoCL here) against NumPy on the same data:
-ratio NumPy time / our time per function and size (the target on PoCL: never below 0.8).
+"""Elementwise, reduction, scan and indexing functions on the default device against NumPy:
+ratio NumPy time / our time per function and size, on the same data (the target on PoCL: never
+below 0.8).
 
     python benches/bench_device_funcs.py [--sizes 10 16 20] [--no-host-path]
 

@@ -1,4 +1,4 @@
-"""GPU convolution benchmark for issue 6: ``np.convolve`` on device-resident float32 data
+"""GPU convolution benchmark: ``np.convolve`` on device-resident float32 data
 against ``cupy.convolve`` and the device's copy bandwidth, on one NVIDIA GPU.
 
 Run on the GPU machine (see benches/gpu-notes.md, "Convolution"); every number of one table comes

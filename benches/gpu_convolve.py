@@ -1,5 +1,5 @@
-"""Issue 15 on one GPU: the convolution grid against ``cupy.convolve`` (device arrays, wall clock)
-and NumPy's NaN/inf pattern for every convolution kernel.
+"""The convolution grid on one GPU against ``cupy.convolve`` (device arrays, wall clock) and
+NumPy's NaN/inf pattern for every convolution kernel.
 
 Run from the repository root on the GPU machine (the package need not be installed)::
 
@@ -15,7 +15,7 @@ Run from the repository root on the GPU machine (the package need not be install
    budget after a warm-up. ratio = CuPy time / ours (> 1: ours is faster). Each result is
    checked against CuPy's in float64 (relative 2-norm).
 3. Bandwidth: for masks of up to 63 taps, the bytes a 'full' convolution moves per second of
-   wall clock against ``x.copy()``'s on the same signal (issue 15: >= 80% at N=2^24).
+   wall clock against ``x.copy()``'s on the same signal (the target: >= 80% at N=2^24).
 Every row catches its own exceptions and the script goes on; it finishes in about 2 minutes.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Issue 16 on one NVIDIA GPU: NumPy programs on clarray_gemm arrays against the same code on
-CuPy arrays, and elementwise/reduction bandwidth against a device-to-device copy.
+"""NumPy programs on clarray_gemm arrays against the same code on CuPy arrays, on one NVIDIA
+GPU, and elementwise/reduction bandwidth against a device-to-device copy.
 
 Run on the GPU machine in one call (prints a Markdown table; ``--out DIR`` also writes JSON)::
 

@@ -1,15 +1,17 @@
-"""GPU GEMM benchmark for issue 6: ``gpu_blocked`` against CLBlast and cuBLAS on one NVIDIA GPU.
+"""GPU GEMM benchmark: ``gpu_blocked`` against CLBlast and cuBLAS on one NVIDIA GPU.
 
 Run on the GPU machine (see benches/gpu-notes.md); every number of one table comes from one run::
 
     python benches/gpu_gemm.py --stage full --out $OUT
 
 Stages: ``explore`` (compiler report and SASS summary, layout checks, variants at the target
-shapes: edit it for the next experiment), ``full`` (the issue-6 target table). Timers are those of
+shapes: edit it for the next experiment), ``full`` (the target table: 4096^3 and 8192^3 at >= 0.85x
+cuBLAS and >= 1.3x CLBlast, the other shapes at CLBlast's speed or more). Timers are those of
 ``clarray_gemm.bench.timing``: device times are spans between fence kernels around each launch,
 enqueued behind a user event (no host time inside), median of R spans; cuBLAS is timed with CUDA
-events (TF32 off); wall times drain the queue after each call. Correctness: relative Frobenius error against a
-float64 product on the GPU (torch), output poisoned with NaN before the checked run.
+events (TF32 off); wall times drain the queue after each call. Correctness: relative Frobenius
+error against a float64 product on the GPU (torch), output poisoned with NaN before the checked
+run.
 """
 from __future__ import annotations
 

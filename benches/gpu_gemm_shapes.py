@@ -1,4 +1,4 @@
-"""Issue 14 on one GPU: GEMM at every shape and dtype against cuBLAS (torch, TF32 off) and CuPy.
+"""GEMM on one GPU at every shape and dtype against cuBLAS (torch, TF32 off) and CuPy.
 
 Run on the GPU machine from the repository root, in one call (under 4 minutes)::
 
@@ -110,7 +110,7 @@ def mkn(M: int, K: int, N: int) -> tuple[Operand, Operand]:
 
 
 def cases(quick: bool) -> list[Case]:
-    """Every row, in order of value (the issue's table first, then the new paths)."""
+    """Every row, in order of value (the target table's rows first, then the other paths)."""
     s = (lambda n: max(n // 16, 8)) if quick else (lambda n: n)
     rows: list[Case] = []
     add = rows.append
@@ -157,7 +157,7 @@ def cases(quick: bool) -> list[Case]:
     add(Case("int", f"{s(1024)}^3 int8", *mkn(s(1024), s(1024), s(1024)), "int8"))
     add(Case("int", f"{s(4096)}^3 uint32", *mkn(s(4096), s(4096), s(4096)), "uint32"))
     add(Case("int", f"{s(1000)}x{s(999)}x{s(1001)} int32 odd", *mkn(s(1000), s(999), s(1001)), "int32"))
-    # float32: the issue's table (M x K x N).
+    # float32: the target table (M x K x N): squares, then irregular and skinny shapes.
     for n in (64, 100, 1024, 4096, 8192):
         n = n if n <= 100 else s(n)
         add(Case("fp32", f"{n}^3", *mkn(n, n, n)))

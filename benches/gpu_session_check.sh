@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One call on a lent GPU machine that re-measures what only the GPU can: the suite's non-slow
-# tests with the GPU as the default device (issue 13: the suite passes on every device), the
-# latency bench beside CuPy and torch (issue 11) and fp32 GEMM wall time against cuBLAS at
-# 1024^3 / 4096^3 / 8192^3 (issues 11 and 14). Each part writes its own file under $OUT and has
-# its own time limit, so one slow part does not cost the others.
+# tests with the GPU as the default device (the suite must pass on every device), the latency
+# bench beside CuPy and torch (per-call overhead) and fp32 GEMM wall time against cuBLAS at
+# 1024^3 / 4096^3 / 8192^3 (per-call overhead and GEMM speed). Each part writes its own file
+# under $OUT and has its own time limit, so one slow part does not cost the others.
 #
 #   run(command="bash benches/gpu_session_check.sh", carry=[".whl"])   # from the project root
 #   PARTS="suite threads" bash benches/gpu_session_check.sh              # some parts only
@@ -14,8 +14,9 @@
 # slow 8 x 1,000-op threaded test.
 # programs: the six-program bench on the GPU. stages: benches/probes/latency_stages.py (where
 # the time of `x + y` and `np.asarray(x @ y)` goes). exit: tests/test_exit.py on the GPU.
-# pocl: the latency and program benches on pip's PoCL pinned to two cores of the host (the
-# issue's 2-core CPU machine; CI's AMD family-26 CPU cannot run pip's PoCL 3.0).
+# pocl: the latency and program benches on pip's PoCL pinned to two cores of the host (as on
+# the 2-core CPU machine the CPU targets are set for; CI's AMD family-26 CPU cannot run pip's
+# PoCL 3.0).
 set -u
 source .whl/prelude.sh || exit 1
 OUT=${OUT:-/tmp/out}

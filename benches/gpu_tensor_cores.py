@@ -1,4 +1,4 @@
-"""Tensor cores from OpenCL (issue 18) on an NVIDIA GPU: the ``mma`` kernel's builds, its
+"""Tensor cores from OpenCL on an NVIDIA GPU: the ``mma`` kernel's builds, its
 correctness against float64 products (beside cuBLAS's error for the same inputs) and its wall
 clock against cuBLAS (torch) float16, bfloat16 and TF32, and against our own float32 kernel.
 
@@ -8,7 +8,7 @@ Every row catches its own exception and prints it (with the build log where a bu
 so one run shows everything that works and everything that does not. PTX files of the builds
 go to $OUT (or --ptx-dir) when set.
 
-Targets (issue 18): float16 / bfloat16 wall clock >= 0.7x cuBLAS; TF32 >= 0.7x cuBLAS TF32 and
+Targets: float16 / bfloat16 wall clock >= 0.7x cuBLAS; TF32 >= 0.7x cuBLAS TF32 and
 >= 3x our float32 kernel; each relative Frobenius error within 2x cuBLAS's.
 """
 from __future__ import annotations
@@ -361,7 +361,8 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="*", default=[4096, 8192])
     ap.add_argument("--quick", action="store_true", help="builds and small checks only")
     ap.add_argument("--candidates", action="store_true",
-                    help="also the probes and the forced mma configurations (session 2's sweep)")
+                    help="also the probes and the forced mma configurations (the sweep behind "
+                         "mma's defaults)")
     ap.add_argument("--ptx-dir", default=os.environ.get("OUT"))
     ap.add_argument("--device", default=None, help="a device name substring (default: a GPU)")
     args = ap.parse_args()

@@ -85,7 +85,7 @@ def test_results_above_the_limit_are_memory_errors_naming_both(call, small_limit
     np.testing.assert_array_equal(np.asarray(y), np.full((3, 3), 3.0))  # still usable
 
 
-def test_the_issue_cases_are_memory_errors(device):
+def test_a_160_gb_array_and_product_are_memory_errors(device):
     """``empty`` of 160 GB and ``(200000, 1) @ (1, 200000)`` float32 on the real device."""
     limit = device.info.max_alloc_bytes
     assert 160_000_000_000 > limit

@@ -38,7 +38,7 @@ def _table(text: str) -> list[dict[str, str]]:
     return [dict(zip(head, (c.strip() for c in ln.strip("|").split("|")))) for ln in lines[2:]]
 
 
-def test_cases_cover_every_row_of_the_issue():
+def test_cases_cover_every_latency_row():
     assert {(c.op, c.size) for c in latency.cases()} == set(EXPECTED_ROWS)
 
 

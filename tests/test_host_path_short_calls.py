@@ -1,8 +1,9 @@
-"""The short paths of small host-path calls (issue 16/11: PoCL small calls): operators with a
-scalar operand, ``np.where``, ``np.concatenate``/``np.stack`` and boolean-mask indexing.
-Each answer must be NumPy's to the bit, with NumPy's dtype and exception, on the first call
-(which builds the plan) and on repeated calls that hit the cached plan with another scalar
-value or another operand of the same key; the kernels (host path off) must agree too."""
+"""The short paths of small host-path calls (small calls on PoCL, where a call's fixed cost is
+most of its time): operators with a scalar operand, ``np.where``, ``np.concatenate``/
+``np.stack`` and boolean-mask indexing. Each answer must be NumPy's to the bit, with NumPy's
+dtype and exception, on the first call (which builds the plan) and on repeated calls that hit
+the cached plan with another scalar value or another operand of the same key; the kernels (host
+path off) must agree too."""
 from __future__ import annotations
 
 import operator

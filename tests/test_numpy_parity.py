@@ -18,7 +18,8 @@ def test_every_cast_is_numpys(device):
 
 
 def test_float_to_small_unsigned_wraps_like_numpy(device):
-    """The H100 case of issue 13: OpenCL's convert_uchar saturates, NumPy wraps."""
+    """A float cast to uint8 wraps as NumPy's does, although OpenCL's convert_uchar saturates
+    (as it does on an H100)."""
     x = np.array([-1.0, -2.5, -129.0, 300.0], np.float32)
     with np.errstate(invalid="ignore"):
         want = x.astype(np.uint8)

@@ -1,7 +1,7 @@
 """Many threads calling at once get NumPy's answers: 8 threads of mixed operations (integer and
 float elementwise compared exactly, matmul and convolve of float32 against float64 references,
 int32 matmul and convolve exactly, device arrays shared by every thread), with the host path on
-and off. The issue's target (8 threads x 1,000 mixed ops, 0 wrong results in 3 runs) is the slow
+and off. The full target (8 threads x 1,000 mixed ops, 0 wrong results in 3 runs) is the slow
 test; a shorter run is in the default suite."""
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def test_eight_threads_of_mixed_ops_get_numpys_answers(device, host):
 
 @pytest.mark.slow
 def test_eight_threads_of_a_thousand_mixed_ops_three_runs(device):
-    """The issue's target: 8 threads x 1,000 mixed ops, 0 wrong results in 3 runs, with the
+    """The full target: 8 threads x 1,000 mixed ops, 0 wrong results in 3 runs, with the
     host path on and off."""
     failures = []
     for host in _host_path_modes(device):

@@ -1,6 +1,6 @@
 """The direct ``gpu`` convolution kernel under forced parameters on a GPU, for short masks on a
 long signal: the time per launch of 20 launches queued back to back (the device's pace, no
-Python in between) beside ``x.copy()``'s, as a share of copy bandwidth (issue 15: >= 80% for
+Python in between) beside ``x.copy()``'s, as a share of copy bandwidth (the target: >= 80% for
 masks of up to 63 taps at N = 2^24).
 
     python benches/probes/conv_gpu_sweep.py [--n 16777216] [--masks 3 31 63] \\

@@ -1,7 +1,8 @@
-"""A forced sweep of ``gemv_split``'s parameters for the GEMV rows of issue 14 (``A @ x`` and
-``x @ A``, float32, 8192^2 and 4096^2): wall time per call with the queue drained, as GB/s of the
-matrix read and as a fraction of the device-to-device copy bandwidth measured in the same run
-(``clEnqueueCopyBuffer`` of 256 MiB, bytes read + written).
+"""A forced sweep of ``gemv_split``'s parameters for GEMV on a GPU (``A @ x`` and ``x @ A``,
+float32, 8192^2 and 4096^2, the GEMV rows of ``benches/gpu_gemm_shapes.py``): wall time per
+call with the queue drained, as GB/s of the matrix read and as a fraction of the
+device-to-device copy bandwidth measured in the same run (``clEnqueueCopyBuffer`` of 256 MiB,
+bytes read + written).
 
     python benches/probes/gemv_sweep.py [--device NVIDIA] [--sizes 8192 4096] [--defaults-only]
 """

@@ -135,8 +135,8 @@ FIXED_M_MAX = GPU_CHUNKS[0]
 """Masks up to this many taps are compiled into ``gpu`` (FIXED_M=1: one build per mask length),
 so the chunk's step count and its last partial step fold away. H100, N = 2**24, 20 launches
 queued: m = 63 0.0683-0.0692 -> 0.0630-0.0636 ms (72-73% -> 78-79% of a copy), m = 31 0.0534 ->
-0.0515 ms; m = 3 and 15 within 1% (benches/runs/h100-conv-fixed-m-s13.md). Longer masks are
-FMA-bound, and a build per length would cost more than a partial step."""
+0.0515 ms; m = 3 and 15 within 1% (2026-11-26, benches/probes/conv_gpu_sweep.py). Longer masks
+are FMA-bound, and a build per length would cost more than a partial step."""
 
 
 def _gpu_resolve(p: ConvProblem, params: Mapping[str, int]) -> dict[str, int]:

@@ -42,7 +42,7 @@ FFT_BLOCK_MIN_MASK = ((2**24, 224), (2**22, 288), (2**20, 576), (0, 896))
 the mask length of the first row whose signal length the call's reaches. The direct kernel's
 time grows with n * m, the block FFT's with n alone (for masks well inside a block), so the
 crossing mask shrinks as the signal grows. NVIDIA H100, float32 "full", wall ms of the launches
-(kernels.conv.run, queue drained; benches/runs/h100-convolve-fft-block-s11-sweep.md), gpu vs
+(kernels.conv.run, queue drained; benches/probes/conv_fft_block_sweep.py, 2026-11-25), gpu vs
 fft_block at its best block length:
   N = 2**24: m = 191 0.199 vs 0.219, m = 255 0.222 vs 0.191, m = 383 0.301 vs 0.188
   N = 2**22: m = 255 0.071 vs 0.072, m = 383 0.095 vs 0.071, m = 511 0.116 vs 0.074
@@ -92,7 +92,7 @@ def block_length(p: ConvProblem, info: DeviceInfo, params: Mapping[str, int]) ->
     ``groups * P * weight(P) + compute units * P * (log2 P + 2)``: the work of all block pairs
     (weight: log2 P + 2, or the H100's measured figures), and the latency of one group, which
     decides the time while there are fewer groups than compute units. H100, float32, wall ms
-    of the launches with P forced (benches/runs/h100-convolve-fft-block-s11-sweep.md):
+    of the launches with P forced (benches/probes/conv_fft_block_sweep.py, 2026-11-25):
     N = 2**24, m = 255: P = 2048 0.170, 4096 0.189, 8192 0.259, 16384 0.182; m = 1023: 4096
     0.195, 16384 0.211 (chosen); m = 4095: 16384 0.227; N = 2**20, m = 4095: 8192 0.051,
     16384 0.061; N = 4096, m = 2047: 4096 0.046, 8192 0.050."""

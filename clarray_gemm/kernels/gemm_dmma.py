@@ -119,8 +119,8 @@ DMMA = Variant(
             "PTX, a cp.async ring of local tiles; EMULATE=1: the same tiling in plain OpenCL C",
     # H100 sweeps (benches/gpu_gemm_shapes.py, benches/probes/dmma_sweep.py): 128x64x8 tiles of
     # 64x32 per warp with paired K steps were the fastest of ten configurations with the
-    # register-staged double buffer, and stayed so with m16n8k8 and the cp.async ring (ten more;
-    # benches/runs/h100-dmma-s10.md): 2048^3 0.52-0.58 ms, 4096^3 3.81 ms.
+    # register-staged double buffer, and stayed so with m16n8k8 and the cp.async ring (ten more,
+    # 2026-11-25): 2048^3 0.52-0.58 ms, 4096^3 3.81 ms.
     defaults={"BM": 128, "BN": 64, "BK": 8, "WM": 64, "WN": 32, "GROUP_M": 8, "KPAIR": 1,
               "M16": 1, "STAGES": 0, "EMULATE": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,

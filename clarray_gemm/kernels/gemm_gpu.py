@@ -1,4 +1,4 @@
-"""``gpu_blocked``: the register-blocked GPU GEMM of ``opencl/gemm_gpu.cl`` (issues 3 and 6).
+"""``gpu_blocked``: the register-blocked GPU GEMM of ``opencl/gemm_gpu.cl``.
 
 A work-group computes a BM x BN tile of C (for large products 128 x 128 with 128 work-items of
 16 x 8 values each), staging K steps of A and B in double-buffered local memory. The launcher picks,
@@ -42,11 +42,11 @@ INTEGERS = tuple(np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.uint64)
 # let ptxas issue them early, which speeds up the smaller presets. Preset 7 with PAD_A 4 ran 2-4%
 # faster clamped everywhere; unpadded, unclamped interiors win again: H100 float32, wall clock,
 # 4096^3 0.853x -> 0.886x cuBLAS, 2048^3 0.78x -> 0.88x; A packed k-major 0.90x -> 0.93x
-# (benches/runs/h100-gemm-fp32-pack-s12.md). 9 is preset 3's tile held by 128 work-items of 8 x 8,
-# cuBLAS's own geometry for 3000x5000x700 and 1024^3 (128 x 64, four warps): its 167 registers let
-# three work-groups share a compute unit where preset 3's 256 x 109 allow two. H100, wall clock:
-# 4608x5000x704 770 us against 1086 us for preset 3 (three tiles per unit), 3072x5000x704 548
-# against 567 us, 1024^3 and 4096^3 the same (benches/runs/h100-gemm-preset9-s17.md).
+# (benches/probes/gemm_shape_sweep.py, 2026-11-26). 9 is preset 3's tile held by 128 work-items
+# of 8 x 8, cuBLAS's own geometry for 3000x5000x700 and 1024^3 (128 x 64, four warps): its 167
+# registers let three work-groups share a compute unit where preset 3's 256 x 109 allow two.
+# H100, wall clock: 4608x5000x704 770 us against 1086 us for preset 3 (three tiles per unit),
+# 3072x5000x704 548 against 567 us, 1024^3 and 4096^3 the same (gemm_shape_sweep.py, 2026-11-26).
 PRESETS: dict[int, tuple[int, int, int, int, int, int, int]] = {
     1: (128, 128, 8, 8, 8, 1, 4),
     2: (64, 128, 4, 8, 16, 1, 4),
@@ -77,13 +77,14 @@ _SINGLE = 0.68
 # Split-K's fixed cost (second launch, partial sums), in the model's units (about 30 us).
 # Preset 3's efficiency and this cost were raised together (0.85 -> 0.9, 4e6 -> 5e6) after
 # 1024^3 ran preset 3 unsplit at 84-89 us three times against 90-95 us for preset 7 with
-# KSPLIT 4 (H100, session 12); of the shapes in benches/gpu_gemm_shapes.py only 1024^3 and
+# KSPLIT 4 (H100, 2026-11-26); of the shapes in benches/gpu_gemm_shapes.py only 1024^3 and
 # 768^3 change their choice.
 _SPLIT_COST = 5e6
-# The shallowest K slice split-K makes. 128 (was 256): the vector batch (64, 1, 1024) @ 1024^2,
-# run as one 64x1024x1024 product, splits in 8 (34.6 against 37.3 us in 4 slices; 0.75x ->
-# 0.88x torch in the shapes bench) and 768^3 takes preset 7 in 6 (59.8 us against 98.5 us for
-# preset 9 in 3) on the H100 (benches/runs/h100-tf32x3-split-s17.md).
+# The shallowest K slice split-K makes, 128 K: slices that thin still pay off. With 256 K the
+# vector batch (64, 1, 1024) @ 1024^2, run as one 64x1024x1024 product, split only in 4 (37.3 us
+# against 34.6 us in 8; 0.75x against 0.88x torch in the shapes bench) and 768^3 took preset 9
+# in 3 (98.5 us against 59.8 us for preset 7 in 6). H100, 2026-11-26,
+# benches/probes/gemm_shape_sweep.py --shape 768x768x768 --shape 64x1024x1024.
 _MIN_SLICE = 128
 # Presets the shape heuristic considers (the others only when forced). Preset 9 replaced 3: the
 # same tiles, at least as fast wherever both were measured.

@@ -160,7 +160,7 @@ MMA = Variant(
             "cp.async into a STAGES-deep ring of swizzled local tiles; EMULATE=1: the same "
             "tiling in plain OpenCL C",
     # NPERM 0: on the H100 the permuted TF32 B layout ran 1.39 ms at 4096^3 against 1.21 ms
-    # without it (benches/runs/h100-tensor-cores-run2.md); it stays forcible.
+    # without it (benches/gpu_tensor_cores.py, 2026-11-23); it stays forcible.
     defaults={"BM": 128, "BN": 128, "BK": 0, "WM": 64, "WN": 64, "STAGES": 3, "GROUP_M": 8,
               "DYN_LOCAL": 0, "NPERM": 0, "EMULATE": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,

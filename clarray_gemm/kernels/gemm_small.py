@@ -4,11 +4,11 @@ element of C per work-item, so a small product costs one round of global loads b
 launch. Ranked first on GPUs for float32 products with K up to ``KMAX`` that are either one
 product of at most ``SINGLE_MAX_ELEMENTS`` elements or a batch of matrices of at most one tile.
 
-H100, float32, each launch's own START->END (``benches/probes/kernel_events.py``), against
-gpu_blocked: 64^3 7.7 / 8.4 us, 100^3 9.4 / 10.5 us, 128^3 9.9 / 11.0 us; wall clock for
-4000 x 16^3 33.5 us against 50.3 us (torch 32.5). Batches of larger matrices lose (256 x 64^3
-48.7 us against 24.2 us of device time): there gpu_blocked's register tiles do more per load
-(``benches/runs/h100-small-gemm-s17.txt``)."""
+H100, 2026-11-26, float32, each launch's own START->END (``benches/probes/kernel_events.py
+--sizes 32 64 100 128``), against gpu_blocked: 64^3 7.7 / 8.4 us, 100^3 9.4 / 10.5 us, 128^3
+9.9 / 11.0 us; wall clock for 4000 x 16^3 33.5 us against 50.3 us (torch 32.5). Batches of
+larger matrices lose (256 x 64^3 48.7 us against 24.2 us of device time): there gpu_blocked's
+register tiles do more per load."""
 from __future__ import annotations
 
 from typing import Mapping

@@ -50,9 +50,10 @@ lines (the zero columns past K come from the same launch). With segments rounded
 # float32: 2048^3 1.15-1.21x, 3072^3 1.26-1.38x, 4096^3 1.47-1.54x (gpu_blocked 0.89-0.91x);
 # split: 1536^3 1.00x (0.80x), 1024x4096x1024 0.90x (0.81x), 1024x65536x1024 1.06x (0.83x);
 # but 1024^3 at best 0.70x against 0.87x, 3000x5000x700 0.66x against 0.75x (gpu_blocked's
-# 128x64 tiles fill two waves there), 65536x256x256 0.72x against 0.92x (benches/runs/
-# h100-tf32x3-s15.md). A last wave of 108 tiles on 132 units (4608x5000x704) lost too: 950 us
-# against gpu_blocked's 723 us, whose 128x64 tiles fill three per unit (h100-gemm-preset9-s17.md).
+# 128x64 tiles fill two waves there), 65536x256x256 0.72x against 0.92x (2026-11-26,
+# benches/probes/tf32x3_check.sh). A last wave of 108 tiles on 132 units (4608x5000x704) lost
+# too: 950 us against gpu_blocked's 723 us, whose 128x64 tiles fill three per unit (2026-11-26,
+# benches/probes/gemm_shape_sweep.py).
 MIN_SIDE = 128
 K_MIN = 512
 FULL_WAVE = 0.9
@@ -61,7 +62,8 @@ SPLIT_MIN_K = 1536
 
 # The split-K model of ksplit(): a K step of one wave of tiles, the reduction's fixed cost and
 # its bytes per microsecond. Its choices on the H100 were the measured best or within 3% of it
-# at 1536^3, 2048^3 (no split), 1024x4096x1024 and 1024x65536x1024 (h100-tf32x3-s15.md).
+# at 1536^3, 2048^3 (no split), 1024x4096x1024 and 1024x65536x1024 (2026-11-26,
+# benches/probes/gemm_shape_sweep.py with KSPLIT forced).
 MAX_KSPLIT = 16
 MIN_SLICE_STEPS = 8
 STEP_US = 0.6
@@ -102,7 +104,7 @@ def ksplit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> int:
     microseconds (waves of tiles times their steps, plus the partial sums' pass). Beyond a
     wave it splits where the last wave is mostly empty: 4097x3001x2049 (2.25 waves) and 3072^3
     (2.18) in 3, 1120 -> 1055 us and 1019 -> 952 us on the H100; 2048^3 and 4096^3 stay whole
-    (h100-tf32x3-split-s17.md)."""
+    (2026-11-26, benches/probes/gemm_shape_sweep.py with KSPLIT forced)."""
     if params["KSPLIT"]:
         return int(params["KSPLIT"])
     units = max(info.compute_units, 1)
@@ -213,7 +215,7 @@ TF32X3 = Variant(
     # against 128 x 128 ones, 0.886x -> 0.923x at 4097x3001x2049. PROMOTE 4 (128 of the 3K):
     # 4096^3 errors 3.6e-7 (normal) and 6.2e-7 (uniform [0, 1)) against gpu_blocked's 1.2e-6
     # and 8.4e-7; PROMOTE 8 1.4e-6 on uniform data; PROMOTE 1 and 2 cost 10% more time
-    # (benches/runs/h100-tf32x3-s15.md).
+    # (2026-11-26, benches/probes/gemm_shape_sweep.py with PROMOTE forced).
     defaults={**gemm_wgmma.WGMMA.defaults, "PROMOTE": 4, "KSPLIT": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     resolved=lambda p, info, params: f"KSPLIT={ksplit(p, info, params)}",

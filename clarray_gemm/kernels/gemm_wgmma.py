@@ -245,7 +245,7 @@ WGMMA = Variant(
             "cp.async into a STAGES-deep ring; EMULATE=1: the same tiles in plain OpenCL C",
     # 128 x 256 tiles, four stages of 128-byte K rows (192 KiB): float16 556 / 648 TF/s at
     # 4096^3 / 8192^3 on the H100, the fastest configuration swept; 32-deep steps (96 KiB) gave
-    # 460 / 543 (benches/runs/h100-wgmma-s9.md, h100-wgmma-s10.md).
+    # 460 / 543 (2026-11-25, benches/probes/wgmma_sweep.sh and wgmma_probe.py).
     # (BK 0: 64 for 16-bit operands, 32 for TF32.)
     # (KSPLIT 0: by shape, see ksplit)
     defaults={"BM": 128, "BN": 256, "BK": 0, "WGS": 2, "STAGES": 4, "WG_INFLIGHT": 1,

@@ -27,13 +27,13 @@ __all__ = ["VARIANT", "VARIANTS", "resolve"]
 SOURCE = "gemv_split.cl"
 DEFAULTS = {"WG": 0, "VW": 0, "LANES": 0, "RT": 0, "KSPLIT": 0}
 # Work-group size (WG 0) and rows per work-item group of the column kernel (RT 0, x @ A), by
-# matrix size. H100, float32, wall time with the queue drained, forced sweep of
+# matrix size. H100, 2026-11-25, float32, wall time with the queue drained, forced sweep of
 # benches/probes/gemv_sweep.py (copy bandwidth 2743 GB/s in the same run):
 # 8192^2: gemv_rows WG 512 unsplit 121 us (81% of copy) against 133 us (74%) at WG 128;
 #         gemv_cols WG 512 RT 8 unsplit 118 us (83%) against 123 us (79%) at WG 256.
-# 4096^2: gemv_rows WG 128 59 us, WG 64 55 us, WG 512 no better (session 4: 128 beat 256);
+# 4096^2: gemv_rows WG 128 59 us, WG 64 55 us, WG 512 no better (128 beat 256 on 2026-11-23);
 #         gemv_cols WG 512 RT 4 unsplit 55 us (45%) against 69 us (35%) at WG 256 RT 8.
-# 2048^2 (session 7): gemv_rows WG 128 unsplit 28.7 us against 34.5 us split in 2;
+# 2048^2: gemv_rows WG 128 unsplit 28.7 us against 34.5 us split in 2;
 #         gemv_cols WG 256 RT 4 unsplit 28.0 us against 31.5 us at RT 8 split in 5.
 # 1024^2: gemv_rows unsplit 23.8 us (the fastest); gemv_cols WG 256 RT 4 unsplit 25.2 us
 #         against 28.9 us at RT 8 split in 4. A split's second launch costs more than it saves
