@@ -431,3 +431,25 @@ def test_program_cache_folder_is_read_with_the_other_settings(fresh_cache, monke
     settings.reload()
     assert settings.current().program_cache_dir == scratch
     assert caches.program_cache_dir() == str(scratch)
+
+
+def test_a_driver_known_to_abort_on_this_cpu_is_not_probed(monkeypatch):
+    """pip's PoCL (LLVM 14) on an AMD CPU with AVX-512 is refused at once with its reason; a
+    newer LLVM, another vendor or a CPU without AVX-512 is probed as usual."""
+    pocl = {"platform": "Portable Computing Language", "device": "pthread-AMD EPYC",
+            "platform_version": "OpenCL 3.0 PoCL 3.0-rc2  Linux, Release, RELOC, LLVM 14.0.6",
+            "driver_version": "3.0-rc2"}
+    zen4 = {"vendor_id": "AuthenticAMD", "cpu family": "25", "model": "17",
+            "flags": "fpu sse2 avx2 avx512f avx512bw"}
+    monkeypatch.setattr(vetting, "_cpu_fields", lambda: zen4)
+    cause = vetting.known_failure(pocl)
+    assert cause and "LLVM 14" in cause and "AVX-512" in cause
+    newer = dict(pocl, platform_version=pocl["platform_version"].replace("LLVM 14", "LLVM 17"))
+    assert vetting.known_failure(newer) is None
+    intel = dict(pocl, platform="Intel(R) OpenCL", platform_version="OpenCL 3.1 LINUX")
+    assert vetting.known_failure(intel) is None
+    monkeypatch.setattr(vetting, "_cpu_fields", lambda: dict(zen4, flags="fpu sse2 avx2"))
+    assert vetting.known_failure(pocl) is None
+    monkeypatch.setattr(vetting, "_cpu_fields",
+                        lambda: dict(zen4, vendor_id="GenuineIntel"))
+    assert vetting.known_failure(pocl) is None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -29,7 +30,7 @@ from .. import settings
 from . import caches
 
 __all__ = ["Verdict", "verdict_key", "vet", "verdict_of", "read_verdict", "write_verdict",
-           "cpu_identity", "fix_for"]
+           "cpu_identity", "fix_for", "known_failure"]
 
 _FORMAT = 1
 RESULT_PREFIX = "clarray_gemm-probe-result: "  # the probe child's result line
@@ -68,9 +69,9 @@ class Verdict:
 
 
 @lru_cache(maxsize=1)
-def cpu_identity() -> str:
-    """Vendor, family, model and a hash of the flags of this machine's CPU (the probe's result
-    depends on what the driver's compiler makes of them)."""
+def _cpu_fields() -> dict[str, str] | None:
+    """vendor_id, cpu family, model and flags of the first CPU in /proc/cpuinfo (None where
+    there is none to read)."""
     fields_wanted = {"vendor_id": "", "cpu family": "", "model": "", "flags": ""}
     try:
         with open("/proc/cpuinfo") as f:
@@ -81,11 +82,42 @@ def cpu_identity() -> str:
                 if name.strip() in fields_wanted:
                     fields_wanted[name.strip()] = value.strip()
     except OSError:
+        return None
+    return fields_wanted
+
+
+@lru_cache(maxsize=1)
+def cpu_identity() -> str:
+    """Vendor, family, model and a hash of the flags of this machine's CPU (the probe's result
+    depends on what the driver's compiler makes of them)."""
+    cpu = _cpu_fields()
+    if cpu is None:
         import platform
         return platform.machine() + "/" + platform.processor()
-    flags = hashlib.sha256(fields_wanted["flags"].encode()).hexdigest()[:12]
-    return (f"{fields_wanted['vendor_id']}/{fields_wanted['cpu family']}/"
-            f"{fields_wanted['model']}/{flags}")
+    flags = hashlib.sha256(cpu["flags"].encode()).hexdigest()[:12]
+    return f"{cpu['vendor_id']}/{cpu['cpu family']}/{cpu['model']}/{flags}"
+
+
+LAST_LLVM_BEFORE_ZEN4 = 14
+"""PoCL built on this LLVM or an older one aborts in LLVM's code generator on AMD CPUs with
+AVX-512 (Zen 4 and later, which that LLVM does not know): pip's PoCL 3.0 (LLVM 14) on a Zen 4
+EPYC, 2026-11-27: "Do not know how to scalarize this operator's operand!" after 40-80 s of
+probing, on every run."""
+
+
+def known_failure(identity: dict[str, str]) -> str | None:
+    """Why the driver of ``identity`` fails on this CPU without a probe, or None: a combination
+    whose probe is known to abort is skipped at once (a driver or CPU that differs is probed)."""
+    if "Portable Computing Language" not in identity["platform"]:
+        return None
+    llvm = re.search(r"LLVM (\d+)", identity["platform_version"])
+    cpu = _cpu_fields()
+    if llvm is None or int(llvm.group(1)) > LAST_LLVM_BEFORE_ZEN4 or cpu is None:
+        return None
+    if cpu["vendor_id"] == "AuthenticAMD" and "avx512f" in cpu["flags"].split():
+        return (f"not probed: PoCL built with LLVM {llvm.group(1)} aborts in LLVM's code "
+                "generator on AMD CPUs with AVX-512 (Zen 4 and later)")
+    return None
 
 
 @lru_cache(maxsize=1)
@@ -316,8 +348,12 @@ def _vet_locked(cl_devices: list[Any]) -> dict[int, Verdict]:
             continue
         key = verdict_key(identity)
         stored = read_verdict(key)
+        known = None if stored is not None else known_failure(identity)
         if stored is not None:
             _memo[d.int_ptr] = stored
+        elif known is not None:  # stored like a probe's, so that it is reported once
+            _memo[d.int_ptr] = Verdict(key=key, **identity, passed=False, cause=known)
+            write_verdict(_memo[d.int_ptr])
         else:
             running.append((d, _start(d, identity, key)))
     deadline = time.perf_counter() + settings.probe_timeout_s()
