@@ -5,8 +5,8 @@
 # 1024^3 / 4096^3 / 8192^3 (per-call overhead and GEMM speed). Each part writes its own file
 # under $OUT and has its own time limit, so one slow part does not cost the others.
 #
-#   run(command="bash benches/gpu_session_check.sh", carry=[".whl"])   # from the project root
-#   PARTS="suite threads" bash benches/gpu_session_check.sh              # some parts only
+#   run(command="bash benches/gpu_check.sh", carry=[".whl"])   # from the project root
+#   PARTS="suite threads" bash benches/gpu_check.sh              # some parts only
 #
 # .whl/ must hold pytest-xdist and execnet beside the wheels of ../shared/device/fetch-wheels.sh
 # (the suite runs one worker per core); without them the suite part runs in one process.
