@@ -17,17 +17,9 @@
 //   TS    tile edge (elements of C per work-group side)
 //   WPT   elements of C per work-item side (TS % WPT == 0)
 //   KMAX  the largest K staged: 2 * TS * KMAX * sizeof(T) bytes of local memory
-//   IO16  16-bit operands, computed in T = ACC = float: 1 float16 A, B and C (vload_half /
-//         vstore_half: no cl_khr_fp16 needed; C rounded once, as the tensor-core kernels do),
-//         2 bfloat16 A and B (their 16 bits are a float's high half) and a float32 C, as
-//         NumPy's bfloat16 products give; 0 (default) A, B and C of type T
-#ifndef IO16
-#define IO16 0
-#endif
-#if IO16
-#define T float
-#define ACC float
-#endif
+//   IO16  16-bit A and B computed in T = ACC = float (io16.h: 1 float16 A, B and C, 2 bfloat16
+//         A and B and a float32 C); 0 (default) A, B and C of type T
+#include "io16.h"
 #include "gemm_layout.h"
 #ifndef TS
 #define TS 16
@@ -44,25 +36,16 @@
 #error "gemm_small.cl: TS must be a multiple of WPT"
 #endif
 
-#if IO16 == 1
-#define IN16 half
-#define OUT16 half
-#define LOAD16(p, i) vload_half(i, p)
-#elif IO16 == 2
-#define IN16 ushort
-#define OUT16 float
-#define LOAD16(p, i) as_float((uint)(p)[i] << 16)
-#endif
-#if IO16   // element indices from the base offsets (no arithmetic on half pointers)
+#if IO16   // element indices from the base offsets
 #if TRANS_A
-#define A_LOAD(m, k) LOAD16(A, a0 + (k) * (long)lda + (m))
+#define A_LOAD(m, k) LOAD16(A + a0 + (k) * (long)lda + (m))
 #else
-#define A_LOAD(m, k) LOAD16(A, a0 + (m) * (long)lda + (k))
+#define A_LOAD(m, k) LOAD16(A + a0 + (m) * (long)lda + (k))
 #endif
 #if TRANS_B
-#define B_LOAD(k, n) LOAD16(B, b0 + (n) * (long)ldb + (k))
+#define B_LOAD(k, n) LOAD16(B + b0 + (n) * (long)ldb + (k))
 #else
-#define B_LOAD(k, n) LOAD16(B, b0 + (k) * (long)ldb + (n))
+#define B_LOAD(k, n) LOAD16(B + b0 + (k) * (long)ldb + (n))
 #endif
 #else
 #define A_LOAD(m, k) A_AT(m, k)
@@ -134,8 +117,8 @@ void gemm_small(GEMM_ARGS)
         for (int j = 0; j < WPT; ++j) {
             const int n = n0 + lx + j * LS;
             if (m < M && n < N) {
-#if IO16 == 1
-                vstore_half_rte(acc[i][j], c0 + (long)m * ldc + n, C);
+#if IO16
+                STORE16(C + c0 + (long)m * ldc + n, acc[i][j]);
 #else
                 C[c0 + (long)m * ldc + n] = (T)acc[i][j];
 #endif

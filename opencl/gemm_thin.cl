@@ -26,13 +26,7 @@
 // on multiples of VW elements: x_off, xr and x_batch are), V_K_UNIT (vk == 1: V is staged
 // walking k first), UNROLL (steps of a chunk unrolled: the loops over the RV x JB accumulators
 // are unrolled whole, so that they stay in registers).
-#ifndef IO16
-#define IO16 0
-#endif
-#if IO16
-#define T float
-#define ACC float
-#endif
+#include "io16.h"
 #include "scalar_types.h"
 #ifndef WG
 #define WG 128
@@ -74,16 +68,11 @@
 #define STR(x) STR_(x)
 
 // IN_T: how X and V are held in memory; LOAD(p): one element as ACC; OUT_T and STORE_Y for Y.
-#if IO16 == 1
-#define IN_T ushort
-#define OUT_T ushort
-#define LOAD(p) vload_half(0, (__global const half*)(p))
-#define STORE_Y(p, value) vstore_half_rte((value), 0, (__global half*)(p))
-#elif IO16 == 2
-#define IN_T ushort
-#define OUT_T float
-#define LOAD(p) as_float((uint)*(p) << 16)
-#define STORE_Y(p, value) (*(p) = (value))
+#if IO16
+#define IN_T IN16
+#define OUT_T OUT16
+#define LOAD(p) LOAD16(p)
+#define STORE_Y(p, value) STORE16(p, value)
 #else
 #define IN_T T
 #define OUT_T T
