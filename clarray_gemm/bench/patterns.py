@@ -17,7 +17,7 @@ import numpy as np
 from ..array import asarray
 from ..device import Device
 from .peers import CudaPeers
-from .timing import per_call_seconds
+from .timing import microseconds as us, per_call_seconds
 
 __all__ = ["SHAPES", "SMOKE_SHAPES", "PATTERNS", "Row", "run", "format_report", "as_json"]
 
@@ -189,7 +189,6 @@ def format_report(rows: Sequence[Row], count: int = 20) -> str:
     lines += [x for x in (_distribution(rows, p) for p in ("cupy", "torch", "numpy")) if x]
     main = next((p for p in ("cupy", "numpy") if any(r.ratio(p) for r in rows)), "cupy")
     ranked = sorted((r for r in rows if r.ratio(main) is not None), key=lambda r: r.ratio(main))
-    us = (lambda s: "-" if s is None else f"{s * 1e6:.1f}")
     lines += ["", f"{count} worst cells against {main}:", "",
               "| pattern | shape | ours us | CuPy us | torch us | NumPy us | ratio |",
               "|---|---|---|---|---|---|---|"]

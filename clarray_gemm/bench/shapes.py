@@ -19,7 +19,7 @@ from ..device import Device
 from ..dtypes import bfloat16_dtype, compute_dtype
 from ..ops.matmul import plan_for
 from .peers import CudaPeers
-from .timing import per_call_seconds
+from .timing import microseconds as _us, per_call_seconds
 
 __all__ = ["SIZES", "SMOKE_SIZES", "DTYPES", "Cell", "Row", "cells", "run", "summary",
            "worst", "format_report"]
@@ -211,10 +211,6 @@ def cpu_rule(rows: Sequence[Row]) -> dict[str, int]:
 
 def worst(rows: Sequence[Row], count: int = 20) -> list[Row]:
     return sorted((r for r in rows if r.ratio is not None), key=lambda r: r.ratio)[:count]
-
-
-def _us(s: float | None) -> str:
-    return "-" if s is None else f"{s * 1e6:.1f}"
 
 
 def format_report(rows: Sequence[Row], count: int = 20) -> str:

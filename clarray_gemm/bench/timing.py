@@ -37,7 +37,8 @@ from ..device import Device, register_fork_reset
 from ..memory import TransferStats, transfer_stats
 
 __all__ = ["Timing", "device_seconds", "host_seconds", "synced_seconds", "cuda_event_seconds",
-           "wall_seconds", "pipelined_seconds", "repetitions", "per_call_seconds"]
+           "wall_seconds", "pipelined_seconds", "repetitions", "per_call_seconds",
+           "microseconds"]
 
 # If an operation blocks on the queue while it is held (a blocking map or copy), the watchdog
 # releases the queue after this long and the measurement is repeated without holding it.
@@ -273,3 +274,8 @@ def per_call_seconds(op: Callable[[], Any], budget_s: float) -> float:
     call: at least 3 calls, more while ``budget_s`` lasts, at most 30 (the grids of ``bench
     shapes`` and ``bench patterns``)."""
     return wall_seconds(op, budget_s=budget_s, min_reps=3, warmup=1, max_reps=30).seconds
+
+
+def microseconds(seconds: float | None) -> str:
+    """``seconds`` as microseconds with one decimal for a results table ("-": not measured)."""
+    return "-" if seconds is None else f"{seconds * 1e6:.1f}"
