@@ -20,7 +20,7 @@ from ..memory import Storage, new_buffer, register_scratch
 from .copy import strided_copy
 from ..dtypes import ctype, dtype_defines, unsupported_dtype
 from . import measured
-from .programs import get_kernel
+from .programs import BoundLaunch, Launcher, get_kernel
 from .variant import Catalogue, Choice, Variant
 
 __all__ = ["GemmOperand", "GemmProblem", "CATALOGUE", "choose", "run", "launch", "pack_operand"]
@@ -142,21 +142,20 @@ def standard_args(problem: GemmProblem) -> tuple:
             p.c.buffer, i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride))
 
 
-def prepared_standard(device: Device, problem: GemmProblem, launcher, global_size, local_size):
-    """A launch function for the standard convention with everything but A's, B's and C's
-    buffers and A's and B's offsets fixed: ``run(a_buf, a_off, b_buf, b_off, c_buf, *extra)``,
-    ``extra`` the arguments a kernel takes after the standard ones (``GATE``'s)."""
+def prepared_standard(device: Device, problem: GemmProblem, launcher: Launcher, global_size,
+                      local_size, extra: tuple = (), per_call: int = 0) -> BoundLaunch:
+    """A launch for the standard convention with everything but A's, B's and C's buffers and
+    A's and B's offsets fixed: ``run(a_buf, a_off, b_buf, b_off, c_buf, *more)``. ``extra``:
+    fixed arguments a kernel takes after the standard ones (a local-memory size); ``per_call``:
+    how many more it takes after those, passed to each call as ``more`` (``GATE``'s)."""
     p = problem
     i32, i64 = np.int32, np.int64
-    m, n, k = i32(p.M), i32(p.N), i32(p.K)
-    lda, sa, ldb, sb = i32(p.a.ld), i64(p.a.batch_stride), i32(p.b.ld), i64(p.b.batch_stride)
-    c_off, ldc, sc = i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride)
-
-    def run(a_buf, a_off, b_buf, b_off, c_buf, *extra) -> cl.Event:
-        # the queue of the moment (a device-time measurement may switch it)
-        return launcher(device.queue, global_size, local_size, m, n, k, a_buf, a_off, lda, sa,
-                        b_buf, b_off, ldb, sb, c_buf, c_off, ldc, sc, *extra)
-    return run
+    args = (i32(p.M), i32(p.N), i32(p.K),
+            None, None, i32(p.a.ld), i64(p.a.batch_stride),
+            None, None, i32(p.b.ld), i64(p.b.batch_stride),
+            None, i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride), *extra)
+    varying = (3, 4, 7, 8, 11) + tuple(range(len(args), len(args) + per_call))
+    return launcher.bind(device, global_size, local_size, args + (None,) * per_call, varying)
 
 
 def dtype_supported(problem: GemmProblem, info: DeviceInfo) -> str | None:

@@ -455,4 +455,4 @@ def prepare_gated(device: Device, problem: GemmProblem):
     fallback for values its split cannot carry)."""
     defines, nt, _, gsize, _ = _resolve_launch(device, problem, FALLBACK_PARAMS)
     kernel = get_kernel(device, SOURCE, "gemm_gpu", {**defines, "GATE": 1})
-    return prepared_standard(device, problem, kernel, gsize, (nt, 1, 1))
+    return prepared_standard(device, problem, kernel, gsize, (nt, 1, 1), per_call=2)

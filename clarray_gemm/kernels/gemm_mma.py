@@ -151,7 +151,7 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     if not d["DYN_LOCAL"]:
         return prepared_standard(device, p, kernel, gs, ls)
     tiles = cl.LocalMemory(_tile_bytes(p, d))  # type: ignore[arg-type]
-    return prepared_standard(device, p, lambda *a: kernel(*a, tiles), gs, ls)
+    return prepared_standard(device, p, kernel, gs, ls, extra=(tiles,))
 
 
 MMA = Variant(

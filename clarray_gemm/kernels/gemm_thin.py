@@ -156,23 +156,27 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     y_args = (i64(y[1]), i64(y[2]), i64(y[3]), i64(y[4]))
     rsize = (-(-rows_r // 64) * 64, nv, p.batch)
     a_is_x = p.M > p.N
+    product = kernel.bind(device, gs, ls, (r, k, n, None, None, *x_strides, None, None,
+                                           *v_strides, None, *y_args, None),
+                          (3, 4, 8, 9, 13, 18))
+    total = reduce.bind(device, rsize, None, (r, n, None, None, *y_args), (2, 3)) \
+        if reduce is not None else None
 
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
         (xb, xo), (vb, vo) = ((a_buf, a_off), (b_buf, b_off)) if a_is_x else \
             ((b_buf, b_off), (a_buf, a_off))
         work = split_workspace(device, work_bytes)  # this thread's: see split_workspace
-        queue = device.queue  # of the moment (a device-time measurement may switch it)
-        event = kernel(queue, gs, ls, r, k, n, xb, i64(xo), *x_strides, vb, i64(vo), *v_strides,
-                       c_buf, *y_args, work)
-        if reduce is None:
+        event = product(xb, xo, vb, vo, c_buf, work)
+        if total is None:
             return event
-        return reduce(queue, rsize, None, r, n, work, c_buf, *y_args)
+        return total(work, c_buf)
     return run
 
 
 def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
     a, b = p.a, p.b
-    return _prepare(device, p, params)(a.buffer, a.offset, b.buffer, b.offset, p.c.buffer)
+    return _prepare(device, p, params)(a.buffer, i64(a.offset), b.buffer, i64(b.offset),
+                                       p.c.buffer)
 
 
 VARIANT = Variant(

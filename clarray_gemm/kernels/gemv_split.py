@@ -160,17 +160,20 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     matrix_is_a = p.N == 1          # A @ v: X is A; v @ B: X is B
     reduce = (get_kernel(device, SOURCE, "gemv_split_reduce", defines) if ks > 1 else None)
     rsize = (math.ceil(rows_r / 64) * 64, p.batch)
+    product = kernel.bind(device, gs, ls, (rows, k, None, None, *x_strides, None, None,
+                                           *v_strides, None, y_off, *y_strides, None),
+                          (2, 3, 7, 8, 11, 15))
+    total = reduce.bind(device, rsize, (64, 1), (rows, None, None, y_off, *y_strides),
+                        (1, 2)) if reduce is not None else None
 
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
         (xb, xo), (vb, vo) = ((a_buf, a_off), (b_buf, b_off)) if matrix_is_a else \
             ((b_buf, b_off), (a_buf, a_off))
         work = split_workspace(device, work_bytes)  # this thread's: see split_workspace
-        queue = device.queue  # of the moment (a device-time measurement may switch it)
-        event = kernel(queue, gs, ls, rows, k, xb, xo, *x_strides, vb, vo, *v_strides,
-                       c_buf, y_off, *y_strides, work)
-        if reduce is None:
+        event = product(xb, xo, vb, vo, c_buf, work)
+        if total is None:
             return event
-        return reduce(queue, rsize, (64, 1), rows, work, c_buf, y_off, *y_strides)
+        return total(work, c_buf)
     return run
 
 

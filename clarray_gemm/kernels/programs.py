@@ -20,8 +20,8 @@ from ..dtypes import ctype, dtype_defines, unsupported_dtype  # noqa: F401
 from ..drivers import calls
 from ..drivers.build import build as drivers_build
 
-__all__ = ["source_text", "build_program", "get_kernel", "ctype", "dtype_defines",
-           "unsupported_dtype", "build_count", "check_defines"]
+__all__ = ["source_text", "build_program", "get_kernel", "Launcher", "BoundLaunch", "ctype",
+           "dtype_defines", "unsupported_dtype", "build_count", "check_defines"]
 
 _cache: dict[tuple, cl.Program] = {}
 _kernels: dict[tuple[int, str], "Launcher"] = {}
@@ -123,32 +123,86 @@ class Launcher:
         kernel, last = self._kernel_and_args()
         if len(last) != len(args):
             last[:] = [_UNSET] * len(args)
-        i = -1
-        for arg in args:
-            i += 1
-            prev = last[i]
-            if prev is arg:  # the same scalar or array object as last time
-                continue
-            kind = type(arg)
-            if kind in _BUFFER_TYPES or (kind not in _VALUE_TYPES
-                                         and isinstance(arg, cl.MemoryObjectHolder)):
-                # a buffer is remembered by its handle, not the object: a pooled buffer must be
-                # free to return to its pool while the kernel object remembers it
-                token = arg.int_ptr
-                if prev == token:
-                    continue
-                kernel.set_arg(i, arg)
-                last[i] = token
-                continue
-            if type(prev) is kind and kind is not np.ndarray and prev == arg:
-                continue  # an equal scalar
-            if _SET_BYTES is not None and isinstance(arg, (np.generic, np.ndarray)):
-                _SET_BYTES(kernel, i, arg)
-            else:
-                kernel.set_arg(i, arg)
-            last[i] = arg
+        _set_changed(kernel, last, range(len(args)), args)
         return cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size,
                                           wait_for=wait_for)
+
+    def bind(self, device: Device, global_size, local_size, args, per_call) -> "BoundLaunch":
+        """This kernel with its geometry and every argument but those at positions
+        ``per_call`` fixed: see :class:`BoundLaunch`. ``args`` holds every argument in order
+        (anything, e.g. None, at the ``per_call`` positions)."""
+        return BoundLaunch(self.program, self.name, device, global_size, local_size, args,
+                           per_call)
+
+
+class BoundLaunch:
+    """One launch of a kernel prepared for repeated calls: the geometry and the arguments that
+    never change (sizes, strides, leading dimensions) are set once, on a ``cl.Kernel`` of its
+    own per thread; a call passes the others (buffers, offsets), in order, and enqueues on the
+    device's queue of the moment (a device-time measurement may switch it). A plan's repeated
+    call then checks the handful of arguments that can change, not all twenty."""
+
+    __slots__ = ("program", "name", "device", "global_size", "local_size", "_fixed",
+                 "_per_call", "_local")
+
+    def __init__(self, program: cl.Program, name: str, device: Device, global_size,
+                 local_size, args, per_call):
+        self.program, self.name, self.device = program, name, device
+        self.global_size = tuple(global_size)
+        self.local_size = None if local_size is None else tuple(local_size)
+        self._per_call = tuple(per_call)
+        self._fixed = tuple((i, a) for i, a in enumerate(args) if i not in self._per_call)
+        self._local = threading.local()
+
+    def _state(self) -> tuple[cl.Kernel, list]:
+        kernel = cl.Kernel(self.program, self.name)
+        fixed = [a for _, a in self._fixed]
+        _set_changed(kernel, [_UNSET] * len(fixed), [i for i, _ in self._fixed], fixed)
+        state = self._local.state = (kernel, [_UNSET] * len(self._per_call))
+        return state
+
+    def __call__(self, *args, wait_for=None) -> cl.Event:
+        state = getattr(self._local, "state", None)
+        if state is None:
+            state = self._state()
+        kernel, last = state
+        if calls.serialized():
+            with calls.guard():  # the arguments and the enqueue, in one turn in the driver
+                _set_changed(kernel, last, self._per_call, args)
+                return cl.enqueue_nd_range_kernel(self.device.queue, kernel, self.global_size,
+                                                  self.local_size, wait_for=wait_for)
+        _set_changed(kernel, last, self._per_call, args)
+        return cl.enqueue_nd_range_kernel(self.device.queue, kernel, self.global_size,
+                                          self.local_size, wait_for=wait_for)
+
+
+def _set_changed(kernel: cl.Kernel, last: list, positions, args) -> None:
+    """Set ``args[j]`` as argument ``positions[j]`` of ``kernel`` where it differs from
+    ``last[j]`` (what that position was last set to), and remember it there."""
+    j = -1
+    for arg in args:
+        j += 1
+        prev = last[j]
+        if prev is arg:  # the same scalar or array object as last time
+            continue
+        kind = type(arg)
+        if kind in _BUFFER_TYPES or (kind not in _VALUE_TYPES
+                                     and isinstance(arg, cl.MemoryObjectHolder)):
+            # a buffer is remembered by its handle, not the object: a pooled buffer must be
+            # free to return to its pool while the kernel object remembers it
+            token = arg.int_ptr
+            if prev == token:
+                continue
+            kernel.set_arg(positions[j], arg)
+            last[j] = token
+            continue
+        if type(prev) is kind and kind is not np.ndarray and prev == arg:
+            continue  # an equal scalar
+        if _SET_BYTES is not None and isinstance(arg, (np.generic, np.ndarray)):
+            _SET_BYTES(kernel, positions[j], arg)
+        else:
+            kernel.set_arg(positions[j], arg)
+        last[j] = arg
 
 
 _UNSET = object()

@@ -70,6 +70,20 @@ class Storage:
             self._to_device()
 
     @classmethod
+    def for_output(cls, device: Device, nbytes: int) -> "Storage":
+        """A fresh device-resident storage for a kernel to write: the state ``Storage(device,
+        nbytes)`` builds, with its branches decided for a discrete device (unified-memory
+        devices take that constructor: a parked mapping may serve them)."""
+        if device.info.host_unified_memory:
+            return cls(device, nbytes)
+        self = object.__new__(cls)
+        self.device, self.nbytes = device, nbytes
+        self._exports = self._read_map = self._host = self._mapping = None
+        self._read_is_copy = self._write_mapped = self._unified = False
+        self._buffer = new_buffer(device, nbytes)
+        return self
+
+    @classmethod
     def adopting(cls, device: Device, host: np.ndarray, nbytes: int | None = None) -> "Storage":
         """A host-born storage whose memory is ``host`` (1-D uint8, or a C-contiguous array of
         any dtype, at least one byte, that no one else writes; ``nbytes`` of it, all by

@@ -436,7 +436,7 @@ class _DevicePlan:
             w_buffer = w.kernel_buffer(write=True)
             self.copy_mask(mask.storage.kernel_buffer(), mask.element_offset + self.mask_shift,
                            w_buffer, 0)
-        out = DeviceArray.from_storage(Storage(device, self.out_nbytes), (self.length,),
+        out = DeviceArray.from_storage(Storage.for_output(device, self.out_nbytes), (self.length,),
                                        self.dtype, self.out_strides)
         x_buffer, x_offset = signal.storage.kernel_buffer(), signal.element_offset
         out_buffer = out.storage.kernel_buffer(write=True)

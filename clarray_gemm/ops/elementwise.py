@@ -288,7 +288,7 @@ class ElementwisePlan:
     def run_binary(self, a: DeviceArray, b: DeviceArray) -> DeviceArray:
         """``run((a, b), None, None)`` for a one-output flat kernel plan (``fresh_flat``): the
         operators' path, with nothing decided per call but the buffers and offsets."""
-        out = DeviceArray.from_storage(Storage(self.device, self.out_nbytes), self.shape,
+        out = DeviceArray.from_storage(Storage.for_output(self.device, self.out_nbytes), self.shape,
                                        self.result, self.out_strides)
         self.launcher(self.device.queue, *self.geometry, self.n_arg,
                       a.storage.kernel_buffer(), _offset_arg(a),
@@ -298,7 +298,7 @@ class ElementwisePlan:
 
     def run_unary(self, a: DeviceArray) -> DeviceArray:
         """``run((a,), None, None)`` for a one-output flat kernel plan (``fresh_flat``)."""
-        out = DeviceArray.from_storage(Storage(self.device, self.out_nbytes), self.shape,
+        out = DeviceArray.from_storage(Storage.for_output(self.device, self.out_nbytes), self.shape,
                                        self.result, self.out_strides)
         self.launcher(self.device.queue, *self.geometry, self.n_arg,
                       a.storage.kernel_buffer(), _offset_arg(a),

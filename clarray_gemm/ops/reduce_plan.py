@@ -187,8 +187,8 @@ class ReducePlan:
             count: int | None = None) -> DeviceArray:
         """The reduction of ``x`` (kept shape, C order); a centred plan takes the ``centre`` of
         each output (the accumulator's dtype, C order) and the ``count`` its mean divides by."""
-        device = self.device
-        result = DeviceArray.from_storage(Storage(device, self.n_out * self.out_dtype.itemsize),
+        device, itemsize = self.device, self.out_dtype.itemsize
+        result = DeviceArray.from_storage(Storage.for_output(device, self.n_out * itemsize),
                                           self.kept_shape, self.out_dtype,
                                           c_strides(self.kept_shape, self.out_dtype.itemsize))
         if self.n_out == 0:
@@ -257,10 +257,10 @@ class ScanPlan:
         self.fixed_out = (as_long8(out_stride, 0), np.int64(out_strides[axis]))
 
     def run(self, x: DeviceArray) -> DeviceArray:
-        n = math.prod(self.shape)
-        result = DeviceArray.from_storage(Storage(self.device, n * self.out_dtype.itemsize),
+        n, itemsize = math.prod(self.shape), self.out_dtype.itemsize
+        result = DeviceArray.from_storage(Storage.for_output(self.device, n * itemsize),
                                           self.shape, self.out_dtype,
-                                          c_strides(self.shape, self.out_dtype.itemsize))
+                                          c_strides(self.shape, itemsize))
         if n:
             n_red, odims, ostride, rstride = self.fixed
             self.launcher(self.device.queue, *self.geometry, n_red, odims, ostride, rstride,
