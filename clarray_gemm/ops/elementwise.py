@@ -100,7 +100,7 @@ class ElementwisePlan:
                  dtype: Any, device: Device):
         self.spec, self.device, self.casting = spec, device, casting
         self.supported = False
-        self.fresh_flat = False  # run_binary() / run_unary() may run it
+        self.fresh_kernel = False  # run_fresh() may run it
         self.fresh_host = False  # host_run() may run it
         described = tuple(np.dtype(np.bool_) if type(x) is bool else type(x)
                           if type(x) in PYTHON_SCALARS else x.dtype for x in inputs)
@@ -200,32 +200,50 @@ class ElementwisePlan:
         tiling = None if mask is not None else (
             tile_layout(self.device, dims, merged[:spec.nin], merged[3:3 + spec.nout])
             or row_layout(self.device, dims, merged[:spec.nin], merged[3:3 + spec.nout]))
+        # The operands in the kernels' argument order: absent inputs repeat the first input,
+        # an absent second output the first output, an absent mask the first input.
+        nin, nout = spec.nin, spec.nout
+        slots = list(range(nin)) + [0] * (3 - nin) + [nin + k for k in range(nout)] + \
+            [nin] * (2 - nout)
         if tiling is not None:  # an input transposed against the outputs, or rows x columns
             (rows, cols, _), staged, strides, self.geometry = tiling
             for k in staged:
                 defines[f"TILED{k}"] = 1
-            # absent operands repeat the first input / output, as in _operands
-            self.tile_strides = (strides[:spec.nin] + [strides[0]] * (3 - spec.nin)
-                                 + strides[spec.nin:] + [strides[spec.nin]] * (2 - spec.nout))
-            self.tile_extents = (np.int64(rows), np.int64(cols))
-            self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise_tiled",
-                                       defines, self.device.info.rounding_options)
-            self._launch = self._launch_tiled
+            launcher = get_kernel(self.device, "elementwise.cl", "elementwise_tiled",
+                                  defines, self.device.info.rounding_options)
+            operand_strides = (strides[:nin] + [strides[0]] * (3 - nin) + strides[nin:]
+                               + [strides[nin]] * (2 - nout))
+            self._bind(launcher, (np.int64(rows), np.int64(cols)), slots, operand_strides)
             return
-        in_steps = [s[0] if dims else 0 for s in merged[:spec.nin]]
-        out_steps = [s[0] if dims else 1 for s in merged[3:3 + spec.nout]]
+        in_steps = [s[0] if dims else 0 for s in merged[:nin]]
+        out_steps = [s[0] if dims else 1 for s in merged[3:3 + nout]]
         if mask is None and len(dims) <= 1 and set(in_steps) <= {0, 1} and set(out_steps) == {1}:
             for k, step in enumerate(in_steps):
                 defines[f"FLAT_ST{k}"] = step
-            self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise_flat",
-                                       defines, self.device.info.rounding_options)
-            self._launch = self._launch_flat
-            self.fresh_flat = spec.nout == 1 and self.size > 0
+            launcher = get_kernel(self.device, "elementwise.cl", "elementwise_flat",
+                                  defines, self.device.info.rounding_options)
+            self._bind(launcher, (self.n_arg,), list(range(nin + nout)), None)
             return
-        self.launcher = get_kernel(self.device, "elementwise.cl", "elementwise", defines,
-                                   self.device.info.rounding_options)
-        self.fixed_shape = as_long8(dims, 1)
-        self.fixed_strides = [as_long8(s, 0) for s in merged]
+        launcher = get_kernel(self.device, "elementwise.cl", "elementwise", defines,
+                              self.device.info.rounding_options)
+        self._bind(launcher, (self.n_arg, as_long8(dims, 1)), slots + [nin + nout],
+                   [as_long8(s, 0) for s in merged])
+
+    def _bind(self, launcher, head: tuple, slots: list, strides: list | None) -> None:
+        """The launch with ``head`` and the operands' strides fixed: per call, each slot's
+        buffer and element offset (slots number the inputs, then the outputs, then the mask;
+        ``strides`` None: the flat kernel, which takes none)."""
+        args, per_call = list(head), []
+        for k in range(len(slots)):
+            per_call += [len(args), len(args) + 1]
+            args += [None, None] if strides is None else [None, None, strides[k]]
+        self.launcher = launcher
+        self.bound = launcher.bind(self.device, *self.geometry, args, per_call)
+        self.slots = tuple(slots)
+        self.fresh_kernel = self.spec.nout == 1 and self.size > 0
+        nin = self.spec.nin
+        # run_fresh: the operands are (a, b, out), or (a, out); the mask repeats a
+        self.fresh_slots = tuple(k if k <= nin else 0 for k in slots)
 
     # -- running ---------------------------------------------------------------------------------
     def run(self, inputs: tuple, outs: tuple | None, mask: Any) -> tuple:
@@ -249,73 +267,33 @@ class ElementwisePlan:
             self._launch(inputs, targets, mask)
         return tuple(targets)
 
-    def _operands(self, inputs: tuple, targets: list) -> tuple[list, list]:
-        """The kernel's three inputs and two outputs as device arrays (constants uploaded,
-        absent operands repeating the first)."""
-        args = []
-        for x, d in zip(inputs, self.loop):
-            if type(x) is not DeviceArray:
-                x = _constant(x, d, self.device)
-            args.append(x)
-        return args + [args[0]] * (3 - len(args)), targets + [targets[0]] * (2 - len(targets))
-
     def _launch(self, inputs: tuple, targets: list, mask: Any) -> None:
-        device = self.device
-        args, outs = self._operands(inputs, targets)
+        """Enqueue the kernel on ``inputs`` (constants uploaded), ``targets`` and ``mask``."""
+        device, nin = self.device, len(inputs)
+        ops = [x if type(x) is DeviceArray else constant(x, d, device)
+               for x, d in zip(inputs, self.loop)]
+        ops += targets
         if mask is not None and type(mask) is not DeviceArray:
-            mask = _constant(mask, np.dtype(np.bool_), device)
-        mask = mask if mask is not None else args[0]
-        flat = [self.n_arg, self.fixed_shape]
-        st = self.fixed_strides
-        for k, x in enumerate(args):
-            flat += [x.storage.kernel_buffer(), _offset_arg(x), st[k]]
-        for k, o in enumerate(outs):
-            flat += [o.storage.kernel_buffer(write=True), _offset_arg(o), st[3 + k]]
-        flat += [mask.storage.kernel_buffer(), _offset_arg(mask), st[5]]
-        self.launcher(device.queue, *self.geometry, *flat)
+            mask = constant(mask, np.dtype(np.bool_), device)
+        ops.append(ops[0] if mask is None else mask)
+        end, args = nin + len(targets), []
+        for k in self.slots:
+            x = ops[k]
+            args += (x.storage.kernel_buffer(write=nin <= k < end), _offset_arg(x))
+        self.bound(*args)
 
-    def _launch_tiled(self, inputs: tuple, targets: list, mask: Any) -> None:
-        """The transposed layout class: the extents, then each operand's buffer, offset and
-        (batch, row, column) strides."""
-        args, outs = self._operands(inputs, targets)
-        flat = list(self.tile_extents)
-        for x, st in zip(args, self.tile_strides):
-            flat += [x.storage.kernel_buffer(), _offset_arg(x), st]
-        for o, st in zip(outs, self.tile_strides[3:]):
-            flat += [o.storage.kernel_buffer(write=True), _offset_arg(o), st]
-        self.launcher(self.device.queue, *self.geometry, *flat)
-
-    def run_binary(self, a: DeviceArray, b: DeviceArray) -> DeviceArray:
-        """``run((a, b), None, None)`` for a one-output flat kernel plan (``fresh_flat``): the
-        operators' path, with nothing decided per call but the buffers and offsets."""
-        out = DeviceArray.from_storage(Storage.for_output(self.device, self.out_nbytes), self.shape,
-                                       self.result, self.out_strides)
-        self.launcher(self.device.queue, *self.geometry, self.n_arg,
-                      a.storage.kernel_buffer(), _offset_arg(a),
-                      b.storage.kernel_buffer(), _offset_arg(b),
-                      out.storage.buffer, _ZERO)  # a fresh, device-resident buffer
+    def run_fresh(self, *inputs: DeviceArray) -> DeviceArray:
+        """``run(inputs, None, None)[0]`` for a one-output kernel plan (``fresh_kernel``) on
+        device arrays: the operators' path, with nothing decided per call but the result's
+        allocation, the buffers and the offsets."""
+        out = DeviceArray.from_storage(Storage.for_output(self.device, self.out_nbytes),
+                                       self.shape, self.result, self.out_strides)
+        ops, nin, args = (*inputs, out), len(inputs), []
+        for k in self.fresh_slots:
+            x = ops[k]
+            args += (x._storage.kernel_buffer(k == nin), _offset_arg(x))
+        self.bound(*args)
         return out
-
-    def run_unary(self, a: DeviceArray) -> DeviceArray:
-        """``run((a,), None, None)`` for a one-output flat kernel plan (``fresh_flat``)."""
-        out = DeviceArray.from_storage(Storage.for_output(self.device, self.out_nbytes), self.shape,
-                                       self.result, self.out_strides)
-        self.launcher(self.device.queue, *self.geometry, self.n_arg,
-                      a.storage.kernel_buffer(), _offset_arg(a),
-                      out.storage.buffer, _ZERO)  # a fresh, device-resident buffer
-        return out
-
-    def _launch_flat(self, inputs: tuple, targets: list, mask: Any) -> None:
-        """The flat layout class: the length, then each operand's buffer and offset."""
-        device = self.device
-        args = [self.n_arg]
-        for x, d in zip(inputs, self.loop):
-            if type(x) is not DeviceArray:
-                x = _constant(x, d, device)
-            args += (x.storage.kernel_buffer(), _offset_arg(x))
-        for o in targets:
-            args += (o.storage.kernel_buffer(write=True), _offset_arg(o))
-        self.launcher(device.queue, *self.geometry, *args)
 
     def describe(self) -> str:
         name = self.spec.ufunc.__name__ if self.spec.ufunc is not None else self.spec.name.lower()
@@ -349,7 +327,9 @@ _constants: dict[tuple, DeviceArray] = {}
 register_fork_reset(_constants)
 
 
-def _constant(x: Any, dtype: np.dtype, device: Device) -> DeviceArray:
+def constant(x: Any, dtype: np.dtype, device: Device) -> DeviceArray:
+    """``x`` (a scalar or a small NumPy operand) as a device array of ``dtype``, uploaded once
+    per value."""
     host = np.asarray(x, dtype=dtype)
     if host.size > 64:
         return asarray(host, device=device)

@@ -104,7 +104,7 @@ class ReducePlan:
                                                   c_strides(self.kept_shape))
         rdims, (rstride,) = merge_dims(red_shape, [strides[a] for a in axes])
         self.supported = len(odims) <= MAX_DIMS and len(rdims) <= MAX_DIMS
-        self.stages: list[tuple] = []
+        self.stages: list = []  # bound launches: the reduction, then the partials' if split
         if not self.supported or self.n_out == 0:
             return
         n_out, n_red = self.n_out, self.n_red
@@ -158,10 +158,9 @@ class ReducePlan:
         else:
             geometry = ((-(-n_out * groups // rows) * local * rows,), (local * rows,))
         options = device.info.rounding_options if root else ()  # sqrt as NumPy's
-        self.stages.append((kernel, get_kernel(device, "reduce.cl", kernel, first, options),
-                            geometry,
-                            (np.int64(n_red), np.int64(chunk), np.int64(groups), np.int64(n_out)),
-                            shapes))
+        self.stages.append(_bind(device, get_kernel(device, "reduce.cl", kernel, first, options),
+                                 geometry, (n_red, chunk, groups, n_out), shapes,
+                                 self.out_stride))
         if groups == 1:
             return
         second = _defines(rop, acc, acc, out_dtype, 1)
@@ -177,11 +176,9 @@ class ReducePlan:
             shapes2 = (as_long8([n_out], 1), as_long8([groups], 0), as_long8([groups], 1),
                        as_long8([1], 0))
             geometry2 = ((n_out * local2,), (local2,))
-        self.out_stride2 = as_long8([1], 0)
-        self.stages.append((kernel, get_kernel(device, "reduce.cl", kernel, second, options),
-                            geometry2,
-                            (np.int64(groups), np.int64(groups), np.int64(1), np.int64(n_out)),
-                            shapes2))
+        self.stages.append(_bind(device, get_kernel(device, "reduce.cl", kernel, second, options),
+                                 geometry2, (groups, groups, 1, n_out), shapes2,
+                                 as_long8([1], 0)))
 
     def run(self, x: DeviceArray, centre: DeviceArray | None = None,
             count: int | None = None) -> DeviceArray:
@@ -190,46 +187,39 @@ class ReducePlan:
         device, itemsize = self.device, self.out_dtype.itemsize
         result = DeviceArray.from_storage(Storage.for_output(device, self.n_out * itemsize),
                                           self.kept_shape, self.out_dtype,
-                                          c_strides(self.kept_shape, self.out_dtype.itemsize))
+                                          c_strides(self.kept_shape, itemsize))
         if self.n_out == 0:
             return result
-        queue, src = device.queue, x.storage.kernel_buffer()
-        off = np.int64(x.offset // x.itemsize)
+        src = x.storage.kernel_buffer()
+        off = _ZERO if x.offset == 0 else np.int64(x.offset // x.itemsize)
         out_buf = result.storage.kernel_buffer(write=True)
-        zero = np.int64(0)
         n = self.count if count is None else np.int64(count)
         aside = centre.storage.kernel_buffer() if self.centred else src  # idx_in's slot
         if len(self.stages) == 1:
-            _, launcher, geometry, sizes, shapes = self.stages[0]
-            _launch(launcher, queue, geometry, sizes, n, shapes, src, off, aside, out_buf,
-                    self.out_stride, src)
+            self.stages[0](n, src, off, aside, out_buf, src)
             return result
         n_partial = self.n_out * self.groups
-        partial = Storage(device, n_partial * self.acc.itemsize)
-        idx = Storage(device, n_partial * 8)
-        p_buf, i_buf = partial.kernel_buffer(write=True), idx.kernel_buffer(write=True)
-        _, launcher, geometry, sizes, shapes = self.stages[0]
-        _launch(launcher, queue, geometry, sizes, n, shapes, src, off, aside, p_buf,
-                self.out_stride, i_buf)
-        _, launcher, geometry, sizes, shapes = self.stages[1]
-        _launch(launcher, queue, geometry, sizes, n, shapes, p_buf, zero, i_buf, out_buf,
-                self.out_stride2, i_buf)
+        p_buf = Storage.for_output(device, n_partial * self.acc.itemsize).kernel_buffer(True)
+        i_buf = Storage.for_output(device, n_partial * 8).kernel_buffer(True)
+        self.stages[0](n, src, off, aside, p_buf, i_buf)
+        self.stages[1](n, p_buf, _ZERO, i_buf, out_buf, i_buf)
         return result
 
 
 _ZERO = np.int64(0)
 
 
-def _launch(launcher, queue, geometry, sizes, count, shapes, src, off, idx_in, out, out_stride,
-            idx_out) -> None:
-    """One launch of ``reduce`` or ``reduce_cols`` (their arguments differ only in order)."""
-    n_red, chunk, groups, n_out = sizes
+def _bind(device: Device, launcher, geometry, sizes, shapes, out_stride):
+    """One stage of ``reduce`` or ``reduce_cols`` with everything fixed but, per call, the
+    count a mean divides by, the source's buffer and offset, the index input, the output and
+    the index output (the two kernels' arguments differ only in the order of the sizes)."""
+    n_red, chunk, groups, n_out = (np.int64(v) for v in sizes)
     if launcher.name == "reduce":
-        launcher(queue, *geometry, n_red, chunk, groups, count, *shapes, src, off, idx_in, out,
-                 _ZERO, out_stride, idx_out, n_out * groups)
+        head, tail = (n_red, chunk, groups, None), (np.int64(n_out * groups),)
     else:
-        launcher(queue, *geometry, n_out, n_red, chunk, count, *shapes, src, off, idx_in, out,
-                 np.int64(0), out_stride, idx_out)
+        head, tail = (n_out, n_red, chunk, None), ()
+    args = head + tuple(shapes) + (None, None, None, None, _ZERO, out_stride, None) + tail
+    return launcher.bind(device, *geometry, args, (3, 8, 9, 10, 11, 14))
 
 
 class ScanPlan:

@@ -19,7 +19,7 @@ from numpy._core import umath
 from .._dispatch import OPERATORS, SCALAR_OPERATORS, implements, implements_ufunc
 from ..array import DeviceArray, host_function
 from ..dtypes import PYTHON_SCALARS, TYPED_SCALARS
-from .elementwise import (OpSpec, binary_plan, find_plan, keyed_plan, run_op, run_plan,
+from .elementwise import (OpSpec, binary_plan, constant, find_plan, keyed_plan, run_op, run_plan,
                           scalar_plan, unary_plan)
 
 __all__ = ["SPECS", "WHERE", "CLIP", "device_ufunc"]
@@ -62,8 +62,8 @@ def _on_one_device_array(spec: OpSpec, a: DeviceArray) -> Any:
     """``spec(a)`` for a device array without keywords, by the plan on its short key;
     NotImplemented where no device loop runs it."""
     plan = unary_plan(spec, a, a.device)
-    if plan.fresh_flat:
-        return plan.run_unary(a)
+    if plan.fresh_kernel:
+        return plan.run_fresh(a)
     if plan.fresh_host:
         return plan.host_run(a)
     if plan.supported:
@@ -79,8 +79,8 @@ def _on_two_device_arrays(spec: OpSpec, a: DeviceArray, b: DeviceArray) -> Any:
     if device is not b.device:
         return NotImplemented
     plan = find_plan((spec, device, a.layout_key, b.layout_key)) or binary_plan(spec, a, b, device)
-    if plan.fresh_flat:
-        return plan.run_binary(a, b)
+    if plan.fresh_kernel:
+        return plan.run_fresh(a, b)
     if plan.fresh_host:
         return plan.host_run(a, b)
     if plan.supported:
@@ -95,8 +95,13 @@ def _on_device_array_and_scalar(spec: OpSpec, a: Any, b: Any) -> Any:
     NotImplemented where only NumPy's loop answers (a Python int out of the loop's range)."""
     device = a.device if type(a) is DeviceArray else b.device
     plan = scalar_plan(spec, a, b, device)
-    if plan is not None and plan.fresh_host and not plan.int_scalars:
-        return plan.host_run(a, b)
+    if plan is not None and not plan.int_scalars:  # (a Python int's range is checked per call)
+        if plan.fresh_host:
+            return plan.host_run(a, b)
+        if plan.fresh_kernel:
+            if type(a) is DeviceArray:
+                return plan.run_fresh(a, constant(b, plan.loop[1], device))
+            return plan.run_fresh(constant(a, plan.loop[0], device), b)
     return run_plan(plan, (a, b))
 
 
