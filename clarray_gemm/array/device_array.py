@@ -385,6 +385,19 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
         return from_host(self.__array__()[key], self.device)
 
     def __setitem__(self, key, value) -> None:
+        if type(value) is DeviceArray and type(key) is not DeviceArray and \
+                value.device is self.device:
+            # a slice assignment between device arrays of one dtype, the same shape and
+            # separate bytes: the view and the copy without the general checks below
+            fast = basic_view_geometry(self._shape, self._strides, key) \
+                if is_basic_index(key) else None
+            if (fast is not None and fast[0] == value._shape and value._dtype == self._dtype
+                    and device_copy_supported(value._dtype, value._dtype)):
+                target = DeviceArray.from_storage(self._storage, fast[0], self._dtype, fast[1],
+                                                  self._offset + fast[2])
+                if value._storage is not self._storage or not _may_overlap(value, target):
+                    target.assign_from(value)
+                    return
         if isinstance(key, DeviceArray):
             key = key.__array__()
         if isinstance(value, DeviceArray) and is_basic_index(key):

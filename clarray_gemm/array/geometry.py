@@ -38,6 +38,9 @@ def is_basic_index(key: Any) -> bool:
     """Whether ``key`` is a basic index (ints, slices, None, Ellipsis): a view, not a gather."""
     items = key if isinstance(key, tuple) else (key,)
     for k in items:
+        t = type(k)
+        if t is slice or t is int or k is None or k is Ellipsis:  # the common items first
+            continue
         if isinstance(k, (bool, np.bool_)):
             return False
         if not (k is None or k is Ellipsis or isinstance(k, (slice, numbers.Integral))):
@@ -51,8 +54,12 @@ def basic_view_geometry(shape: tuple, strides: tuple, key: Any):
     template indexing should answer (errors), ``(None, None, None)`` where every axis is
     indexed by an integer (a scalar)."""
     items = key if type(key) is tuple else (key,)
-    n_index = sum(1 for k in items if k is not None and k is not Ellipsis)
-    ellipses = sum(1 for k in items if k is Ellipsis)
+    n_index = ellipses = 0
+    for k in items:
+        if k is Ellipsis:
+            ellipses += 1
+        elif k is not None:
+            n_index += 1
     if ellipses > 1 or n_index > len(shape):
         return None
     out_shape, out_strides, delta, axis = [], [], 0, 0

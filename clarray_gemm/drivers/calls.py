@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
-__all__ = ["serialize", "serialized", "guard", "copy", "fill", "map_buffer",
+__all__ = ["serialize", "serialized", "guard", "copy", "copy_buffer", "fill", "map_buffer",
            "map_image", "unmap", "finish", "allocate", "free_held", "stop_unmapping",
            "unmapping_stopped"]
 
@@ -64,6 +64,22 @@ def copy(queue: cl.CommandQueue, dest, src, **kwargs: Any) -> cl.Event:
         return cl.enqueue_copy(queue, dest, src, **kwargs)
     with _lock:
         return cl.enqueue_copy(queue, dest, src, **kwargs)
+
+
+_COPY_BUFFER = getattr(cl._cl, "_enqueue_copy_buffer", None)
+
+
+def copy_buffer(queue: cl.CommandQueue, src: cl.Buffer, dst: cl.Buffer, nbytes: int,
+                src_offset: int, dst_offset: int, wait_for=None) -> cl.Event:
+    """``clEnqueueCopyBuffer`` of ``nbytes`` (byte offsets), without ``cl.enqueue_copy``'s
+    dispatch on argument types where this pyopencl exposes the direct call."""
+    if _COPY_BUFFER is None:
+        return copy(queue, dst, src, byte_count=nbytes, src_offset=src_offset,
+                    dst_offset=dst_offset, wait_for=wait_for)
+    if not _serialized:
+        return _COPY_BUFFER(queue, src, dst, nbytes, src_offset, dst_offset, wait_for)
+    with _lock:
+        return _COPY_BUFFER(queue, src, dst, nbytes, src_offset, dst_offset, wait_for)
 
 
 def fill(queue: cl.CommandQueue, buffer: cl.Buffer, pattern, offset: int, size: int) -> cl.Event:

@@ -15,7 +15,7 @@ from ..drivers import calls
 from ..dtypes import ctype
 from .programs import get_kernel
 
-__all__ = ["strided_copy", "prepare_strided_copy", "merge_dims", "as_long8", "tile_layout",
+__all__ = ["strided_copy", "copy_plan", "prepare_strided_copy", "merge_dims", "as_long8", "tile_layout",
            "row_layout",
            "MAX_DIMS", "TILE", "TILE_ROWS"]
 
@@ -108,18 +108,39 @@ _launchers: dict[tuple, Any] = {}
 register_fork_reset(_launchers)
 
 
-def _copy_launcher(device: Device, n: int, dims: list, ss: list, ds: list,
-                   src_dtype: np.dtype, dst_dtype: np.dtype):
-    """The launcher of :func:`_new_copy_launcher`, kept per geometry: a slice assignment
-    repeated in a loop resolves its kernel and fixed arguments once."""
-    key = (device, n, tuple(dims), tuple(ss), tuple(ds), src_dtype, dst_dtype)
+def copy_plan(device: Device, shape: tuple, src_dtype: np.dtype, src_strides: tuple,
+              dst_dtype: np.dtype, dst_strides: tuple):
+    """``copy(src, src_offset, dst, dst_offset, wait_for=None)`` (offsets in elements) for one
+    geometry, kept per geometry: a slice assignment repeated in a loop resolves its kernel (or
+    plain buffer copy) and fixed arguments once. None where the copy is empty; raises
+    ``NotImplementedError`` beyond 8 dimensions after merging."""
+    key = (device, shape, src_dtype, src_strides, dst_dtype, dst_strides)
     found = _launchers.get(key)
     if found is None:
+        n = math.prod(shape)
+        dims, (ss, ds) = merge_dims(shape, src_strides, dst_strides)
+        if len(dims) > MAX_DIMS:
+            raise NotImplementedError("strided copy of more than 8 non-contiguous dimensions")
+        src_dtype, dst_dtype = np.dtype(src_dtype), np.dtype(dst_dtype)
+        if n == 0:
+            return None
         if len(_launchers) > 1024:
             _launchers.clear()
-        found = _launchers[key] = _new_copy_launcher(device, n, dims, ss, ds, src_dtype,
-                                                     dst_dtype)
+        if _is_plain(src_dtype, dst_dtype, dims, ss, ds):
+            found = _plain_copy(device, n * src_dtype.itemsize, src_dtype.itemsize)
+        else:
+            found = _new_copy_launcher(device, n, dims, ss, ds, src_dtype, dst_dtype)
+        _launchers[key] = found
     return found
+
+
+def _plain_copy(device: Device, nbytes: int, itemsize: int):
+    """A :func:`copy_plan` copy between two contiguous ranges: ``clEnqueueCopyBuffer``."""
+    def copy(src: cl.Buffer, src_offset: int, dst: cl.Buffer, dst_offset: int,
+             wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
+        return calls.copy_buffer(device.queue, src, dst, nbytes, src_offset * itemsize,
+                                 dst_offset * itemsize, wait_for)
+    return copy
 
 
 def _new_copy_launcher(device: Device, n: int, dims: list, ss: list, ds: list,
@@ -166,20 +187,9 @@ def strided_copy(device: Device, shape: Sequence[int],
 
     Raises ``NotImplementedError`` when the layout needs more than 8 dimensions after merging
     (the caller goes through the host then)."""
-    n = math.prod(shape)
-    if n == 0:
-        return None
-    dims, (ss, ds) = merge_dims(shape, src_strides, dst_strides)
-    if len(dims) > MAX_DIMS:
-        raise NotImplementedError("strided copy of more than 8 non-contiguous dimensions")
-    src_dtype, dst_dtype = np.dtype(src_dtype), np.dtype(dst_dtype)
-    if _is_plain(src_dtype, dst_dtype, dims, ss, ds):
-        isz = src_dtype.itemsize
-        return calls.copy(device.queue, dst, src, byte_count=n * isz,
-                          src_offset=src_offset * isz, dst_offset=dst_offset * isz,
-                          wait_for=wait_for)
-    return _copy_launcher(device, n, dims, ss, ds, src_dtype, dst_dtype)(
-        src, src_offset, dst, dst_offset, wait_for)
+    copy = copy_plan(device, tuple(shape), src_dtype, tuple(src_strides), dst_dtype,
+                     tuple(dst_strides))
+    return None if copy is None else copy(src, src_offset, dst, dst_offset, wait_for)
 
 
 def prepare_strided_copy(device: Device, shape: Sequence[int], src_dtype: np.dtype,
@@ -194,7 +204,8 @@ def prepare_strided_copy(device: Device, shape: Sequence[int], src_dtype: np.dty
     src_dtype, dst_dtype = np.dtype(src_dtype), np.dtype(dst_dtype)
     if n == 0 or len(dims) > MAX_DIMS or _is_plain(src_dtype, dst_dtype, dims, ss, ds):
         return None
-    return _copy_launcher(device, n, dims, ss, ds, src_dtype, dst_dtype)
+    return copy_plan(device, tuple(shape), src_dtype, tuple(src_strides), dst_dtype,
+                     tuple(dst_strides))
 
 
 _dispatch.register_strided_copy(strided_copy)
