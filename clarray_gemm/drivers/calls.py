@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
-__all__ = ["serialize", "serialized", "guard", "copy", "copy_buffer", "fill", "map_buffer",
+__all__ = ["serialize", "serialized", "guard", "copy", "copy_buffer", "read_buffer", "fill", "map_buffer",
            "map_image", "unmap", "finish", "allocate", "free_held", "stop_unmapping",
            "unmapping_stopped"]
 
@@ -80,6 +80,22 @@ def copy_buffer(queue: cl.CommandQueue, src: cl.Buffer, dst: cl.Buffer, nbytes: 
         return _COPY_BUFFER(queue, src, dst, nbytes, src_offset, dst_offset, wait_for)
     with _lock:
         return _COPY_BUFFER(queue, src, dst, nbytes, src_offset, dst_offset, wait_for)
+
+
+_READ_BUFFER = getattr(cl._cl, "_enqueue_read_buffer", None)
+
+
+def read_buffer(queue: cl.CommandQueue, buffer: cl.Buffer, host: np.ndarray) -> None:
+    """A blocking ``clEnqueueReadBuffer`` of ``host.nbytes`` from the start of ``buffer``
+    (the direct call where this pyopencl exposes it, else ``cl.enqueue_copy``)."""
+    if _READ_BUFFER is None:
+        copy(queue, host, buffer)
+        return
+    if not _serialized:
+        _READ_BUFFER(queue, buffer, host)
+        return
+    with _lock:
+        _READ_BUFFER(queue, buffer, host)
 
 
 def fill(queue: cl.CommandQueue, buffer: cl.Buffer, pattern, offset: int, size: int) -> cl.Event:

@@ -18,12 +18,15 @@ from numpy.lib.array_utils import normalize_axis_index
 from .. import _dispatch
 from .._dispatch import implements
 from ..array import DeviceArray, adopt_host, asarray, empty, host_function
+from ..array.geometry import c_strides
 from ..device import Device
 from ..drivers import calls
 from ..kernels import flags
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.crossover import host_wins
+from ..kernels.plans import PlanCache
 from ..kernels.programs import ctype, get_kernel
+from ..memory import Storage
 from .elementwise import kernel_dtype
 
 __all__ = ["take", "compress_rows", "iota", "device_getitem"]
@@ -55,15 +58,85 @@ def _check_bounds(indices: Any, n: int, axis: int) -> None:
 
 def _read_word(device: Device, buf: cl.Buffer) -> int:
     word = np.empty(1, np.int32)
-    calls.copy(device.queue, word, buf)   # blocking: waits for the gather
+    calls.read_buffer(device.queue, buf, word)   # blocking: waits for the gather
     return int(word[0])
+
+
+class _TakePlan:
+    """``np.take(a, indices, axis)`` (mode 'raise') for one key: the gather kernel bound with
+    its fixed arguments and the result's geometry (the indices' dimensions in place of
+    ``axis``), so that a repeated call allocates, enqueues and, for device indices, reads the
+    bounds flag. ``supported`` False: NumPy's answer through the host."""
+
+    def __init__(self, a: DeviceArray, indices: DeviceArray, axis: int, checked: bool):
+        self.supported = False
+        if indices.dtype.kind not in "iu" or not kernel_dtype(a.dtype, a.device):
+            return
+        v = a.geometry_view(lambda t: np.moveaxis(t, axis, 0)) if axis else a
+        layout = _rows(v)
+        if layout is None:
+            return
+        self.supported = True
+        self.device, self.axis, self.checked = a.device, axis, checked
+        n_rows, row_stride, n_cols, cshape, cstride, ndim = layout
+        self.n_rows, self.itemsize = n_rows, a.itemsize
+        self.widen = indices.dtype == np.uint64  # no unsigned 64-bit loads: as int64
+        idx_dtype = np.dtype(np.int64) if self.widen else indices.dtype
+        self.flat = indices.is_c_contiguous and not self.widen  # read in place
+        shape = indices.shape + v.shape[1:]
+        strides = c_strides(shape, a.itemsize)
+        if axis:  # indices' dimensions replace `axis`, in place
+            k = indices.ndim
+            order = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, len(shape)))
+            shape = tuple(shape[i] for i in order)
+            strides = tuple(strides[i] for i in order)
+        self.shape, self.strides, self.dtype = shape, strides, a.dtype
+        self.nbytes = math.prod(shape) * a.itemsize
+        n = indices.size * n_cols
+        self.bound = None
+        if n:
+            kernel = get_kernel(a.device, "gather.cl", "take",
+                                {"T": ctype(a.dtype), "NDIM": ndim, "IDX_T": ctype(idx_dtype),
+                                 "CHECK": int(not checked)})
+            i64 = np.int64
+            args = (i64(n), i64(n_cols), i64(n_rows), None, None, i64(row_stride), cshape,
+                    cstride, None, None, None) + (() if checked else (None, None))
+            per_call = (3, 4, 8, 9, 10) + (() if checked else (11, 12))
+            self.bound = kernel.bind(a.device, *_launch_size(a.device, n), args, per_call)
+
+    def run(self, a: DeviceArray, indices: DeviceArray) -> DeviceArray:
+        device = self.device
+        out = DeviceArray.from_storage(Storage.for_output(device, self.nbytes), self.shape,
+                                       self.dtype, self.strides)
+        if not self.flat:
+            indices = (indices.astype(np.int64) if self.widen else indices).reshape(-1)
+        if self.bound is None:
+            if not self.checked and indices.size:
+                _check_bounds(np.asarray(indices), self.n_rows, self.axis)
+            return out
+        a_off = a._offset // self.itemsize
+        i_off = indices._offset // indices.itemsize
+        args = (a._storage.kernel_buffer(), np.int64(a_off), indices._storage.kernel_buffer(),
+                np.int64(i_off), out._storage.kernel_buffer(True))
+        if self.checked:
+            self.bound(*args)
+            return out
+        flag, epoch = flags.flag_word(device), flags.next_epoch()
+        self.bound(*args, flag, epoch)
+        if _read_word(device, flag) == epoch:
+            _check_bounds(np.asarray(indices), self.n_rows, self.axis)   # NumPy's message
+        return out
+
+
+_TAKES: PlanCache[_TakePlan] = PlanCache("take")
 
 
 def take(a: DeviceArray, indices: Any, axis: int | None = None) -> Any:
     """``np.take(a, indices, axis)`` (mode 'raise') as one gather kernel."""
     if axis is None:
         a, axis = a.reshape(-1), 0
-    axis = normalize_axis_index(axis, a.ndim)
+    elif type(axis) is not int or not 0 <= axis < a.ndim:
+        axis = normalize_axis_index(axis, a.ndim)
     checked = type(indices) is not DeviceArray
     if checked:  # NumPy's indices: checked on the host, before the upload
         host = np.asarray(indices)
@@ -71,38 +144,11 @@ def take(a: DeviceArray, indices: Any, axis: int | None = None) -> Any:
             return NotImplemented
         _check_bounds(host, a.shape[axis], axis)
         indices = asarray(host.astype(np.int64, copy=False), device=a.device)
-    if indices.dtype.kind not in "iu" or not kernel_dtype(a.dtype, a.device):
+    key = (a.device, a.layout_key, indices.layout_key, axis, checked)
+    plan = _TAKES.find(key) or _TAKES.get(key, lambda: _TakePlan(a, indices, axis, checked))
+    if not plan.supported:
         return NotImplemented
-    if indices.dtype == np.uint64:
-        indices = indices.astype(np.int64)
-    v = a.geometry_view(lambda t: np.moveaxis(t, axis, 0)) if axis else a
-    layout = _rows(v)
-    if layout is None:
-        return NotImplemented
-    n_rows, row_stride, n_cols, cshape, cstride, ndim = layout
-    flat_idx = indices.reshape(-1)
-    out = empty((flat_idx.size,) + v.shape[1:], a.dtype, device=a.device)
-    n = out.size
-    if n:
-        kernel = get_kernel(a.device, "gather.cl", "take",
-                            {"T": ctype(a.dtype), "NDIM": ndim, "IDX_T": ctype(flat_idx.dtype),
-                             "CHECK": int(not checked)})
-        check = () if checked else (flags.flag_word(a.device), flags.next_epoch())
-        kernel(a.device.queue, *_launch_size(a.device, n), np.int64(n), np.int64(n_cols),
-               np.int64(n_rows), a.storage.kernel_buffer(), np.int64(v.offset // v.itemsize),
-               np.int64(row_stride), cshape, cstride, flat_idx.storage.kernel_buffer(),
-               np.int64(flat_idx.offset // flat_idx.itemsize), out.storage.kernel_buffer(write=True),
-               *check)
-        if check and _read_word(a.device, check[0]) == check[1]:
-            _check_bounds(np.asarray(flat_idx), n_rows, axis)   # NumPy's message
-    elif not checked and flat_idx.size:
-        _check_bounds(np.asarray(flat_idx), n_rows, axis)
-    out = out.reshape(indices.shape + v.shape[1:])
-    if axis:  # indices' dimensions replace `axis`, in place
-        order = list(range(indices.ndim, indices.ndim + axis)) + list(range(indices.ndim)) + \
-            list(range(indices.ndim + axis, out.ndim))
-        out = out.transpose(order)
-    return out
+    return plan.run(a, indices)
 
 
 def compress_rows(x: DeviceArray, mask: DeviceArray) -> Any:
