@@ -399,6 +399,14 @@ def keyed_plan(key: tuple, spec: OpSpec, inputs: tuple, device: Device) -> Eleme
         key, lambda: plan_for(spec, inputs, None, None, "same_kind", None, device))
 
 
+def keyed_out_plan(key: tuple, spec: OpSpec, inputs: tuple, outs: tuple, device: Device
+                   ) -> ElementwisePlan | None:
+    """The plan of ``spec(*inputs, out=outs)`` without other keywords, cached under a short
+    ``key`` the caller built (the operands' and outputs' layout keys)."""
+    return _PLANS.find(key) or _PLANS.get(
+        key, lambda: plan_for(spec, inputs, outs, None, "same_kind", None, device))
+
+
 def run_op(spec: OpSpec, inputs: tuple, outs: tuple | None = None, mask: Any = None,
            casting: str = "same_kind", dtype: Any = None, device: Device | None = None) -> Any:
     """``spec`` on the device: the output (a tuple for two outputs), or NotImplemented where

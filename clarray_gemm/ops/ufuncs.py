@@ -19,8 +19,8 @@ from numpy._core import umath
 from .._dispatch import OPERATORS, SCALAR_OPERATORS, implements, implements_ufunc
 from ..array import DeviceArray, host_function
 from ..dtypes import PYTHON_SCALARS, TYPED_SCALARS
-from .elementwise import (OpSpec, binary_plan, constant, find_plan, keyed_plan, run_op, run_plan,
-                          scalar_plan, unary_plan)
+from .elementwise import (OpSpec, binary_plan, constant, find_plan, keyed_out_plan, keyed_plan,
+                          run_op, run_plan, scalar_plan, unary_plan)
 
 __all__ = ["SPECS", "WHERE", "CLIP", "device_ufunc"]
 
@@ -175,6 +175,10 @@ def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
         return run_op(SPECS[ufunc], inputs, None, None, "same_kind", None, device)
     if len(inputs) != ufunc.nin or (kwargs and set(kwargs) - _KWARGS):
         return NotImplemented
+    if len(kwargs) == 1 and len(inputs) == 2 and ufunc.nout == 1 and ufunc is not np.power:
+        result = _into_out(SPECS[ufunc], *inputs, kwargs.get("out"))  # np.add(a, b, out=c)
+        if result is not NotImplemented:
+            return result
     outs = _outs(kwargs.get("out"), ufunc.nout)
     mask = _mask(kwargs.get("where", True))
     if outs is NotImplemented or mask is NotImplemented:
@@ -187,6 +191,25 @@ def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     dtype = kwargs.get("dtype")
     return run_op(SPECS[ufunc], inputs, outs, mask, kwargs.get("casting", "same_kind"),
                   None if dtype is None else np.dtype(dtype), devices.pop())
+
+
+def _into_out(spec: OpSpec, a: Any, b: Any, out: Any) -> Any:
+    """``spec(a, b, out=out)`` for three device arrays of one device where ``out`` shares no
+    buffer with an operand, by the plan on a short key; NotImplemented for the general path."""
+    if type(out) is tuple and len(out) == 1:
+        out = out[0]
+    if type(a) is not DeviceArray or type(b) is not DeviceArray or type(out) is not DeviceArray:
+        return NotImplemented
+    device = a.device
+    if b.device is not device or out.device is not device or \
+            a.storage is out.storage or b.storage is out.storage:
+        return NotImplemented
+    key = (spec, device, a.layout_key, b.layout_key, "out", out.layout_key)
+    plan = find_plan(key) or keyed_out_plan(key, spec, (a, b), (out,), device)
+    if plan is None or not plan.supported:
+        return NotImplemented
+    plan.run((a, b), (out,), None)
+    return out
 
 
 def _scalar_power(base: Any, exponent: Any) -> np.ufunc | None:
