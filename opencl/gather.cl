@@ -1,11 +1,10 @@
-// Gathers for take / integer-array indexing, boolean-mask compression and arange, over a
-// source seen as rows x columns: row r, column c is src[src_off + r*row_stride + off(c)],
-// where off(c) walks the NDIM innermost of 8 column dimensions (`cshape`, `cstride`).
+// Gathers for take / integer-array indexing and arange, over a source seen as rows x columns:
+// row r, column c is src[src_off + r*row_stride + off(c)], where off(c) walks the NDIM innermost
+// of 8 column dimensions (`cshape`, `cstride`; gather_rows.h).
 // The destination is C-contiguous (rows x n_cols).
 //
 // Kernels:
 //   take      dst[j, c] = src[idx[j] (+ n_rows if negative), c]     (indices already checked)
-//   compress  dst[pos[r] - 1, c] = src[r, c] where mask[r]          (pos: inclusive cumsum)
 //   iota      dst[i] = start + (T)i * delta, dst[1] = second         (NumPy's arange fill)
 //
 // Parameters: T (element type), NDIM (column dimensions, 0-8), IDX_T (index type of take).
@@ -21,18 +20,7 @@
 #define IDX_T long
 #endif
 
-#define UNPACK8(v) {v.s0, v.s1, v.s2, v.s3, v.s4, v.s5, v.s6, v.s7}
-
-inline long column_offset(long c, const long* shp, const long* st)
-{
-    long off = 0;
-    for (int d = 7; d >= 8 - NDIM; --d) {
-        const long q = c / shp[d];  // not % and /: see opencl/copy.cl
-        off += (c - q * shp[d]) * st[d];
-        c = q;
-    }
-    return off;
-}
+#include "gather_rows.h"
 
 // take: CHECK 1 checks each index against n_rows: an index out of range stores `epoch` in
 // bad[0] and reads nothing (the caller compares the word with the epoch it passed, so the word
@@ -65,22 +53,6 @@ __kernel void take(const long n, const long n_cols, const long n_rows,
     }
 #endif
     dst[i] = src[src_off + row * row_stride + column_offset(c, shp, st)];
-}
-
-__kernel void compress(const long n, const long n_cols,
-                       __global const T* restrict src, const long src_off, const long row_stride,
-                       const long8 cshape, const long8 cstride,
-                       __global const uchar* restrict mask, const long mask_off,
-                       const long mask_stride,
-                       __global const long* restrict pos, __global T* restrict dst)
-{
-    const long i = get_global_id(0);
-    if (i >= n) return;
-    const long r = i / n_cols;
-    if (!mask[mask_off + r * mask_stride]) return;
-    const long shp[8] = UNPACK8(cshape), st[8] = UNPACK8(cstride);
-    const long c = i - r * n_cols;
-    dst[(pos[r] - 1) * n_cols + c] = src[src_off + r * row_stride + column_offset(c, shp, st)];
 }
 
 __kernel void iota(const long n, const T start, const T delta, const T second,

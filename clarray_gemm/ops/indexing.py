@@ -3,8 +3,8 @@ boolean-mask indexing, and the ``arange`` fill.
 
 Indices are checked against the axis length as NumPy does (``IndexError``): NumPy's indices on
 the host before their upload, device index arrays by the gather itself, which flags an index out
-of range in a word the host then reads (one blocking read of 4 bytes). A boolean mask costs a device
-``cumsum`` and a read of its last element (the result's length).
+of range in a word the host then reads (one blocking read of 4 bytes). A boolean mask is a
+compaction (:mod:`.compaction`): three launches and a read of 8 bytes (the result's length).
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from ..kernels.crossover import host_wins
 from ..kernels.plans import PlanCache
 from ..kernels.programs import ctype, get_kernel
 from ..memory import Storage
+from . import compaction
 from .elementwise import kernel_dtype
 
 __all__ = ["take", "compress_rows", "iota", "device_getitem"]
@@ -160,26 +161,28 @@ def compress_rows(x: DeviceArray, mask: DeviceArray) -> Any:
                 raise IndexError(f"boolean index did not match indexed array along axis {i}; "
                                  f"size of axis is {n} but size of corresponding boolean axis "
                                  f"is {m}")
-    v = x.reshape((math.prod(x.shape[:lead]),) + x.shape[lead:])
-    flat_mask = mask.reshape(-1)
-    if not kernel_dtype(x.dtype, x.device) or v.ndim == 0:
+    if not kernel_dtype(x.dtype, x.device):
         return NotImplemented
-    pos = np.cumsum(flat_mask, dtype=np.int64)
-    count = int(pos[-1]) if pos.size else 0
-    layout = _rows(v)
-    if layout is None:
+    if lead == 1:  # x's rows as they are
+        v, flat_mask = x, mask
+    elif x.is_c_contiguous and mask.is_c_contiguous and x.size > 1:
+        # the leading dimensions flattened as views made directly (a reshape computes its view
+        # on a NumPy template, which costs more than enqueuing the compaction)
+        n = mask.size
+        v = DeviceArray.from_storage(x.storage, (n,) + x.shape[lead:], x.dtype,
+                                     x.strides[lead - 1:], x.offset)
+        flat_mask = DeviceArray.from_storage(mask.storage, (n,), mask.dtype, (1,), mask.offset)
+    else:
+        v = x.reshape((math.prod(x.shape[:lead]),) + x.shape[lead:])
+        flat_mask = mask.reshape(-1)
+    if v.ndim == 0:
         return NotImplemented
-    n_rows, row_stride, n_cols, cshape, cstride, ndim = layout
-    out = empty((count,) + v.shape[1:], x.dtype, device=x.device)
-    n = n_rows * n_cols
-    if count and n:
-        kernel = get_kernel(x.device, "gather.cl", "compress", {"T": ctype(x.dtype), "NDIM": ndim})
-        kernel(x.device.queue, *_launch_size(x.device, n), np.int64(n), np.int64(n_cols),
-               x.storage.kernel_buffer(), np.int64(v.offset // v.itemsize), np.int64(row_stride),
-               cshape, cstride, flat_mask.storage.kernel_buffer(),
-               np.int64(flat_mask.offset), np.int64(flat_mask.strides[0]),
-               pos.storage.kernel_buffer(), out.storage.kernel_buffer(write=True))
-    return out
+    layout = None  # one column: compaction's own
+    if v.ndim > 1:
+        layout = _rows(v)
+        if layout is None:
+            return NotImplemented
+    return compaction.compress(v, flat_mask, layout)
 
 
 def iota(n: int, start: Any, delta: Any, second: Any, dtype: np.dtype, device: Device

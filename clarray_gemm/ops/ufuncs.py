@@ -95,7 +95,8 @@ def _on_device_array_and_scalar(spec: OpSpec, a: Any, b: Any) -> Any:
     NotImplemented where only NumPy's loop answers (a Python int out of the loop's range)."""
     device = a.device if type(a) is DeviceArray else b.device
     plan = scalar_plan(spec, a, b, device)
-    if plan is not None and not plan.int_scalars:  # (a Python int's range is checked per call)
+    if plan is not None and plan.supported and not plan.int_scalars:
+        # (a Python int's range is checked per call, by run_plan)
         if plan.fresh_host:
             return plan.host_run(a, b)
         if plan.fresh_kernel:
