@@ -27,7 +27,7 @@ from .kernels.registry import CATALOGUES as _CATALOGUES
 from . import array_api  # noqa: F401,E402  (registers the Array API namespace)
 from . import interop  # noqa: F401,E402  (pickling; dask/distributed hooks, run when they import)
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 
 def kernels(family: str = "matmul") -> list[str]:
