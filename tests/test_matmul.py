@@ -186,3 +186,30 @@ def test_float64_without_fp64_runs_on_host(device, monkeypatch):
     assert len(launched) == 1
     monkeypatch.undo()
     clear_all()
+
+
+@pytest.mark.parametrize("sx,sb", [((3,), (3, 3)), ((7,), (7, 7)), ((2, 3), (3, 3)),
+                                   ((4, 2, 5), (5, 5)), ((3,), (3, 2)), ((3,), (3,)),
+                                   ((2, 2), (2,)), ((), (2, 2))])
+def test_inplace_matmul_matches_numpy(sx, sb):
+    """``x @= b`` as NumPy's in-place matmul: a 1-D ``x`` times a square matrix keeps its
+    shape; shapes NumPy refuses raise NumPy's ValueError (and message where it names the
+    operands' dimensions)."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(sx)
+    b = rng.standard_normal(sb)
+    want_x, err = x.copy(), None
+    try:
+        want_x @= b
+    except ValueError as exc:
+        err = exc
+    got_x = cg.asarray(x)
+    if err is None:
+        got_x @= cg.asarray(b)
+        assert_matches(np.asarray(got_x), want_x)
+        return
+    with pytest.raises(ValueError) as caught:
+        got_x @= cg.asarray(b)
+    if "inplace matrix multiplication" in str(err):
+        assert str(caught.value) == str(err)
+    np.testing.assert_array_equal(np.asarray(got_x), x)  # untouched

@@ -113,8 +113,12 @@ def _operators(ufunc: np.ufunc):
         return call_ufunc(ufunc, (other, self), {})
 
     def inplace(self, other):
-        if ufunc is np.matmul:  # NumPy: in-place matmul must keep the shape
-            return call_ufunc(ufunc, (self, other), {"out": (self,), "axes": [(-2, -1)] * 3})
+        if ufunc is np.matmul:  # NumPy: in-place matmul must keep the shape (its axes)
+            if self.ndim >= 1 and np.ndim(other) < 2:
+                raise ValueError("inplace matrix multiplication requires the first operand to "
+                                 "have at least one and the second at least two dimensions.")
+            axes = [(-1,), (-2, -1), (-1,)] if self.ndim == 1 else [(-2, -1)] * 3
+            return call_ufunc(ufunc, (self, other), {"out": (self,), "axes": axes})
         return call_ufunc(ufunc, (self, other), {"out": (self,)})
     return forward, reverse, inplace
 
