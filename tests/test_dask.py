@@ -115,6 +115,9 @@ def test_two_workers_compute_device_arrays_created_on_them():
             Client(cluster) as client:
         where = client.run(worker_device)
         assert len(where) == 2 and all(str(dev) in w for w in where.values())
+        # nothing listens beyond loopback unless the caller names an address
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        assert all(addr.startswith("tcp://127.0.0.1:") for addr in where)
         from distributed.system import MEMORY_LIMIT  # half the host each, not a thread's share
         limits = [w["memory_limit"] for w in client.scheduler_info()["workers"].values()]
         assert limits == [MEMORY_LIMIT // 2] * 2

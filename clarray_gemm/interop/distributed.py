@@ -51,12 +51,14 @@ def _default_devices() -> list[Device]:
 
 
 def worker_specs(devices: Sequence[Any] | None = None, *, threads_per_worker: int = 1,
-                 cpu_threads: int | None = None) -> dict[str, dict[str, Any]]:
+                 cpu_threads: int | None = None, host: str = "127.0.0.1"
+                 ) -> dict[str, dict[str, Any]]:
     """``SpecCluster`` worker specifications: one ``Nanny`` process per entry of ``devices``
     (device specs as ``clarray_gemm.get_device`` takes; a device may be named twice, e.g. two
     workers sharing a CPU driver). Default: every usable GPU, else the default device.
     ``cpu_threads``: cores each worker on a CPU device may use (default: the device's
-    compute units divided among the workers that share it). Each worker may hold an equal share
+    compute units divided among the workers that share it). ``host``: the address the workers
+    listen on (loopback unless the caller names another). Each worker may hold an equal share
     of the host's memory (as dask-cuda's workers do), not dask's default share per thread: a
     GPU worker with one thread on a 32-core host would otherwise be paused, spilled to disk or
     restarted at 1/32 of the memory."""
@@ -75,7 +77,7 @@ def worker_specs(devices: Sequence[Any] | None = None, *, threads_per_worker: in
             env.update({name: str(threads) for name in _THREAD_VARIABLES})
         specs[f"opencl{dev.index}-{i}"] = {
             "cls": Nanny,
-            "options": {"nthreads": threads_per_worker, "env": env,
+            "options": {"nthreads": threads_per_worker, "env": env, "host": host,
                         "memory_limit": MEMORY_LIMIT // len(chosen),
                         "resources": {"opencl": 1}},
         }
@@ -83,16 +85,19 @@ def worker_specs(devices: Sequence[Any] | None = None, *, threads_per_worker: in
 
 
 def device_cluster(devices: Sequence[Any] | None = None, *, threads_per_worker: int = 1,
-                   cpu_threads: int | None = None, **kwargs: Any):
+                   cpu_threads: int | None = None, host: str = "127.0.0.1", **kwargs: Any):
     """A local dask.distributed cluster with one worker process per entry of ``devices`` (see
-    :func:`worker_specs`), each pinned to its OpenCL device. ``kwargs`` go to ``SpecCluster``
-    (``asynchronous``, ``silence_logs``, ...). Use it as ``LocalCluster`` is used:
-    ``Client(device_cluster())``, and close it (or use ``with``) when done."""
+    :func:`worker_specs`), each pinned to its OpenCL device. The scheduler and the workers
+    listen on ``host``: loopback, as dask's ``LocalCluster``, unless the caller names an
+    address other machines may reach. ``kwargs`` go to ``SpecCluster`` (``asynchronous``,
+    ``silence_logs``, ...). Use it as ``LocalCluster`` is used: ``Client(device_cluster())``,
+    and close it (or use ``with``) when done."""
     from distributed import Scheduler, SpecCluster
 
-    kwargs.setdefault("scheduler", {"cls": Scheduler, "options": {"dashboard_address": None}})
+    kwargs.setdefault("scheduler", {"cls": Scheduler,
+                                    "options": {"dashboard_address": None, "host": host}})
     return SpecCluster(workers=worker_specs(devices, threads_per_worker=threads_per_worker,
-                                            cpu_threads=cpu_threads), **kwargs)
+                                            cpu_threads=cpu_threads, host=host), **kwargs)
 
 
 def worker_device() -> str:
