@@ -399,8 +399,11 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
                     and device_copy_supported(value._dtype, value._dtype)):
                 target = DeviceArray.from_storage(self._storage, fast[0], self._dtype, fast[1],
                                                   self._offset + fast[2])
-                if value._storage is not self._storage or not _may_overlap(value, target):
-                    target.assign_from(value)
+                if value._storage is not self._storage or (
+                        self._storage._host is not None
+                        and _dispatch.copy_on_host(self.device, self._dtype, target._size)
+                ) or not _may_overlap(value, target):
+                    target.assign_from(value)  # (a copy on the host buffers an overlap itself)
                     return
         if isinstance(key, DeviceArray):
             key = key.__array__()
@@ -430,6 +433,12 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
         # the same shape needs no broadcast view (NumPy's broadcast_to on a template array
         # costs ~20 us a call: astype and copy of every view paid it)
         src = value if value._shape == self._shape else value.broadcast_view(self._shape)
+        if (self._storage._host is not None and src._storage._host is not None
+                and _dispatch.copy_on_host(self.device, self._dtype, self._size)):
+            # both sides in host memory (unified memory): NumPy copies the slice where it is,
+            # no unmap of the whole buffer, kernel and map back (NumPy handles overlap)
+            np.copyto(self.host_view(write=True), src.host_view(), casting="unsafe")
+            return
         src_buffer = src._storage.kernel_buffer()
         dst_buffer = self._storage.kernel_buffer(write=True)
         if src._storage is self._storage:
