@@ -374,8 +374,11 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
             key = key.__array__()
         if basic:
             fast = basic_view_geometry(self._shape, self._strides, key)
-            if fast is not None and fast[0] is not None:
+            if fast is not None:
                 shape, strides, delta = fast
+                if shape is None:  # every axis indexed by an int: NumPy's scalar, from 0-d view
+                    return DeviceArray.from_storage(self._storage, (), self._dtype, (),
+                                                    self._offset + delta).__array__()[()]
                 return DeviceArray.from_storage(self._storage, shape, self._dtype, strides,
                                                 self._offset + delta)
             t = self._template()
