@@ -287,20 +287,25 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
         # NumPy's rules: a 0-d array formats as its element, others only with an empty spec.
         return format(self.__array__(), spec)
 
+    def _elements(self) -> np.ndarray:
+        """The elements for a conversion to a Python scalar, which keeps no view: the host
+        view of a host-resident array (no user view recorded), else ``__array__``."""
+        return self.host_view() if self._storage._host is not None else self.__array__()
+
     def __bool__(self) -> bool:
-        return bool(self.__array__())
+        return bool(self._elements())
 
     def __float__(self) -> float:
-        return float(self.__array__())
+        return float(self._elements())
 
     def __int__(self) -> int:
-        return int(self.__array__())
+        return int(self._elements())
 
     def __complex__(self) -> complex:
-        return complex(self.__array__())
+        return complex(self._elements())
 
     def __index__(self) -> int:
-        return self.__array__().__index__()
+        return self._elements().__index__()
 
     def __iter__(self):
         if not self._shape:
