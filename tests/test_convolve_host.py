@@ -172,7 +172,7 @@ def test_numpys_small_mask_loop_keeps_numpy_signals_on_the_host(host_path, monke
     assert_matches(np.asarray(cg.convolve(cg.asarray(a), v)),
                    np.convolve(a.astype(np.float64), v))
     kinds = {"numpy" if key[2][0] is np.ndarray else "device": entry is convolve_ops._HOST
-             for key, entry in plans._plans.items()}
+             for key, entry in plans.items()}
     assert kinds == {"numpy": True, "device": False}, kinds
 
 

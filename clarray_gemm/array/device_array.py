@@ -114,7 +114,8 @@ def _operators(ufunc: np.ufunc):
 
     def inplace(self, other):
         if ufunc is np.matmul:  # NumPy: in-place matmul must keep the shape (its axes)
-            if self.ndim >= 1 and np.ndim(other) < 2:
+            kind = (other.dtype if hasattr(other, "dtype") else np.asarray(other).dtype).kind
+            if self.ndim >= 1 and np.ndim(other) < 2 and kind in "biufc":
                 raise ValueError("inplace matrix multiplication requires the first operand to "
                                  "have at least one and the second at least two dimensions.")
             axes = [(-1,), (-2, -1), (-1,)] if self.ndim == 1 else [(-2, -1)] * 3

@@ -33,7 +33,8 @@ from typing import Any, Callable
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device, register_fork_reset
+from ..device import Device
+from ..memo import Memo
 from ..memory import TransferStats, transfer_stats
 
 __all__ = ["Timing", "device_seconds", "host_seconds", "synced_seconds", "cuda_event_seconds",
@@ -71,19 +72,18 @@ def repetitions(first: float, budget_s: float, lo: int = 3, hi: int = 20) -> int
 # A one-work-item kernel (opencl/bench_noop.cl) marks a point on the device's clock. Kernel events
 # carry the device's own timestamps; marker events do not on every driver (NVIDIA's are on
 # another clock and held user-event waits show up in them as ~4 ms steps).
-_fences: dict[int, tuple[cl.Kernel, cl.Buffer]] = {}
-register_fork_reset(_fences)
+_fences: Memo[tuple[cl.Kernel, cl.Buffer]] = Memo("timing fences")
 
 
 def _fence_kernel(device: Device) -> tuple[cl.Kernel, cl.Buffer]:
     from ..sources import source_text
-    key = device.cl_device.int_ptr
-    if key not in _fences:
+
+    def build() -> tuple[cl.Kernel, cl.Buffer]:
         prog = cl.Program(device.context, source_text("bench_noop.cl")).build()
         scratch = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 64)
         cl.enqueue_fill_buffer(device.queue, scratch, np.float32(0), 0, 64)
-        _fences[key] = (prog.bench_noop, scratch)
-    return _fences[key]
+        return prog.bench_noop, scratch
+    return _fences.get(device.cl_device.int_ptr, build)
 
 
 def _fence(device: Device, wait_for: list[cl.Event] | None = None) -> cl.Event:

@@ -10,7 +10,8 @@ import pyopencl as cl
 import pyopencl.cltypes as cltypes
 
 from .. import _dispatch
-from ..device import Device, register_fork_reset
+from ..device import Device
+from ..memo import Memo
 from ..drivers import calls
 from ..dtypes import ctype
 from .programs import get_kernel
@@ -104,8 +105,7 @@ def _is_plain(src_dtype: np.dtype, dst_dtype: np.dtype, dims: list, ss: list, ds
             and (not dims or (ss[0] == 1 and ds[0] == 1)))
 
 
-_launchers: dict[tuple, Any] = {}
-register_fork_reset(_launchers)
+_launchers: Memo[Any] = Memo("copy launches", capacity=1024)
 
 
 def copy_plan(device: Device, shape: tuple, src_dtype: np.dtype, src_strides: tuple,
@@ -115,23 +115,21 @@ def copy_plan(device: Device, shape: tuple, src_dtype: np.dtype, src_strides: tu
     plain buffer copy) and fixed arguments once. None where the copy is empty; raises
     ``NotImplementedError`` beyond 8 dimensions after merging."""
     key = (device, shape, src_dtype, src_strides, dst_dtype, dst_strides)
-    found = _launchers.get(key)
-    if found is None:
-        n = math.prod(shape)
-        dims, (ss, ds) = merge_dims(shape, src_strides, dst_strides)
-        if len(dims) > MAX_DIMS:
-            raise NotImplementedError("strided copy of more than 8 non-contiguous dimensions")
-        src_dtype, dst_dtype = np.dtype(src_dtype), np.dtype(dst_dtype)
-        if n == 0:
-            return None
-        if len(_launchers) > 1024:
-            _launchers.clear()
-        if _is_plain(src_dtype, dst_dtype, dims, ss, ds):
-            found = _plain_copy(device, n * src_dtype.itemsize, src_dtype.itemsize)
-        else:
-            found = _new_copy_launcher(device, n, dims, ss, ds, src_dtype, dst_dtype)
-        _launchers[key] = found
-    return found
+    found = _launchers.find(key)
+    if found is not None:
+        return found
+    n = math.prod(shape)
+    dims, (ss, ds) = merge_dims(shape, src_strides, dst_strides)
+    if len(dims) > MAX_DIMS:
+        raise NotImplementedError("strided copy of more than 8 non-contiguous dimensions")
+    if n == 0:
+        return None
+    src_dtype, dst_dtype = np.dtype(src_dtype), np.dtype(dst_dtype)
+    if _is_plain(src_dtype, dst_dtype, dims, ss, ds):
+        return _launchers.get(key, lambda: _plain_copy(device, n * src_dtype.itemsize,
+                                                       src_dtype.itemsize))
+    return _launchers.get(key, lambda: _new_copy_launcher(device, n, dims, ss, ds, src_dtype,
+                                                          dst_dtype))
 
 
 def _plain_copy(device: Device, nbytes: int, itemsize: int):

@@ -15,6 +15,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..device import Device, DeviceInfo, register_fork_reset
+from ..memo import Memo
 from ..drivers import calls
 from ..memory import Storage, new_buffer, register_scratch
 from .copy import strided_copy
@@ -163,20 +164,19 @@ def dtype_supported(problem: GemmProblem, info: DeviceInfo) -> str | None:
     return unsupported_dtype(problem.dtype, info)
 
 
-_zero_scalars: dict[tuple[Device, np.dtype], cl.Buffer] = {}
-register_fork_reset(_zero_scalars)
+_zero_scalars: Memo[cl.Buffer] = Memo("zero scalars")
 
 
 def _zero_fill(device: Device, buf: cl.Buffer, count: int, dtype: np.dtype) -> None:
     """Zero ``count`` elements with a kernel (a stride-0 copy of one zero) rather than
     clEnqueueFillBuffer, whose writes Oclgrind's uninitialized-value checker does not see."""
     dtype = np.dtype(dtype)
-    zero = _zero_scalars.get((device, dtype))
-    if zero is None:
+
+    def build() -> cl.Buffer:
         with calls.guard():
-            zero = _zero_scalars[(device, dtype)] = cl.Buffer(
-                device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                hostbuf=np.zeros(1, dtype))
+            return cl.Buffer(device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                             hostbuf=np.zeros(1, dtype))
+    zero = _zero_scalars.get((device, dtype), build)
     strided_copy(device, (count,), zero, dtype, 0, (0,), buf, dtype, 0, (1,))
 
 

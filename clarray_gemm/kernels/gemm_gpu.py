@@ -19,7 +19,8 @@ from typing import Mapping
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device, DeviceInfo, register_fork_reset
+from ..device import Device, DeviceInfo
+from ..memo import Memo
 from ..dtypes import FLOATING, dtype_defines, unsupported_dtype
 from .gemm import GemmOperand, GemmProblem, base_defines, prepared_standard, split_workspace
 from .programs import get_kernel
@@ -304,13 +305,12 @@ def _geometry_key(p: GemmProblem, device: Device, params: Mapping[str, int]) -> 
 
 
 # Resolved launches, so that a repeated shape does not run the cost model again.
-_resolved: dict[tuple, tuple] = {}
-register_fork_reset(_resolved)
+_resolved: Memo[tuple] = Memo("gpu_blocked launch geometries")
 
 
 def _resolve_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> tuple:
     key = _geometry_key(p, device, params)
-    found = _resolved.get(key)
+    found = _resolved.find(key)
     if found is not None:
         return found
     d = resolve(p, device.info, params)
@@ -326,10 +326,8 @@ def _resolve_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -
     nt = (d["BM"] // d["TM"]) * (d["BN"] // d["TN"])
     ks = d["KSPLIT"]
     gsize = (nt * math.ceil(p.N / d["BN"]), math.ceil(p.M / d["BM"]), p.batch * ks)
-    if len(_resolved) > 4096:
-        _resolved.clear()
-    found = _resolved[key] = (defines, nt, ks, gsize, packs)
-    return found
+    found = (defines, nt, ks, gsize, packs)
+    return _resolved.get(key, lambda: found)
 
 
 def _launch(device: Device, problem: GemmProblem, params: Mapping[str, int]) -> cl.Event:

@@ -26,7 +26,8 @@ from typing import Mapping
 import numpy as np
 import pyopencl as cl
 
-from ..device import Device, DeviceInfo, register_fork_reset
+from ..device import Device, DeviceInfo
+from ..memo import Memo
 from ..drivers import calls
 from ..dtypes import dtype_defines, unsupported_dtype
 from ..memory import count_transfer, new_buffer
@@ -382,20 +383,17 @@ def _cpu_fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> st
 
 # (device, dtype, MR, VW, NV) -> (pack_panels, gemm_cpu) launchers: a repeated call builds no
 # defines and looks up no program.
-_cpu_launchers: dict[tuple, tuple] = {}
-register_fork_reset(_cpu_launchers)
+_cpu_launchers: Memo[tuple] = Memo("gemm_cpu launchers")
 
 
 def _cpu_kernels(device: Device, dtype: np.dtype, mr: int, vw: int, nv: int) -> tuple:
-    key = (device, dtype, mr, vw, nv)
-    kernels = _cpu_launchers.get(key)
-    if kernels is None:
+    def build() -> tuple:
         defines = dtype_defines(dtype)
         pack = get_kernel(device, "gemm_cpu.cl", "pack_panels", dtype_defines(dtype))
         defines.update(MR=mr, VW=vw, NV=nv)
-        kernels = _cpu_launchers[key] = (pack, get_kernel(device, "gemm_cpu.cl", "gemm_cpu",
-                                                          defines))
-    return kernels
+        return pack, get_kernel(device, "gemm_cpu.cl", "gemm_cpu", defines)
+    key = (device, dtype, mr, vw, nv)
+    return _cpu_launchers.find(key) or _cpu_launchers.get(key, build)
 
 
 def _cpu_prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):

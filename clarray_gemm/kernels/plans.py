@@ -9,11 +9,9 @@ bounded: the least recently inserted plans are dropped first.
 """
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from typing import Callable, Generic, Hashable, TypeVar
+from typing import Generic, TypeVar
 
-from ..device import register_fork_reset
+from ..memo import Memo
 
 __all__ = ["PlanCache", "clear_all"]
 
@@ -28,37 +26,11 @@ def clear_all() -> None:
         cache.clear()
 
 
-class PlanCache(Generic[T]):
-    """A bounded, thread-safe mapping from call keys to plans."""
+class PlanCache(Memo[T], Generic[T]):
+    """The memo of one operation family's plans (bounded, thread-safe, emptied in a forked
+    child: plans hold the parent's kernels and queues), cleared with the others by
+    :func:`clear_all`."""
 
     def __init__(self, name: str, capacity: int = 4096):
-        self.name = name
-        self.capacity = capacity
-        self._plans: OrderedDict[Hashable, T] = OrderedDict()
-        self._lock = threading.Lock()
-        # The hot paths' lookup: the dict's own bound ``get`` (None on a miss), no Python frame
-        # and no builder closure per call; a miss then goes through :meth:`get`.
-        self.find: Callable[[Hashable], T | None] = self._plans.get
-        self.builds = 0
+        super().__init__(name, capacity)
         _caches.append(self)
-        register_fork_reset(self._plans)  # plans hold the parent's kernels and queues
-
-    def get(self, key: Hashable, build: Callable[[], T]) -> T:
-        """The plan for ``key``, built by ``build()`` on the first call."""
-        plan = self._plans.get(key)
-        if plan is not None:
-            return plan
-        plan = build()
-        with self._lock:
-            self._plans[key] = plan
-            self.builds += 1
-            while len(self._plans) > self.capacity:
-                self._plans.popitem(last=False)
-        return plan
-
-    def clear(self) -> None:
-        with self._lock:
-            self._plans.clear()
-
-    def __len__(self) -> int:
-        return len(self._plans)

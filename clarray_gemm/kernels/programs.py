@@ -13,7 +13,8 @@ import numpy as np
 import pyopencl as cl
 
 from .. import settings
-from ..device import Device, register_fork_reset
+from ..device import Device
+from ..memo import Memo
 from ..sources import source_names, source_text  # noqa: F401  (re-exported)
 # The dtype rules live in clarray_gemm.dtypes; importable from here too for older callers.
 from ..dtypes import ctype, dtype_defines, unsupported_dtype  # noqa: F401
@@ -23,11 +24,9 @@ from ..drivers.build import build as drivers_build
 __all__ = ["source_text", "build_program", "get_kernel", "Launcher", "BoundLaunch", "ctype",
            "dtype_defines", "unsupported_dtype", "build_count", "check_defines"]
 
-_cache: dict[tuple, cl.Program] = {}
-_kernels: dict[tuple[int, str], "Launcher"] = {}
-register_fork_reset(_cache)
-register_fork_reset(_kernels)
-_lock = threading.Lock()
+# built programs (each compiled once: exclusive builds) and their launchers
+_cache: Memo[cl.Program] = Memo("programs", capacity=None, exclusive=True)
+_kernels: Memo["Launcher"] = Memo("launchers", capacity=None)
 _builds = 0
 
 
@@ -62,29 +61,28 @@ def build_program(device: Device, source: str, defines: Mapping[str, object] | N
                   options: tuple[str, ...] = ()) -> cl.Program:
     """Build ``opencl/<source>`` for ``device`` with ``-D`` defines, once per process; a build
     the driver fails raises :class:`clarray_gemm.KernelBuildError` (kernel and driver named)."""
-    global _builds
     defines = defines or {}
     key = (device, source, frozenset(defines.items()), options)
-    prog = _cache.get(key)
+    prog = _cache.find(key)
     if prog is not None:
         return prog
-    defines = dict(defines)
-    check_defines(source, defines)
-    with _lock:
-        prog = _cache.get(key)
-        if prog is None:
-            text = source_text(source)
-            if defines.get("IS_FP64") or defines.get("T") == "double":
-                text = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + text
-            opts = _options(defines, options)
-            if settings.nv_verbose() and device.info.is_nvidia:
-                opts.append("-cl-nv-verbose")
-            prog = drivers_build(device.context, text, opts, source,
-                                 f"{device.info.platform} / {device.name}",
-                                 retarget=bool(defines.get("SM90A_PTX")))
-            _cache[key] = prog
-            _builds += 1
-    return prog
+
+    def build() -> cl.Program:
+        global _builds
+        chosen = dict(defines)
+        check_defines(source, chosen)
+        text = source_text(source)
+        if chosen.get("IS_FP64") or chosen.get("T") == "double":
+            text = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + text
+        opts = _options(chosen, options)
+        if settings.nv_verbose() and device.info.is_nvidia:
+            opts.append("-cl-nv-verbose")
+        built = drivers_build(device.context, text, opts, source,
+                              f"{device.info.platform} / {device.name}",
+                              retarget=bool(chosen.get("SM90A_PTX")))
+        _builds += 1
+        return built
+    return _cache.get(key, build)
 
 
 class Launcher:
@@ -223,7 +221,4 @@ def get_kernel(device: Device, source: str, name: str,
     """A launcher for kernel ``name`` of the cached program (launchers are cached too)."""
     prog = build_program(device, source, defines, options)
     key = (id(prog), name)
-    k = _kernels.get(key)
-    if k is None:
-        k = _kernels[key] = Launcher(prog, name)
-    return k
+    return _kernels.find(key) or _kernels.get(key, lambda: Launcher(prog, name))

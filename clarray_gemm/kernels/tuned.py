@@ -34,7 +34,8 @@ import numpy as np
 import pyopencl as cl
 
 from .. import settings
-from ..device import Device, register_fork_reset
+from ..device import Device
+from ..memo import Memo
 from . import crossover as host_path_crossovers
 from . import measured as measured_choices
 from .variant import Catalogue, Variant
@@ -79,8 +80,7 @@ def crossover_key(family: str, dtype: Any) -> str:
     return f"{family}/{np.dtype(dtype).name}"
 
 
-_identities: dict[int, tuple[str, str]] = {}
-register_fork_reset(_identities)  # keyed by the parent's device handles
+_identities: Memo[tuple[str, str]] = Memo("device identities")  # by device handle
 
 
 def device_identity(device: Device) -> str:
@@ -90,8 +90,7 @@ def device_identity(device: Device) -> str:
 
 def _identity(device: Device) -> tuple[str, str]:
     # dispatch asks for every call, so the driver query and the hash are done once per device
-    key = device.cl_device.int_ptr
-    if key not in _identities:
+    def build() -> tuple[str, str]:
         try:
             driver = device.cl_device.driver_version.strip()
         except cl.Error:
@@ -99,8 +98,9 @@ def _identity(device: Device) -> tuple[str, str]:
         ident = f"{device.info.platform} | {device.info.name} | {driver}"
         slug = re.sub(r"[^A-Za-z0-9]+", "-", device.info.name).strip("-")[:40]
         digest = hashlib.sha1(ident.encode()).hexdigest()[:10]
-        _identities[key] = (ident, f"tuning-{slug}-{digest}.json")
-    return _identities[key]
+        return ident, f"tuning-{slug}-{digest}.json"
+    key = device.cl_device.int_ptr
+    return _identities.find(key) or _identities.get(key, build)
 
 
 def store_path(device: Device) -> Path:

@@ -13,12 +13,12 @@ shares one program and values keep their bits (NaN payloads, -0.0).
 """
 from __future__ import annotations
 
-import threading
 
 import numpy as np
 
 from ..array import DeviceArray, empty
-from ..device import Device, register_fork_reset
+from ..device import Device
+from ..memo import Memo
 from ..drivers import calls
 from ..kernels.copy import as_long8
 from ..kernels.programs import get_kernel
@@ -83,19 +83,11 @@ class _DeviceKernels:
         return found
 
 
-_devices: dict[Device, _DeviceKernels] = {}
-register_fork_reset(_devices)
-_lock = threading.Lock()
+_devices: Memo[_DeviceKernels] = Memo("compaction kernels")
 
 
 def _kernels(device: Device) -> _DeviceKernels:
-    found = _devices.get(device)
-    if found is None:
-        with _lock:
-            found = _devices.get(device)
-            if found is None:
-                found = _devices[device] = _DeviceKernels(device)
-    return found
+    return _devices.find(device) or _devices.get(device, lambda: _DeviceKernels(device))
 
 
 def compress(x: DeviceArray, mask: DeviceArray, layout: tuple | None = None) -> DeviceArray:

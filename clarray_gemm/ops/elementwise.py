@@ -20,7 +20,8 @@ import numpy as np
 
 from ..array import DeviceArray, asarray, result_adopter, result_maker
 from ..array.geometry import c_strides
-from ..device import Device, register_fork_reset
+from ..device import Device
+from ..memo import Memo
 from ..dtypes import PYTHON_SCALARS
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims, row_layout, tile_layout
 from ..kernels.crossover import prefer_host
@@ -323,8 +324,7 @@ def _offset_arg(x: DeviceArray) -> np.int64:
 
 # Scalars and NumPy operands of kernel calls, uploaded once per (device, dtype, bytes): a loop
 # that adds the same constant pays no upload after its first call.
-_constants: dict[tuple, DeviceArray] = {}
-register_fork_reset(_constants)
+_constants: Memo[DeviceArray] = Memo("elementwise constants", capacity=1024)
 
 
 def constant(x: Any, dtype: np.dtype, device: Device) -> DeviceArray:
@@ -334,12 +334,9 @@ def constant(x: Any, dtype: np.dtype, device: Device) -> DeviceArray:
     if host.size > 64:
         return asarray(host, device=device)
     key = (device, dtype, host.shape, host.tobytes())
-    arr = _constants.get(key)
-    if arr is None:
-        if len(_constants) > 1024:
-            _constants.clear()
-        arr = _constants[key] = asarray(host, device=device)
-    return arr
+    found = _constants.find(key)  # (not ``or``: an array's truth value is its elements')
+    return found if found is not None else _constants.get(key, lambda: asarray(host,
+                                                                              device=device))
 
 
 def _overlaps_differently(out: DeviceArray, x: DeviceArray) -> bool:
