@@ -14,6 +14,9 @@ variable                            meaning
 ``CLARRAY_GEMM_REGISTER_DRIVERS``   ``0``: leave ``OCL_ICD_VENDORS`` and the program caches alone
 ``CLARRAY_GEMM_HOST_THREADS``       threads the host path's own parallel work may use (the
                                     overlap-add FFT); default the cores the process may run on
+``CLARRAY_GEMM_FALLBACK_RESULTS``   ``host``: NumPy functions with no device implementation
+                                    (host fallbacks) return NumPy's own objects; default
+                                    ``device`` (their arrays come back as device arrays)
 ``CLARRAY_GEMM_PROBE_TIMEOUT``      seconds a driver probe may take (default 180)
 ``CLARRAY_GEMM_PROBE_FAULT``        test hook, ``abort:<text>[,<text>...]`` or ``hang:...``: the
                                     probe child of every driver whose platform or device name
@@ -40,7 +43,7 @@ import platformdirs
 __all__ = ["CACHE_ENV", "NV_VERBOSE_ENV", "PROBE_CHILD_ENV", "PROGRAM_CACHE_ENV", "Settings",
            "current", "reload", "cache_dir", "program_cache_dir", "nv_verbose", "host_path",
            "matmul_precision", "PRECISIONS", "register_drivers", "probe_timeout_s", "host_threads",
-           "probe_fault", "in_probe_child"]
+           "probe_fault", "in_probe_child", "fallback_results", "FALLBACK_RESULTS"]
 
 CACHE_ENV = "CLARRAY_GEMM_CACHE_DIR"
 NV_VERBOSE_ENV = "CLARRAY_GEMM_NV_VERBOSE"
@@ -48,6 +51,8 @@ PROBE_CHILD_ENV = "CLARRAY_GEMM_PROBE_CHILD"
 PROGRAM_CACHE_ENV = "CLARRAY_GEMM_PROGRAM_CACHE"
 PRECISIONS = ("highest", "tf32")
 """float32 product precisions: float32 arithmetic, or TF32 inputs on tensor cores (opt-in)."""
+FALLBACK_RESULTS = ("device", "host")
+"""Where host fallbacks' array results live: device arrays on the operands' device, or NumPy's."""
 _OFF = ("0", "no", "false", "off")
 
 
@@ -65,6 +70,7 @@ class Settings:
     probe_fault: tuple[str, tuple[str, ...]] | None
     in_probe_child: bool
     program_cache_dir: Path
+    fallback_results: str
 
 
 @lru_cache(maxsize=1)
@@ -90,6 +96,11 @@ def _precision(text: str) -> str:
     return text if text in PRECISIONS else "highest"
 
 
+def _fallback_results(text: str) -> str:
+    text = text.strip().lower()
+    return text if text in FALLBACK_RESULTS else "device"
+
+
 def _threads(text: str) -> int | None:
     try:
         return max(1, int(text))
@@ -113,7 +124,8 @@ def _read() -> Settings:
         probe_timeout_s=_timeout(env.get("CLARRAY_GEMM_PROBE_TIMEOUT", "180")),
         probe_fault=_fault(env.get("CLARRAY_GEMM_PROBE_FAULT", "")),
         in_probe_child=env.get(PROBE_CHILD_ENV) == "1",
-        program_cache_dir=Path(programs) if programs else cache / "pyopencl")
+        program_cache_dir=Path(programs) if programs else cache / "pyopencl",
+        fallback_results=_fallback_results(env.get("CLARRAY_GEMM_FALLBACK_RESULTS", "")))
 
 
 _current = _read()
@@ -179,3 +191,9 @@ def probe_fault() -> tuple[str, tuple[str, ...]] | None:
 def in_probe_child() -> bool:
     """True inside a driver probe child process."""
     return _current.in_probe_child
+
+
+def fallback_results() -> str:
+    """``"host"`` when ``CLARRAY_GEMM_FALLBACK_RESULTS=host``: host fallbacks return NumPy's
+    objects; else ``"device"``: their arrays come back as device arrays."""
+    return _current.fallback_results
