@@ -12,8 +12,13 @@ This module also holds the two constructors everything else builds on: :func:`ne
 """
 from __future__ import annotations
 
+import builtins
 import math
 import numbers
+import operator
+import os
+import pickle
+import sys
 from operator import attrgetter
 from typing import Any, Sequence
 
@@ -27,7 +32,7 @@ from ..fallbacks import record_host_call
 from ..memory import Storage
 from .geometry import (anchor, basic_view_geometry, c_strides, check_byte_size, f_strides,
                        is_basic_index, normalize_shape)
-from .methods import NumPyFunctionMethods
+from .methods import ArrayFlags, FlatIterator, NumPyFunctionMethods
 
 __all__ = ["DeviceArray", "call_ufunc", "new_array", "from_host", "is_device_array"]
 
@@ -614,6 +619,263 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
     def fill(self, value) -> None:
         with self.host_write() as host:
             host.fill(value)
+
+    # -- the rest of ndarray's surface ---------------------------------------------------------
+    # The attributes and methods of ``np.ndarray`` that are not NumPy functions (those are in
+    # methods.py). Where NumPy hands out its own memory (``data``, ``ctypes``, ``view`` as an
+    # ndarray) a device array hands out its read-only host view: a snapshot, since a write to
+    # the array moves the array to fresh memory while host views are alive (copy-on-write).
+    # Ownership is read from the geometry, as nothing records which array a view came from: an
+    # array owns its buffer when it covers all of it contiguously from byte 0.
+
+    def _set_geometry(self, shape: tuple, strides: tuple, offset: int) -> None:
+        """Give this array another geometry in place (shape setter, ``resize``)."""
+        self._shape, self._strides, self._offset = shape, strides, offset
+        self._size = math.prod(shape)
+        self._host_cache = None
+        self.layout_key = (self._dtype, shape, strides)
+
+    def _set_shape(self, shape) -> None:
+        """``x.shape = s``: ndarray's in-place reshape, never a copy."""
+        t = self._template()
+        try:
+            v = np.reshape(t, shape, copy=False)
+        except ValueError:
+            # NumPy's error where the sizes differ: all-zero strides reshape to any shape of
+            # the same size without a copy
+            zeros = np.lib.stride_tricks.as_strided(anchor(np.dtype(np.bool_)), self._shape,
+                                                    (0,) * len(self._shape))
+            np.reshape(zeros, shape, copy=False)
+            raise AttributeError("Incompatible shape for in-place modification. Use "
+                                 "`.reshape()` to make a copy with the desired shape.") from None
+        delta = v.__array_interface__["data"][0] - t.__array_interface__["data"][0]
+        self._set_geometry(v.shape, v.strides, self._offset + delta)
+
+    shape = shape.setter(_set_shape)
+
+    def _owns_storage(self) -> bool:
+        """OWNDATA from the geometry: the array covers its whole buffer contiguously."""
+        if self._offset or self._size * self._dtype.itemsize != self._storage.nbytes:
+            return False
+        flags = self._template().flags
+        return flags.c_contiguous or flags.f_contiguous
+
+    def _aligned(self) -> bool:
+        """NumPy's ALIGNED rule: byte offset and strides (of axes longer than 1) multiples of
+        the dtype's alignment (the buffer itself is aligned)."""
+        check = self._offset
+        for n, st in zip(self._shape, self._strides):
+            if n == 0:
+                return True
+            if n > 1:
+                check |= st
+        return check & (self._dtype.alignment - 1) == 0
+
+    @property
+    def flags(self) -> ArrayFlags:
+        """``ndarray.flags``: NumPy's flag names, keys and attributes. OWNDATA is True where the
+        array covers its whole buffer contiguously from byte 0 (so also for views such as
+        ``x[:]`` or ``x.T``), WRITEABLE is always True, WRITEBACKIFCOPY always False."""
+        t = self._template().flags
+        return ArrayFlags(self, t.c_contiguous, t.f_contiguous, self._owns_storage(),
+                          self._aligned())
+
+    def setflags(self, write=None, align=None, uic=None) -> None:
+        """``ndarray.setflags``: a device array stays writeable and aligned, so ``write=False``,
+        ``align=False`` and ``uic=True`` raise ValueError (no device write could be refused);
+        the values the flags have are accepted."""
+        if align is not None:
+            if align and not self._aligned():
+                raise ValueError("cannot set aligned flag of mis-aligned array to True")
+            if not align:
+                raise ValueError("cannot clear the ALIGNED flag of a device array")
+        if uic is not None and uic:
+            raise ValueError("cannot set WRITEBACKIFCOPY flag to True")
+        if write is not None and not write:
+            raise ValueError("cannot clear the WRITEABLE flag of a device array: device arrays "
+                             "are always writeable (np.asarray(x) is a read-only host view)")
+
+    @property
+    def base(self) -> "DeviceArray | None":
+        """``ndarray.base``: None for an array that owns its buffer (see ``flags``), else a 1-D
+        device array over the whole buffer (of this dtype where the buffer's size is a multiple
+        of the item size, else uint8; a new object each time: the array a view was made from
+        is not recorded)."""
+        if self._owns_storage():
+            return None
+        itemsize, nbytes = self._dtype.itemsize, self._storage.nbytes
+        dtype = self._dtype if itemsize and nbytes % itemsize == 0 else np.dtype(np.uint8)
+        return DeviceArray.from_storage(self._storage, (nbytes // dtype.itemsize,), dtype,
+                                        (dtype.itemsize,), 0)
+
+    @property
+    def flat(self) -> FlatIterator:
+        """``ndarray.flat``: a ``numpy.flatiter``-like object over the elements in C order
+        (indexing, assignment with NumPy's repeat-to-fill rule, iteration, ``len``)."""
+        return FlatIterator(self, from_host)
+
+    @flat.setter
+    def flat(self, value) -> None:
+        with self.host_write() as host:
+            host.flat = value.__array__() if isinstance(value, DeviceArray) else value
+
+    def _complex_part(self, offset: int) -> "DeviceArray":
+        return self.getfield(np.empty(0, self._dtype).real.dtype, offset)
+
+    @property
+    def real(self):
+        """``ndarray.real``: the array itself for real dtypes (as NumPy's), a device view of
+        the real parts for complex ones."""
+        return self._complex_part(0) if self._dtype.kind == "c" else self
+
+    @real.setter
+    def real(self, value) -> None:
+        self.real[...] = value
+
+    @property
+    def imag(self):
+        """``ndarray.imag``: a device view of the imaginary parts for complex dtypes; for others
+        NumPy's answer, a new read-only host array of zeros (writing to it raises)."""
+        if self._dtype.kind == "c":
+            return self._complex_part(self._dtype.itemsize // 2)
+        zeros = np.zeros_like(self._template(), dtype=self._dtype)  # in its memory order
+        zeros.flags.writeable = False
+        return zeros
+
+    @imag.setter
+    def imag(self, value) -> None:
+        if self._dtype.kind != "c":
+            raise TypeError("array does not have imaginary part to set")
+        self.imag[...] = value
+
+    def _reinterpreted(self, view: np.ndarray, template: np.ndarray) -> "DeviceArray":
+        """The device view of this array's buffer whose geometry and dtype ``view`` (a view of
+        ``template``) has. Kernels address elements in units of the item size, so a view whose
+        byte offset or strides are not multiples of it is refused."""
+        delta = view.__array_interface__["data"][0] - template.__array_interface__["data"][0]
+        offset, dtype = self._offset + delta, view.dtype
+        itemsize = dtype.itemsize
+        if itemsize and (offset % itemsize or any(
+                n > 1 and st % itemsize for n, st in zip(view.shape, view.strides))):
+            raise ValueError(f"a device view of {dtype} must start and step at multiples of "
+                             f"{itemsize} bytes (byte offset {offset}, strides "
+                             f"{view.strides}); view a copy (x.copy()) or the host view "
+                             "(np.asarray(x)) instead")
+        return DeviceArray.from_storage(self._storage, view.shape, dtype, view.strides, offset)
+
+    def view(self, dtype=None, type=None):
+        """``ndarray.view``: a device view of the same buffer, of another ``dtype`` by NumPy's
+        rules (a different item size rescales the last axis, which must be contiguous);
+        ``type=np.ndarray`` (or a subclass) gives the read-only host view instead."""
+        if isinstance(dtype, builtins.type) and issubclass(dtype, (np.ndarray, DeviceArray)):
+            if type is not None:
+                raise ValueError("Cannot specify output type twice.")
+            dtype, type = None, dtype
+        if type is not None and not (isinstance(type, builtins.type)
+                                     and issubclass(type, DeviceArray)):
+            if not (isinstance(type, builtins.type) and issubclass(type, np.ndarray)):
+                raise ValueError("Type must be a sub-type of ndarray type")
+            host = self.__array__()
+            return host.view(type) if dtype is None else host.view(dtype, type)
+        t = self._template()
+        return self._reinterpreted(t if dtype is None else t.view(dtype), t)
+
+    def getfield(self, dtype, offset: int = 0) -> "DeviceArray":
+        """``ndarray.getfield``: a device view of ``dtype`` values at byte ``offset`` of each
+        element (NumPy's checks)."""
+        t = self._template()
+        return self._reinterpreted(t.getfield(dtype, offset), t)
+
+    def setfield(self, val, dtype, offset: int = 0) -> None:
+        """``ndarray.setfield``: write ``val`` as ``dtype`` values at byte ``offset`` of each
+        element (in place)."""
+        if isinstance(val, DeviceArray):
+            val = val.__array__()
+        with self.host_write() as host:
+            host.setfield(val, dtype, offset)
+
+    def byteswap(self, inplace: bool = False) -> "DeviceArray":
+        """``ndarray.byteswap``: the elements with their bytes reversed, as a new device array,
+        or in this array (which is returned) when ``inplace``."""
+        if not inplace:
+            return self.copy(order="A").byteswap(inplace=True)
+        with self.host_write() as host:
+            host.byteswap(inplace=True)
+        return self
+
+    def resize(self, *new_shape, refcheck: bool = True) -> None:
+        """``ndarray.resize``: change this array's shape and size in place, in a new buffer
+        whose leading bytes are the old ones and the rest zeros (C order, or F for an array
+        that is F- and not C-contiguous). As NumPy, only an array that owns its buffer (see
+        ``flags``) changes size, and with ``refcheck`` not while other device arrays share
+        the buffer (they would keep the old one); ``np.resize`` makes a resized copy."""
+        if not new_shape or (len(new_shape) == 1 and new_shape[0] is None):
+            return
+        if len(new_shape) == 1 and not isinstance(new_shape[0], numbers.Integral):
+            new_shape = new_shape[0]
+        shape = tuple(operator.index(n) for n in new_shape)
+        if any(n < 0 for n in shape):
+            raise ValueError("negative dimensions not allowed")
+        flags = self._template().flags
+        if not (flags.c_contiguous or flags.f_contiguous):
+            raise ValueError("resize only works on single-segment arrays")
+        itemsize = self._dtype.itemsize
+        check_byte_size(shape, itemsize)
+        f_order = flags.f_contiguous and not flags.c_contiguous
+        strides = (f_strides if f_order else c_strides)(shape, itemsize)
+        new_nbytes = math.prod(shape) * itemsize
+        if math.prod(shape) == self._size:
+            self._set_geometry(shape, strides, self._offset)
+            return
+        if not self._owns_storage():
+            raise ValueError("cannot resize this array: it does not own its data")
+        # the slot and getrefcount's argument: any more are other arrays on this buffer
+        if refcheck and sys.getrefcount(self._storage) > 2:
+            raise ValueError("cannot resize an array that references or is referenced\nby "
+                             "another object in this way.\nUse the np.resize function to get a "
+                             "new resized copy or\n set refcheck=False to disable this check")
+        storage = Storage(self.device, new_nbytes, True)
+        kept = min(new_nbytes, self._storage.nbytes)
+        if new_nbytes:
+            with storage.map_for_write(discard=True) as host:
+                if kept:
+                    host[:kept] = self._storage.read_view()[:kept]
+                host[kept:new_nbytes] = 0
+        self._storage = storage
+        self._set_geometry(shape, strides, 0)
+
+    def tobytes(self, order: str = "C") -> bytes:
+        """``ndarray.tobytes``: the elements' bytes in ``order``."""
+        return self.__array__().tobytes(order)
+
+    def tofile(self, fid, sep: str = "", format: str = "%s") -> None:
+        """``ndarray.tofile``: the elements written to a file (binary, or text with ``sep``)."""
+        self.__array__().tofile(fid, sep, format)
+
+    def dumps(self) -> bytes:
+        """``ndarray.dumps``: a pickle of this array (it unpickles as a device array)."""
+        return pickle.dumps(self, protocol=2)
+
+    def dump(self, file) -> None:
+        """``ndarray.dump``: :meth:`dumps` written to ``file`` (a path or a binary file)."""
+        if hasattr(file, "write"):
+            pickle.dump(self, file, protocol=2)
+            return
+        with open(os.fspath(file), "wb") as f:
+            pickle.dump(self, f, protocol=2)
+
+    @property
+    def data(self) -> memoryview:
+        """``ndarray.data``: a read-only memoryview of the host view of the elements (the
+        mapping itself on unified memory, a snapshot of them; ``storage`` is the OpenCL
+        buffer)."""
+        return self.__array__().data
+
+    @property
+    def ctypes(self):
+        """``ndarray.ctypes``: NumPy's ctypes helper of the host view, so its pointer addresses
+        host memory with a snapshot of the elements (read-only; valid while the helper lives)."""
+        return self.__array__().ctypes
 
 
 class _HostWrite:
