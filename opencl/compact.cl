@@ -1,6 +1,6 @@
 // Boolean-mask compaction (NumPy's x[mask]) in three launches over chunks of CHUNK = WG * ITEMS
 // mask elements; each selected mask element selects a whole row of x, seen as rows x columns as
-// in gather.cl: row r, column c is src[src_off + r*row_stride + off(c)] (gather_rows.h). The mask
+// in gather.cl: row r, column c is src[src_off + r*row_stride + off(c)] (strided_offset.h). The mask
 // is read as uchar, element e at mask[mask_off + e*mask_stride] (strides may be negative); any
 // nonzero byte selects. The destination is C-contiguous (selected rows x n_cols).
 //
@@ -41,7 +41,7 @@
 
 #define CHUNK (WG * ITEMS)
 
-#include "gather_rows.h"
+#include "strided_offset.h"
 
 // A chunk position in local memory: 16 bits where a chunk fits them (half the local memory).
 #if CHUNK <= 65536
@@ -171,7 +171,7 @@ void mask_compact(const long n, const long n_cols,
 #if NDIM == 1
         const long col = c * st[7];  // c < n_cols == shp[7]
 #else
-        const long col = column_offset(c, shp, st);
+        const long col = offset_of(c, shp, st, NDIM);
 #endif
         out[j * n_cols + c] = rows[(long)selected[j] * row_stride + col];
         j += dj;

@@ -1,6 +1,6 @@
 // Gathers for take / integer-array indexing and arange, over a source seen as rows x columns:
 // row r, column c is src[src_off + r*row_stride + off(c)], where off(c) walks the NDIM innermost
-// of 8 column dimensions (`cshape`, `cstride`; gather_rows.h).
+// of 8 column dimensions (`cshape`, `cstride`; strided_offset.h).
 // The destination is C-contiguous (rows x n_cols).
 //
 // Kernels:
@@ -20,7 +20,7 @@
 #define IDX_T long
 #endif
 
-#include "gather_rows.h"
+#include "strided_offset.h"
 
 // take: CHECK 1 checks each index against n_rows: an index out of range stores `epoch` in
 // bad[0] and reads nothing (the caller compares the word with the epoch it passed, so the word
@@ -52,7 +52,7 @@ __kernel void take(const long n, const long n_cols, const long n_rows,
         return;
     }
 #endif
-    dst[i] = src[src_off + row * row_stride + column_offset(c, shp, st)];
+    dst[i] = src[src_off + row * row_stride + offset_of(c, shp, st, NDIM)];
 }
 
 __kernel void iota(const long n, const T start, const T delta, const T second,

@@ -161,20 +161,7 @@ inline bool better(const ACC va, const long ia, const ACC vb, const long ib)
 #endif
 }
 
-#define UNPACK8(v) {v.s0, v.s1, v.s2, v.s3, v.s4, v.s5, v.s6, v.s7}
-
-// Element offset of index `i` in a dims-long layout (the innermost `dims` of 8).
-inline long offset_of(long i, const long* shp, const long* st, const int dims)
-{
-    if (dims == 1) return i * st[7];
-    long off = 0;
-    for (int d = 7; d >= 8 - dims; --d) {
-        const long q = i / shp[d];  // not % and /: see opencl/copy.cl
-        off += (i - q * shp[d]) * st[d];
-        i = q;
-    }
-    return off;
-}
+#include "strided_offset.h"
 
 // One element v (input offset `at`, reduced index r) into an accumulator (acc, best).
 #if IS_ARG && FROM_PARTIALS

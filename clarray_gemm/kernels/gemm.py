@@ -106,6 +106,21 @@ def split_workspace(device: Device, nbytes: int) -> cl.Buffer:
     return buf
 
 
+def matrix_vector_run(device: Device, product: BoundLaunch, total: BoundLaunch | None,
+                      work_bytes: int, wide_is_a: bool):
+    """``run(a_buf, a_off, b_buf, b_off, c_buf)`` for the kernels that take the wide operand X
+    and the thin one V (``gemv_split``, ``thin``): ``product(x_buf, x_off, v_buf, v_off, c_buf,
+    work)``, then with split-K ``total(work, c_buf)`` summing the slices from this thread's
+    workspace into C."""
+    def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
+        (xb, xo), (vb, vo) = ((a_buf, a_off), (b_buf, b_off)) if wide_is_a else \
+            ((b_buf, b_off), (a_buf, a_off))
+        work = split_workspace(device, work_bytes)  # this thread's: see split_workspace
+        event = product(xb, xo, vb, vo, c_buf, work)
+        return event if total is None else total(work, c_buf)
+    return run
+
+
 def warp_tiled_threads(d: Mapping[str, object]) -> int:
     """Work-items of a warp-tiled kernel (``gemm_mma``, ``gemm_dmma``): one 32-wide warp per
     WM x WN tile of the BM x BN block."""

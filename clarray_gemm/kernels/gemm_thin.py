@@ -19,7 +19,7 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo
 from ..dtypes import dtype_defines
-from .gemm import GemmProblem, dtype_supported, split_workspace
+from .gemm import GemmProblem, dtype_supported, matrix_vector_run
 from .gemm_small import io16
 from .programs import get_kernel
 from .variant import Variant
@@ -161,16 +161,7 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
                           (3, 4, 8, 9, 13, 18))
     total = reduce.bind(device, rsize, None, (r, n, None, None, *y_args), (2, 3)) \
         if reduce is not None else None
-
-    def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
-        (xb, xo), (vb, vo) = ((a_buf, a_off), (b_buf, b_off)) if a_is_x else \
-            ((b_buf, b_off), (a_buf, a_off))
-        work = split_workspace(device, work_bytes)  # this thread's: see split_workspace
-        event = product(xb, xo, vb, vo, c_buf, work)
-        if total is None:
-            return event
-        return total(work, c_buf)
-    return run
+    return matrix_vector_run(device, product, total, work_bytes, a_is_x)
 
 
 def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:

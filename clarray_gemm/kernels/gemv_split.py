@@ -17,7 +17,7 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo
 from ..dtypes import dtype_defines
-from .gemm import GemmProblem, dtype_supported, split_workspace
+from .gemm import GemmProblem, dtype_supported, matrix_vector_run
 from .gemm_variants import TINY_VOLUME, _gemv_geometry
 from .programs import get_kernel
 from .variant import Variant
@@ -165,16 +165,7 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
                           (2, 3, 7, 8, 11, 15))
     total = reduce.bind(device, rsize, (64, 1), (rows, None, None, y_off, *y_strides),
                         (1, 2)) if reduce is not None else None
-
-    def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
-        (xb, xo), (vb, vo) = ((a_buf, a_off), (b_buf, b_off)) if matrix_is_a else \
-            ((b_buf, b_off), (a_buf, a_off))
-        work = split_workspace(device, work_bytes)  # this thread's: see split_workspace
-        event = product(xb, xo, vb, vo, c_buf, work)
-        if total is None:
-            return event
-        return total(work, c_buf)
-    return run
+    return matrix_vector_run(device, product, total, work_bytes, matrix_is_a)
 
 
 def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
