@@ -25,7 +25,8 @@
 //   A (8 x 4, row): one double, A(g, t);  B (4 x 8, col): one double, B(t, g);
 //   C (8 x 8): two doubles, C(g, 2t) and C(g, 2t + 1).
 //
-// Launch: local size (NTHREADS, 1, 1); global (NTHREADS * ceil(N/BN), ceil(M/BM), batch).
+// Launch: local size (NTHREADS, 1, 1); global (NTHREADS * ceil(N/BN), ceil(M/BM),
+// batch * KSPLIT).
 //
 // Parameters (-D):
 //   MMA_PTX    1: inline PTX (NVIDIA sm_80+ only; the host never sets it elsewhere);
@@ -37,6 +38,9 @@
 //   VEC_A/B    1: 16-byte global loads; needs the operand's offset, leading dimension and batch
 //              stride to be even. 0: element loads, any layout.
 //   GROUP_M    work-groups are walked GROUP_M tile-rows at a time (L2 reuse)
+//   KSPLIT     K slices: work-group z = b * KSPLIT + s sums slice s of K's BK-deep steps into
+//              matrix z of C; the host then passes a workspace of batch * KSPLIT matrices as C
+//              and sums them (gemm_gpu.cl's gemm_gpu_splitk_reduce). 1: no split
 //   KPAIR      1 (PTX path; BK % 8 == 0): two mma per 8 K, lane t taking k = 2t in the first and
 //              2t + 1 in the second (the same sum), so that row-major A and column-major B give
 //              both fragments in one 16-byte local read. 0: k = t and t + 4.
@@ -73,6 +77,9 @@
 #endif
 #ifndef M16
 #define M16 0
+#endif
+#ifndef KSPLIT
+#define KSPLIT 1
 #endif
 #if !MMA_PTX
 #undef KPAIR
@@ -314,10 +321,23 @@ void gemm_dmma(GEMM_ARGS_OF(double, double, ))
     const int2 origin = grouped_tile_origin(M, N, BM, BN, GROUP_M);
     const int m0 = origin.x, n0 = origin.y;
 
-    const long batch = get_group_id(2);
+    // With split-K, work-group z = batch * KSPLIT + s takes slice s of K's steps and writes
+    // its partial product to matrix z of C (the host's workspace of batch * KSPLIT matrices).
+    const long z = get_group_id(2);
+#if KSPLIT > 1
+    const long batch = z / KSPLIT;
+    const int slice = (int)(z - batch * KSPLIT);
+#else
+    const long batch = z;
+    const int slice = 0;
+#endif
     A += a_off + batch * a_batch;
     B += b_off + batch * b_batch;
-    C += c_off + batch * c_batch;
+    C += c_off + z * c_batch;
+    const int all_steps = (int)(((uint)K + BK - 1) / BK);
+    const int per_slice = (all_steps + KSPLIT - 1) / KSPLIT;
+    const int first = slice * per_slice;
+    const int steps = max(min(all_steps - first, per_slice), 0);
 
     double acc[MT][NT8][2];
     #pragma unroll
@@ -326,7 +346,8 @@ void gemm_dmma(GEMM_ARGS_OF(double, double, ))
         for (int j = 0; j < NT8; ++j)
             acc[i][j][0] = acc[i][j][1] = 0.0;
 
-    ring_product(As, Bs, A, lda, B, ldb, M, N, K, m0, n0, tid, wm0, wn0, lane, acc);
+    ring_product(As, Bs, A, lda, B, ldb, M, N, K, m0, n0, tid, wm0, wn0, lane, first, steps,
+                 acc);
 
     const int g = lane >> 2, t = lane & 3;
     #pragma unroll

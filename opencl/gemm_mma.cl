@@ -366,7 +366,8 @@ void gemm_mma(GEMM_ARGS_OF(GT, OT, )
         for (int j = 0; j < NT8; ++j)
             acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
 
-    ring_product(As, Bs, A, lda, B, ldb, M, N, K, m0, n0, tid, wm0, wn0, lane, acc);
+    ring_product(As, Bs, A, lda, B, ldb, M, N, K, m0, n0, tid, wm0, wn0, lane, 0,
+                 (int)(((uint)K + BK - 1) / BK), acc);
 
     const int g = lane >> 2, t = lane & 3;
 #if NPERM

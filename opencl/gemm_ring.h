@@ -49,22 +49,22 @@ inline void copy_step(__local LT* As, __local LT* Bs, __global const GT* A, cons
     }
 }
 
-// acc += the work-group's BM x BN tile at (m0, n0) of A @ B over all of K, the warp's part of it
-// at (wm0, wn0): the ring in As (STAGES A tiles) and Bs (STAGES B tiles).
+// acc += the work-group's BM x BN tile at (m0, n0) of A @ B over the BK-deep steps first ..
+// first + steps - 1 of K (a split-K slice; 0 .. all of K's steps otherwise), the warp's part of
+// it at (wm0, wn0): the ring in As (STAGES A tiles) and Bs (STAGES B tiles).
 inline void ring_product(__local LT* As, __local LT* Bs, __global const GT* A, const int lda,
                          __global const GT* B, const int ldb, const int M, const int N,
                          const int K, const int m0, const int n0, const int tid,
-                         const int wm0, const int wn0, const int lane,
-                         ACC_T acc[MT][NT8][ACC_N])
+                         const int wm0, const int wn0, const int lane, const int first,
+                         const int steps, ACC_T acc[MT][NT8][ACC_N])
 {
     // Every step commits one copy group (empty past the last step), so "at most STAGES - 2 in
     // flight" always means "step s has landed".
-    const int steps = (int)(((uint)K + BK - 1) / BK);
     #pragma unroll
     for (int st = 0; st < STAGES - 1; ++st) {
         if (st < steps)
             copy_step(As + st * A_TILE, Bs + st * B_TILE, A, lda, B, ldb, M, N, K, m0, n0,
-                      st * BK, tid);
+                      (first + st) * BK, tid);
         copy_commit();
     }
     int slot = 0, fill = STAGES - 1;
@@ -73,7 +73,7 @@ inline void ring_product(__local LT* As, __local LT* Bs, __global const GT* A, c
         barrier(CLK_LOCAL_MEM_FENCE);   // step s visible; slot `fill` (step s - 1) read by all
         if (s + STAGES - 1 < steps)
             copy_step(As + fill * A_TILE, Bs + fill * B_TILE, A, lda, B, ldb, M, N, K, m0, n0,
-                      (s + STAGES - 1) * BK, tid);
+                      (first + s + STAGES - 1) * BK, tid);
         copy_commit();
         __local const LT* Ac = As + slot * A_TILE;
         __local const LT* Bc = Bs + slot * B_TILE;

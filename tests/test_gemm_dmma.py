@@ -68,6 +68,40 @@ def test_emulated_dmma_batched_and_other_tiles(fp64_device, params):
     _close(np.asarray(cg.matmul(x, y, kernel="dmma", params=params)), a, b)
 
 
+@pytest.mark.parametrize("params", [{**SMALL_TILES, "KSPLIT": 3}, {**SMALL_TILES, "KSPLIT": 16},
+                                    {"EMULATE": 1, "BK": 8, "KSPLIT": 2}])
+def test_emulated_dmma_split_k(fp64_device, params):
+    """K slices as partial products summed by the reduction, into a poisoned C: slices of
+    unequal depth and empty ones (16 slices of 4 steps), a batch of three, transposed A."""
+    a, b = _inputs(33, 40, 61, batch=3, seed=6)
+    x, y = device_operands(fp64_device, a, b, True, False)
+    out = cg.asarray(np.full((3, 33, 40), np.nan), device=fp64_device)
+    cg.matmul(x, y, out=out, kernel="dmma", params=params)
+    _close(np.asarray(out), a, b)
+    assert f"KSPLIT={params['KSPLIT']}" in cg.explain_matmul(x, y, kernel="dmma", params=params)
+
+
+def test_split_k_fills_the_units(device):
+    """With 132 compute units: a few 128 x 64 tiles over a long K split until two work-groups
+    per unit run (at most 16 slices), slices of at least 64 of K; products of two tiles per
+    unit or more, and short K, run whole."""
+    from clarray_gemm.kernels import gemm_dmma
+    info = dataclasses.replace(device.info, compute_units=132)
+    defaults = gemm_dmma.DMMA.defaults
+
+    def ks(M, N, K):
+        op = GemmOperand(None, 0, K, 0)
+        return gemm_dmma.ksplit(GemmProblem(1, M, N, K, np.dtype(np.float64), op, op, op),
+                                info, defaults)
+    assert ks(128, 128, 4097) == 16
+    assert ks(256, 1024, 4097) == 8
+    assert ks(127, 4097, 2048) == 4
+    assert ks(127, 33, 1024) == 16 and ks(127, 33, 256) == 4
+    assert ks(4097, 4097, 4097) == 1 and ks(128, 128, 63) == 1
+    assert gemm_dmma.ksplit(GemmProblem(1, 128, 128, 4097, np.dtype(np.float64), *(
+        GemmOperand(None, 0, 1, 0),) * 3), info, {**defaults, "KSPLIT": 3}) == 3
+
+
 def test_emulated_dmma_unaligned_views(fp64_device):
     """Odd offsets and leading dimensions take the element loads (VEC_A/VEC_B 0)."""
     a, b = _inputs(40, 38, 45, seed=9)
@@ -177,15 +211,27 @@ def test_copy_ring_depth_fits_the_device(device):
 def test_fp64_tensor_cores(device, M, N, K, trans):
     a, b = _inputs(M, N, K)
     x, y = device_operands(device, a, b, *trans)
-    assert "kernel: dmma" in cg.explain_matmul(x, y)
-    _close(np.asarray(x @ y), a, b)
+    _close(np.asarray(cg.matmul(x, y, kernel="dmma")), a, b)
+    _close(np.asarray(x @ y), a, b)   # whichever kernel the device's table chooses
+
+
+@pytest.mark.skipif(not cg.default_device().info.tensor_cores,
+                    reason="needs NVIDIA tensor cores (sm_80+)")
+@pytest.mark.parametrize("trans", [(False, False), (True, True)])
+def test_fp64_tensor_cores_split_k_by_shape(device, trans):
+    """Four tiles over a K of 1500: split by shape into slices, summed into C."""
+    a, b = _inputs(130, 70, 1500, seed=8)
+    x, y = device_operands(device, a, b, *trans)
+    assert "KSPLIT=1" not in cg.explain_matmul(x, y, kernel="dmma")
+    _close(np.asarray(cg.matmul(x, y, kernel="dmma")), a, b)
 
 
 @pytest.mark.skipif(not cg.default_device().info.warpgroup_mma,
                     reason="needs NVIDIA Hopper (sm_90: m16n8k8 on doubles, large local tiles)")
 @pytest.mark.parametrize("params", [{"M16": 0}, {"BK": 16}, {"BK": 32, "BM": 64, "WM": 32},
                                     {"BN": 128, "WN": 64, "BK": 16}, {"STAGES": 2},
-                                    {"STAGES": 5, "BK": 16}])
+                                    {"STAGES": 5, "BK": 16}, {"KSPLIT": 3},
+                                    {"KSPLIT": 8, "BK": 16}])
 def test_fp64_tensor_core_tiles(device, params):
     a, b = _inputs(197, 131, 333, batch=2, seed=4)
     for trans in ((False, False), (True, True)):
@@ -217,16 +263,18 @@ sys.exit(0 if ok else 3)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("M,N,K,batch,ta,tb", [
-    (17, 33, 20, 1, False, False), (7, 40, 13, 2, True, True), (33, 9, 17, 1, False, True),
+@pytest.mark.parametrize("M,N,K,batch,ta,tb,split", [
+    (17, 33, 20, 1, False, False, 1), (7, 40, 13, 2, True, True, 1),
+    (33, 9, 17, 1, False, True, 1), (9, 17, 70, 2, True, False, 3),
 ])
-def test_emulated_dmma_is_clean_under_oclgrind(oclgrind, M, N, K, batch, ta, tb):
+def test_emulated_dmma_is_clean_under_oclgrind(oclgrind, M, N, K, batch, ta, tb, split):
     from test_gemm_oclgrind import oclgrind_problems
     env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
                OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", OCLGRIND_SCRIPT, str(M), str(N),
-           str(K), str(batch), str(int(ta)), str(int(tb)), json.dumps(SMALL_TILES)]
+           str(K), str(batch), str(int(ta)), str(int(tb)),
+           json.dumps({**SMALL_TILES, "KSPLIT": split})]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
     problems = oclgrind_problems(proc.stderr)
     assert not problems, "\n\n".join(problems[:5])

@@ -183,6 +183,25 @@ def test_emulated_batched_small_tiles(device):
     assert _float16_within_one_rounding(got, a, b).all()
 
 
+def test_tiles_by_shape(device):
+    """Batches of products of 64 rows and columns or less take 64 x 64 tiles (warps of 32 x 32),
+    larger ones 128 x 128; a forced BM keeps its warps at half of it."""
+    from clarray_gemm.kernels import gemm_mma
+    from test_gemm_kernels import problem
+    geometry = gemm_mma._geometry
+    defaults = gemm_mma.MMA.defaults
+    small = geometry(problem(33, 64, 33, np.float16, batch=10000), defaults)
+    assert (small["BM"], small["BN"], small["WM"], small["WN"]) == (64, 64, 32, 32)
+    large = geometry(problem(65, 64, 33, np.float16), defaults)
+    assert (large["BM"], large["BN"], large["WM"], large["WN"]) == (128, 128, 64, 64)
+    forced = geometry(problem(65, 64, 33, np.float16), {**defaults, "BM": 64})
+    assert (forced["BM"], forced["WM"], forced["BN"]) == (64, 32, 128)
+    a, b = _inputs(np.float16, 33, 33, 33, batch=5)   # the emulated kernel with those tiles
+    x, y = _device_operands(device, a, b, False)
+    got = np.asarray(cg.matmul(x, y, kernel="mma", params=EMULATE))
+    assert _float16_within_one_rounding(got, a, b).all()
+
+
 @pytest.mark.parametrize("stages,dyn_local", [(2, 0), (4, 0), (3, 1)])
 @pytest.mark.parametrize("trans", [False, True])
 def test_emulated_copy_ring_depths(device, stages, dyn_local, trans):

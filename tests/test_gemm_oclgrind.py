@@ -137,6 +137,16 @@ def test_thin_is_clean(M, N, K, batch, trans, dtype, params):
     run_case("thin", M, N, K, batch, trans, dtype, params=params)
 
 
+@pytest.mark.parametrize("M,N,K,batch,trans,dtype,params", [
+    (33, 70, 5, 2, False, "float32", {"RPT": 4, "WG": 32}),   # partial groups and row blocks
+    (20, 37, 9, 1, True, "float16", {}),
+    (9, 40, 3, 2, True, "float64", {"RPT": 2, "WG": 32}),
+    (17, 33, 4, 1, False, "int8", {"RPT": 8, "WG": 32}),      # narrow in memory
+])
+def test_shallow_is_clean(M, N, K, batch, trans, dtype, params):
+    run_case("shallow", M, N, K, batch, trans, dtype, params=params)
+
+
 def test_wgmma_split_k_is_clean():
     """float16 K slices written as float32 partial products and their reduction into a float16
     C (gemm_gpu.cl's HALF_C), the emulated tiles, transposed operands, a batch of two."""

@@ -21,13 +21,13 @@ def test_importing_the_package_loads_neither_bench_nor_the_tuning_search():
 
 
 def test_the_catalogues_hold_the_registry_list_in_order():
-    from clarray_gemm.kernels import (conv, gemm, gemm_dmma, gemm_gpu, gemm_mma, gemm_small,
-                                      gemm_tf32x3, gemm_thin, gemm_variants, gemm_wgmma,
-                                      gemv_split, registry)
+    from clarray_gemm.kernels import (conv, gemm, gemm_dmma, gemm_gpu, gemm_mma, gemm_shallow,
+                                      gemm_small, gemm_tf32x3, gemm_thin, gemm_variants,
+                                      gemm_wgmma, gemv_split, registry)
     expected = ["naive"] + [v.name for v in gemm_variants.VARIANTS + gemm_gpu.VARIANTS
                             + gemm_small.VARIANTS + gemm_mma.VARIANTS + gemm_wgmma.VARIANTS
                             + gemm_tf32x3.VARIANTS + gemm_dmma.VARIANTS + gemv_split.VARIANTS
-                            + gemm_thin.VARIANTS]
+                            + gemm_thin.VARIANTS + gemm_shallow.VARIANTS]
     assert gemm.CATALOGUE.names() == expected
     assert conv.CATALOGUE.names() == [v.name for v in conv.VARIANTS]
     registry.register()  # idempotent

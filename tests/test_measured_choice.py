@@ -204,6 +204,20 @@ def test_merge_adds_a_kernel_and_retimes_its_contestants():
     assert measured.valid_points(merged["matmul/float32"])
 
 
+def test_merge_times_nothing_where_the_added_kernel_does_not_fit(device):
+    """A point where none of the kernels being added runs is not timed again (its contestants'
+    times stay as the table has them): gemv takes matrix-vector products only."""
+    from clarray_gemm.tuning import choices
+    rng = np.random.default_rng(1)
+    square = rng.standard_normal((9, 9)).astype(np.float32)
+    column = rng.standard_normal((9, 1)).astype(np.float32)
+    names = ["naive", "gemv"]
+    assert choices.measure_point(device, square, square, names, 0.001, needed=["gemv"]) == {}
+    times = choices.measure_point(device, square, column, names, 0.001, needed=["gemv"])
+    assert set(times) == {"naive", "gemv"}
+    assert set(choices.measure_point(device, square, square, names, 0.001)) == {"naive"}
+
+
 def test_tune_choices_merge_updates_a_table(device, isolated_cache):
     from clarray_gemm.cli import main
     table = isolated_cache / "table.json"

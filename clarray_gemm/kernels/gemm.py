@@ -85,7 +85,7 @@ CATALOGUE: Catalogue[GemmProblem] = Catalogue("matmul")
 TWO_LEVEL_KERNELS = frozenset({"gpu_blocked"})
 # The variants that read and write narrow integers as they are (GemmProblem.storage); for the
 # others the operands are widened into copies first and C narrowed after.
-NARROW_STORAGE_KERNELS = frozenset({"gpu_blocked"})
+NARROW_STORAGE_KERNELS = frozenset({"gpu_blocked", "shallow"})
 
 
 # Split-K partial sums: one scratch buffer per (device, thread), grown on demand. A product's

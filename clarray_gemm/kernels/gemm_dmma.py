@@ -12,6 +12,7 @@ applies (sm_90+, ``KPAIR=1``, ``WM`` a multiple of 16): one instruction for four
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping
 
 import numpy as np
@@ -19,12 +20,13 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo
 from ..dtypes import unsupported_dtype
-from .gemm import (GemmProblem, prepared_standard, standard_args, warp_tiled_sizes,
-                   warp_tiled_threads)
+from . import gemm_gpu
+from .gemm import (GemmOperand, GemmProblem, prepared_standard, split_workspace,
+                   warp_tiled_sizes, warp_tiled_threads)
 from .programs import get_kernel
 from .variant import Variant
 
-__all__ = ["DMMA", "VARIANTS"]
+__all__ = ["DMMA", "VARIANTS", "ksplit"]
 
 SOURCE = "gemm_dmma.cl"
 _PAD_K, _PAD_X = 4, 8     # as in the kernel: local row padding along K and along M/N (doubles)
@@ -63,6 +65,8 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
     if min(g.values()) < 1 or g["BM"] % g["WM"] or g["BN"] % g["WN"] or g["WM"] % 8 \
             or g["WN"] % 8 or g["BK"] % 4:
         return "needs BM % WM == BN % WN == 0, WM and WN multiples of 8, BK a multiple of 4"
+    if not 0 <= int(params["KSPLIT"]) <= MAX_KSPLIT:
+        return f"KSPLIT must be 0 (by shape) to {MAX_KSPLIT}"
     if params["KPAIR"] and g["BK"] % 8:
         return "KPAIR=1 needs BK a multiple of 8"
     threads = warp_tiled_threads(g)
@@ -87,6 +91,29 @@ def _rank(p: GemmProblem, info: DeviceInfo) -> float:
     return 5.0 if min(p.M, p.N) < 16 else 150.0
 
 
+MAX_KSPLIT = 16
+# The shallowest K slice, in BK-deep steps (64 of K at BK 8): a slice walks its steps one
+# after another, so a product of a few tiles is as slow as its deepest slice; the partial
+# products' traffic is that of a few tiles.
+MIN_SLICE_STEPS = 8
+# Work-groups wanted per compute unit: tiles of 128 x 64 leave room for two resident.
+_WANTED_PER_UNIT = 2
+
+
+def ksplit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> int:
+    """K slices: ``params["KSPLIT"]``, or with 0 as many as bring the tiles to two work-groups
+    per compute unit (at most MAX_KSPLIT), each slice at least MIN_SLICE_STEPS steps. 128 x 128 over a K of 4097 is
+    otherwise two tiles walking 513 steps each on two of 132 units."""
+    if params["KSPLIT"]:
+        return int(params["KSPLIT"])
+    tiles = -(-p.M // params["BM"]) * -(-p.N // params["BN"]) * p.batch
+    wanted = _WANTED_PER_UNIT * max(info.compute_units, 1)
+    steps = -(-p.K // params["BK"])
+    if tiles >= wanted:
+        return 1
+    return max(1, min(MAX_KSPLIT, wanted // tiles, steps // MIN_SLICE_STEPS))
+
+
 def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> dict[str, object]:
     """The ``-D`` defines of the kernel for this problem on this device."""
     d: dict[str, object] = {k: int(params[k])
@@ -101,16 +128,33 @@ def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> di
     return d
 
 
-def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
-    d = defines_for(device, p, params)
-    gs, ls = warp_tiled_sizes(p, d)
-    return get_kernel(device, SOURCE, "gemm_dmma", d)(device.queue, gs, ls, *standard_args(p))
-
-
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
-    d = defines_for(device, p, params)
-    gs, ls = warp_tiled_sizes(p, d)
-    return prepared_standard(device, p, get_kernel(device, SOURCE, "gemm_dmma", d), gs, ls)
+    """``run(a_buf, a_off, b_buf, b_off, c_buf)``; with split-K the slices write their partial
+    products to this thread's scratch buffer and gemm_gpu.cl's reduction sums them into C."""
+    ks = ksplit(p, device.info, params)
+    if ks == 1:
+        d = defines_for(device, p, params)
+        gs, ls = warp_tiled_sizes(p, d)
+        return prepared_standard(device, p, get_kernel(device, SOURCE, "gemm_dmma", d), gs, ls)
+    work = replace(p, c=GemmOperand(None, 0, p.N, p.M * p.N))  # partial product z = b*ks + s
+    d = defines_for(device, work, params)
+    d["KSPLIT"] = ks
+    gs, ls = warp_tiled_sizes(work, d)
+    product = prepared_standard(device, work, get_kernel(device, SOURCE, "gemm_dmma", d),
+                                (gs[0], gs[1], gs[2] * ks), ls)
+    reduce = gemm_gpu.prepare_splitk_reduce(device, p, ks, dtype=np.float64)
+    nbytes = 8 * ks * p.batch * p.M * p.N
+
+    def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
+        scratch = split_workspace(device, nbytes)
+        product(a_buf, a_off, b_buf, b_off, scratch)
+        return reduce(scratch, c_buf)
+    return run
+
+
+def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
+    return _prepare(device, p, params)(p.a.buffer, np.int64(p.a.offset), p.b.buffer,
+                                       np.int64(p.b.offset), p.c.buffer)
 
 
 DMMA = Variant(
@@ -122,11 +166,12 @@ DMMA = Variant(
     # register-staged double buffer, and stayed so with m16n8k8 and the cp.async ring (ten more,
     # 2026-11-25): 2048^3 0.52-0.58 ms, 4096^3 3.81 ms.
     defaults={"BM": 128, "BN": 64, "BK": 8, "WM": 64, "WN": 32, "GROUP_M": 8, "KPAIR": 1,
-              "M16": 1, "STAGES": 0, "EMULATE": 0},
+              "M16": 1, "STAGES": 0, "EMULATE": 0, "KSPLIT": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
+    resolved=lambda p, info, params: f"KSPLIT={ksplit(p, info, params)}",
     tunable={"BM": (64, 128), "BN": (64, 128), "BK": (8, 16, 32), "WM": (32, 64),
              "WN": (32, 64), "GROUP_M": (1, 8), "KPAIR": (0, 1), "M16": (0, 1),
-             "STAGES": (2, 3, 4, 5)},
+             "STAGES": (2, 3, 4, 5), "KSPLIT": (0, 1, 2, 4, 8)},
 )
 
 VARIANTS: tuple[Variant[GemmProblem], ...] = (DMMA,)

@@ -425,12 +425,13 @@ VARIANT = Variant(
 VARIANTS: tuple[Variant[GemmProblem], ...] = (VARIANT,)
 
 
-def prepare_splitk_reduce(device: Device, p: GemmProblem, ks: int, half_c: bool = False):
-    """``reduce(scratch, c_buf)``: C = the sum of the ``ks`` float32 partial products at the
-    start of ``scratch`` (``gemm_gpu_splitk_reduce``), for the tensor-core kernels' split-K;
-    ``half_c``: C is float16, each sum rounded once."""
+def prepare_splitk_reduce(device: Device, p: GemmProblem, ks: int, half_c: bool = False,
+                          dtype=np.float32):
+    """``reduce(scratch, c_buf)``: C = the sum of the ``ks`` partial products of ``dtype``
+    (float32 or float64) at the start of ``scratch`` (``gemm_gpu_splitk_reduce``), for the
+    tensor-core kernels' split-K; ``half_c``: C is float16, each sum rounded once."""
     i32, i64 = np.int32, np.int64
-    defines = {**dtype_defines(np.float32), "KSPLIT": ks, "HALF_C": int(half_c)}
+    defines = {**dtype_defines(dtype), "KSPLIT": ks, "HALF_C": int(half_c)}
     kernel = get_kernel(device, SOURCE, "gemm_gpu_splitk_reduce", defines)
     rsize = (-(-p.N // 64) * 64, p.M, p.batch)
     m, n = i32(p.M), i32(p.N)

@@ -48,12 +48,22 @@ def output_dtype(operand_dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float16) if np.dtype(operand_dtype) == np.float16 else np.dtype(np.float32)
 
 
+SMALL_TILE = 64
+"""Products whose M and N are both this or less take SMALL_TILE-square tiles (warps of half
+that): a batch of 64 x 64 products in 128 x 128 tiles leaves three quarters of each tile's
+loads and multiplies on zeros."""
+
+
 def _geometry(problem: GemmProblem, params: Mapping[str, int]) -> dict[str, int]:
-    """The tile defines with BK=0 resolved (32 for 16-bit operands, 16 for TF32)."""
+    """The tile defines with the zeros resolved: BK 32 for 16-bit operands, 16 for TF32; BM
+    and BN 64 where M and N are both SMALL_TILE or less, else 128; WM and WN half of BM and
+    BN."""
     elem = mma_elem(problem)
     bk = params["BK"] or (16 if elem == _TF32 else 32)
-    return {"BM": params["BM"], "BN": params["BN"], "BK": bk, "WM": params["WM"],
-            "WN": params["WN"], "STAGES": params["STAGES"]}
+    edge = SMALL_TILE if max(problem.M, problem.N) <= SMALL_TILE else 2 * SMALL_TILE
+    bm, bn = params["BM"] or edge, params["BN"] or edge
+    return {"BM": bm, "BN": bn, "BK": bk, "WM": params["WM"] or bm // 2,
+            "WN": params["WN"] or bn // 2, "STAGES": params["STAGES"]}
 
 
 def _tile_bytes(p: GemmProblem, g: Mapping[str, int]) -> int:
@@ -161,7 +171,8 @@ MMA = Variant(
             "tiling in plain OpenCL C",
     # NPERM 0: on the H100 the permuted TF32 B layout ran 1.39 ms at 4096^3 against 1.21 ms
     # without it (benches/gpu_tensor_cores.py, 2026-11-23); it stays forcible.
-    defaults={"BM": 128, "BN": 128, "BK": 0, "WM": 64, "WN": 64, "STAGES": 3, "GROUP_M": 8,
+    # (BM, BN, BK, WM, WN 0: by shape, see _geometry)
+    defaults={"BM": 0, "BN": 0, "BK": 0, "WM": 0, "WN": 0, "STAGES": 3, "GROUP_M": 8,
               "DYN_LOCAL": 0, "NPERM": 0, "EMULATE": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     tunable={"BM": (64, 128), "BN": (64, 128, 256), "WM": (32, 64), "WN": (32, 64),

@@ -6,8 +6,8 @@ the catalogue's order: ties in rank go to the earlier). ``kernels/__init__.py`` 
 """
 from __future__ import annotations
 
-from . import (conv, gemm, gemm_dmma, gemm_gpu, gemm_mma, gemm_small, gemm_tf32x3, gemm_variants,
-               gemm_thin, gemm_wgmma, gemv_split, tuned)
+from . import (conv, gemm, gemm_dmma, gemm_gpu, gemm_mma, gemm_shallow, gemm_small, gemm_tf32x3,
+               gemm_variants, gemm_thin, gemm_wgmma, gemv_split, tuned)
 from .variant import Catalogue
 
 __all__ = ["CATALOGUES", "register"]
@@ -26,6 +26,7 @@ _VARIANTS = (
     (gemm.CATALOGUE, gemm_dmma.VARIANTS),      # dmma (FP64 tensor cores)
     (gemm.CATALOGUE, gemv_split.VARIANTS),     # gemv_split
     (gemm.CATALOGUE, gemm_thin.VARIANTS),      # thin (M or N up to 128)
+    (gemm.CATALOGUE, gemm_shallow.VARIANTS),   # shallow (K up to 16, C written in runs)
     (conv.CATALOGUE, conv.VARIANTS),           # basic, const, tiled, cached, vec, gpu, fft,
                                                # fft_block
 )

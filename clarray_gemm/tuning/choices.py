@@ -73,9 +73,13 @@ def _close(got: np.ndarray, ref: np.ndarray, dtype: np.dtype) -> bool:
 
 def measure_point(device: Device, a_host: np.ndarray, b_host: np.ndarray,
                   names: Sequence[str], budget_s: float = 0.05,
-                  say: Callable[[str], Any] = lambda s: None) -> dict[str, float]:
+                  say: Callable[[str], Any] = lambda s: None,
+                  needed: Sequence[str] = ()) -> dict[str, float]:
     """Median wall-clock seconds per call of ``matmul(a, b, kernel=name)`` for each kernel in
-    ``names`` that fits and computes the right answer (sampled rows against NumPy)."""
+    ``names`` that fits and computes the right answer (sampled rows against NumPy). With
+    ``needed``, those kernels go first and, where none of them runs, nothing is timed (``{}``:
+    a table gaining them has nothing to compare there)."""
+    names = [n for n in names if n in needed] + [n for n in names if n not in needed]
     dtype = a_host.dtype
     a, b = asarray(a_host, device=device), asarray(b_host, device=device)
     rows = sorted({0, a_host.shape[-2] // 2, a_host.shape[-2] - 1})
@@ -83,6 +87,8 @@ def measure_point(device: Device, a_host: np.ndarray, b_host: np.ndarray,
     ref = np.matmul(a_host[..., rows, :].astype(wide), b_host.astype(wide))
     times: dict[str, float] = {}
     for name in names:
+        if needed and name not in needed and not times.keys() & set(needed):
+            return {}
         try:
             got = np.asarray(matmul(a, b, kernel=name))[..., rows, :]
         except ValueError:
@@ -141,7 +147,8 @@ def measure(device: Device, dtypes: Sequence[Any], points: Sequence[tuple[int, i
             if here is None:
                 continue
             times = measure_point(device, host(lead + (M, K)), host(lead + (K, N)),
-                                  _ordered(here), budget_s, say)
+                                  _ordered(here), budget_s, say,
+                                  needed=kernels or () if kernels_for is not None else ())
             if times:
                 table.append([batch, M, N, K, {k: float(f"{v:.4g}") for k, v in times.items()}])
                 best = min(times, key=times.get)
@@ -150,7 +157,7 @@ def measure(device: Device, dtypes: Sequence[Any], points: Sequence[tuple[int, i
                     f"{time.perf_counter() - start:.0f} s)")
                 if checkpoint is not None:
                     checkpoint(results)
-            else:
+            elif kernels_for is None:   # (merging: none of the added kernels fits here)
                 warnings.warn(f"no GEMM kernel ran {dt} {batch}x{M}x{N}x{K}", RuntimeWarning)
         hosts.clear()
     return results
