@@ -187,6 +187,30 @@ def test_functions_without_kernels_give_numpys_answer():
     np.testing.assert_allclose(np.asarray(out), ref.mean(axis=0))
 
 
+def test_functions_that_write_into_their_arguments_write_the_device_array():
+    """NumPy functions and methods that modify an argument in place do so to a device array
+    too, with NumPy's answers: nan_to_num(copy=False) returns the array it changed,
+    Generator.shuffle of a 1-D array gives the order NumPy gives for the same seed (rows of a
+    2-D one are views, which NumPy's shuffle of a non-ndarray swaps into duplicates, with its
+    own warning); copy=True changes nothing."""
+    a = np.array([1.0, np.nan, np.inf, -np.inf, -0.0], np.float32)
+    x = cg.asarray(a)
+    same = np.nan_to_num(x, copy=True)
+    np.testing.assert_array_equal(np.asarray(x), a)          # untouched
+    got = np.nan_to_num(x, copy=False, nan=-1.0, posinf=7.0)
+    assert got is x
+    ref = a.copy()
+    np.nan_to_num(ref, copy=False, nan=-1.0, posinf=7.0)
+    np.testing.assert_array_equal(np.asarray(x).view(np.uint32), ref.view(np.uint32))
+    np.testing.assert_array_equal(np.asarray(same), np.nan_to_num(a))
+    for shape, seed in (((31,), 3), ((1,), 5)):
+        b = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+        y = cg.asarray(b)
+        np.random.default_rng(seed).shuffle(y)
+        np.random.default_rng(seed).shuffle(b)
+        np.testing.assert_array_equal(np.asarray(y), b)
+
+
 def existing_numpy_code(features, weights, bias):
     """Ordinary NumPy code, written with no knowledge of device arrays."""
     centered = features - features.mean(axis=0)

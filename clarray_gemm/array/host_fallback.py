@@ -48,6 +48,15 @@ _HOST_RESULTS = frozenset({
 })
 
 
+def _writes_first_arg(func, args: tuple, kwargs: dict) -> bool:
+    """Whether this call of ``func`` writes into its first argument: ``np.nan_to_num`` with
+    ``copy=False`` does, and returns it."""
+    if func is np.nan_to_num:
+        copy = args[1] if len(args) > 1 else kwargs.get("copy", True)
+        return not copy
+    return False
+
+
 def to_host(obj: Any, writable: bool = False) -> Any:
     """``obj`` with every device array in it (lists, tuples, dicts) replaced by its read-only
     host view, or by a writable host copy when ``writable``."""
@@ -68,9 +77,11 @@ def host_function(func, args: tuple, kwargs: dict) -> Any:
     NumPy returns them)."""
     record_host_call(func.__name__)
     out = kwargs.get("out")
-    if func in _INPLACE_FIRST_ARG and args and isinstance(args[0], DeviceArray):
+    if args and isinstance(args[0], DeviceArray) and (
+            func in _INPLACE_FIRST_ARG or _writes_first_arg(func, args, kwargs)):
         with args[0].host_write() as target:
-            return func(target, *to_host(args[1:]), **to_host(kwargs))
+            answer = func(target, *to_host(args[1:]), **to_host(kwargs))
+        return args[0] if answer is target else answer
     if isinstance(out, DeviceArray):
         host_out = np.empty(out.shape, out.dtype)
         kwargs = dict(kwargs, out=host_out)
