@@ -47,6 +47,17 @@ def test_matrix_vector_products_on_the_host_path_are_numpys_bits(device, host_pa
             assert np.asarray(got).tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("M,N,K", [(300, 200, 1), (1024, 64, 7), (200, 300, 40), (70, 90, 33),
+                                   (160, 150, 128)])
+def test_every_host_product_call_gives_numpys_bits(device, host_path, M, N, K):
+    """The host path's two NumPy calls (ndarray.dot for K = 1 and small products, np.matmul for
+    a shallow K over a large C and for larger products) both give np.matmul's bits."""
+    a, b = random_array((M, K), np.float32, 6), random_array((K, N), np.float32, 7)
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    for _ in range(2):
+        assert np.asarray(x @ y).tobytes() == (a @ b).tobytes()
+
+
 def test_host_path_shapes_dtypes_and_out(device, host_path):
     a = random_array((3, 4, 5), np.float32, 3)
     v = random_array((5,), np.float32, 4)

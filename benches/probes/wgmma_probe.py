@@ -28,26 +28,6 @@ from clock import median_us
 PRECISION = None   # "tf32" with --dtype tf32
 
 
-def patch_source(replacements: dict) -> None:
-    """Build gemm_wgmma.cl with ``replacements`` applied (each old text must occur)."""
-    if not replacements:
-        return
-    from clarray_gemm.kernels import programs
-    original = programs.source_text
-
-    def patched(name: str) -> str:
-        text = original(name)
-        if name == "gemm_wgmma.cl":
-            for old, new in replacements.items():
-                if old not in text:
-                    raise SystemExit(f"--patch: {old!r} is not in gemm_wgmma.cl")
-                text = text.replace(old, new)
-        return text
-
-    programs.source_text = patched
-    globals()["source_text"] = patched
-
-
 def build_log(device, params: dict, dtype, ptx_path: str = "") -> str:
     """ptxas's lines for the kernel built with these parameters (row-major operands)."""
     op = GemmOperand(buffer=None, offset=0, ld=256, batch_stride=0)
@@ -102,17 +82,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--ptx", default="", help="write the sm_90 PTX of the build here")
     parser.add_argument("--check", type=int, default=1, help="0: skip the correctness pass")
-    parser.add_argument("--local-limit", type=int, default=0,
-                        help="bytes of local memory the variant may plan for (probing the driver)")
     parser.add_argument("--a-colmajor", action="store_true", help="time with A column-major")
     parser.add_argument("--b-colmajor", action="store_true", help="time with B column-major")
-    parser.add_argument("--patch", default="{}",
-                        help="JSON {old: new}: text replaced in gemm_wgmma.cl before it is built "
-                             "(timing experiments, e.g. a step without its copies)")
     args = parser.parse_args()
-    patch_source(json.loads(args.patch))
-    if args.local_limit:
-        gemm_wgmma._LOCAL_LIMIT = args.local_limit
     device = cg.get_device("NVIDIA")
     global PRECISION
     if args.dtype == "tf32":   # float32 operands, the TF32 opt-in

@@ -47,9 +47,6 @@ def _kernel(device: Device, defines: Mapping[str, object]):
         raise
 
 
-_LOCAL_LIMIT: int | None = None
-"""Bytes of local memory the tiles may take in place of ``DeviceInfo.static_local_bytes`` (a
-probe of the driver sets it)."""
 
 
 def _threads(params: Mapping[str, int]) -> int:
@@ -99,7 +96,7 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
                 f"work-group size {threads}")
     if threads > info.max_work_group_size:
         return f"work-group of {threads} exceeds the device's {info.max_work_group_size}"
-    limit = _LOCAL_LIMIT or info.static_local_bytes
+    limit = info.static_local_bytes
     if _tile_bytes(params, elem) > limit:
         return (f"needs {_tile_bytes(params, elem)} bytes of local memory, the device allows "
                 f"{limit}")

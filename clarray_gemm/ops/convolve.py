@@ -19,7 +19,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._dispatch import implements
-from ..array import DeviceArray, adopt_host, asarray, empty, host_result
+from ..array import DeviceArray, adopt_host, asarray, empty, host_result, result_adopter
 from ..device import Device
 from ..dtypes import FLOATING, HOST_TAPS_DTYPES
 from ..kernels import conv
@@ -449,10 +449,35 @@ class _DevicePlan:
 
 
 # (op, mode, operands' layouts, device) -> what a repeated call without kernel= or params= runs:
-# _HOST (NumPy's own loops on the host; the plan's checks passed when the entry was made), a
-# _DevicePlan, or _GENERAL (the full path, each call).
+# a _NumPyLoopPlan (NumPy's own loops on the host; the plan's checks passed when the entry was
+# made), a _HostStrategyPlan, a _DevicePlan, or _GENERAL (the full path, each call).
 _CALL_PLANS: PlanCache[object] = PlanCache("convolve-call")
-_HOST, _GENERAL = "host", "general"
+_GENERAL = "general"
+
+
+class _NumPyLoopPlan:
+    """A repeated call that NumPy's own loop answers (``host``): for two non-empty 1-D operands,
+    the core call np.convolve / np.correlate make (``multiarray.correlate`` with the longer
+    operand first and the mask reversed, ``correlate2`` as it is), without their conversions and
+    checks, which the entry's plan made once; anything else through the NumPy function."""
+
+    __slots__ = ("run",)
+
+    def __init__(self, plan: "_Plan", op: str, a: Any, v: Any, mode: Any):
+        func = np.convolve if op == "convolve" else np.correlate
+        call = lambda x, w: func(x, w, mode)   # noqa: E731
+        if a.ndim == 1 and v.ndim == 1 and a.size and v.size and isinstance(mode, str):
+            core = np._core.multiarray
+            if op == "correlate":
+                call = lambda x, w: core.correlate2(x, w, mode)   # noqa: E731
+            elif v.size > a.size:
+                call = lambda x, w: core.correlate(w, x[::-1], mode)   # noqa: E731
+            else:
+                call = lambda x, w: core.correlate(x, w[::-1], mode)   # noqa: E731
+        dtype = plan.result_dtype
+        # ``run(a, v)``: NumPy's result taken over as a device array (result_adopter's checks of
+        # a fresh result of this geometry made once)
+        self.run = result_adopter(plan.device, (plan.length,), dtype, (dtype.itemsize,), call)
 
 
 class _HostStrategyPlan:
@@ -491,15 +516,13 @@ def _call(op: str, a: Any, v: Any, mode: Any, kernel: str | None,
         device = device_of(a, v)
         key = (op, mode, _operand_key(a), _operand_key(v), device)
         cached = _find_call_plan(key)
-        if cached is _HOST:
-            func = np.convolve if op == "convolve" else np.correlate
-            return _wrap_host(func(_host_view(a), _host_view(v), mode), device)
         if cached is not None and cached is not _GENERAL:
             return cached.run(a, v)
         plan = _Plan(op, a, v, mode)
         choice = _choose(plan, None, None)
         if isinstance(choice, tuple):
-            entry = _HOST if choice[0] == "host" and plan.compute is not None else (
+            entry = _NumPyLoopPlan(plan, op, a, v, mode) if (
+                choice[0] == "host" and plan.compute is not None) else (
                 _HostStrategyPlan(plan, choice[0]) if choice[0] in ("host_taps", "host_fft")
                 else _GENERAL)
         else:

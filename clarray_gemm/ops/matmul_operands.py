@@ -111,13 +111,29 @@ def host_operand(b: np.ndarray, batch_shape: tuple, rows: int, cols: int) -> Gem
 _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+# Where np.matmul's own call beats ndarray.dot's: from MATMUL_MIN_WORK multiply-adds, and for a
+# K of 2 to SHALLOW_K over a C of SHALLOW_MIN_C elements or more. NumPy 2.4 with its OpenBLAS
+# on a 2-core AMD EPYC, float32, out= given, 2026-11-28: matmul took 0.60-0.93x dot's time at
+# K 2-33 over 1024 x 256 to 4097 x 256 and 256 x 4097 outputs, 0.93-0.99x at K 127 and 1.00x
+# at 256^3 and 512^3; dot took 0.2-0.55x matmul's at K = 1 and 0.4-0.9x at 128^3 and smaller
+# (its lighter call).
+MATMUL_MIN_WORK = 1 << 21
+SHALLOW_K = 48
+SHALLOW_MIN_C = 1 << 14
+
+
 def host_product(a: Any, b: Any, dtype: Any) -> Callable[..., Any]:
     """The NumPy function (with ``out=``) that computes ``a @ b`` on the host path: ndarray.dot
-    where it makes np.matmul's BLAS call (a C-contiguous float matrix times a contiguous vector
-    or matrix of its dtype: the same bits) without the ufunc machinery (0.25 against 0.56 us a
-    call, more inside a host-path loop), else np.matmul."""
+    for a C-contiguous float matrix times a contiguous vector or matrix of its dtype (without
+    the ufunc machinery: 0.25 against 0.56 us a call, more inside a host-path loop) where that
+    call's cost matters or K is 1; np.matmul for larger products and for a shallow K over a
+    large C, where its BLAS call is faster."""
     if (dtype is None and type(a) is DeviceArray and type(b) is DeviceArray and a.ndim == 2
             and b.ndim in (1, 2) and a.dtype == b.dtype and a.dtype in _BLAS_DTYPES
             and a.is_c_contiguous and b.is_c_contiguous):
-        return np.ndarray.dot
+        M, K = a.shape
+        N = b.shape[1] if b.ndim == 2 else 1
+        if K < 2 or (M * N * K < MATMUL_MIN_WORK
+                     and not (K <= SHALLOW_K and M * N >= SHALLOW_MIN_C)):
+            return np.ndarray.dot
     return np.matmul if dtype is None else functools.partial(np.matmul, dtype=dtype)

@@ -34,7 +34,7 @@ _TREE_GROUPS = 2048  # work-groups that fill a device; fewer outputs split r int
 # On GPUs: this many work-groups per compute unit instead. H100 (132 units), 2^26 float32 in
 # rows of 2^26 / R (R = 1, 8, 64, 512), against a copy's bandwidth: argmax 73-75% with 2048
 # work-groups, 77-79% with 1024, 80-85% with 528; sums 85-88% -> 87-90%
-# (benches/probes/reduce_sweep.py, 2026-11-26).
+# (a sweep of the work-group count, 2026-11-26).
 _GROUPS_PER_UNIT_GPU = 4
 # On GPUs each lane takes at least this many elements of a row: short rows get fewer lanes and
 # several rows share a work-group, instead of one element a lane and a tree as deep as the row.
@@ -42,7 +42,7 @@ _GROUPS_PER_UNIT_GPU = 4
 # k-means step's sum over 32 elements (131072 x 64 rows) 1.839 -> 0.585 (0.47x -> 1.48x),
 # argmin over 64 0.140 -> 0.028 (0.49x -> 2.44x), sum over 256 0.119 -> 0.032, max over 1024
 # 0.057 -> 0.035; 8 and 32 were each better in one case and worse in the others
-# (benches/probes/short_rows.py, 2026-11-26).
+# (a sweep of the elements per lane, 2026-11-26).
 _ROW_ELEMENTS_PER_LANE_GPU = 16
 _COLS_THREADS = 1 << 18  # work-items that fill a large GPU, for the column kernel
 _INT_LIMITS = {"char": "CHAR", "short": "SHRT", "int": "INT", "long": "LONG"}
