@@ -30,7 +30,9 @@ def _as_bytes(host: np.ndarray) -> np.ndarray:
     """A storage's host memory as 1-D uint8. A host-born result's memory may be the C-contiguous
     typed array NumPy filled (no byte view made per result: ~0.15 us on every host-path call);
     mappings and other host memory are 1-D uint8 already."""
-    return host if host.dtype is _U8 and host.ndim == 1 else host.reshape(-1).view(_U8)
+    if host.ndim == 1:
+        return host if host.dtype is _U8 else host.view(_U8)
+    return host.reshape(-1).view(_U8)
 
 
 class Storage:
@@ -219,7 +221,10 @@ class Storage:
                             # host-born: the views' base chain keeps the memory alive and
                             # there is no mapping to park; two views, as for a mapping, so
                             # that the views' base collapse stops at the parent
-                            export = _as_bytes(host)[: self.nbytes].view(HostExport)
+                            raw = _as_bytes(host)
+                            if raw.nbytes != self.nbytes:
+                                raw = raw[: self.nbytes]
+                            export = raw.view(HostExport)
                             export.flags.writeable = False
                             parent = export.view(HostExport)
                         else:
