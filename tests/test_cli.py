@@ -1,8 +1,10 @@
-"""The command line: info, demo, bench (matmul, convolve, seed000, --plot) and tune/--reset."""
+"""The command line: info, demo, bench (matmul, convolve, --plot) and tune/--reset; the seed 000
+reproduction script."""
 from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -45,6 +47,25 @@ def test_demo_checks_against_numpy(capsys, device):
     assert re.search(r"check:  relative error \S+ against NumPy in float64: OK", out)
     assert re.search(r"GFLOP/s; NumPy .* ratio \d+\.\d+x NumPy", out)
     assert "all checks passed" in out
+    matmul = out.split("convolve signal")[0]
+    if "runs:   host NumPy" in matmul:
+        # NumPy's own call ran: the ratio is the OpenCL kernel's, never NumPy against itself
+        assert "speed:" not in matmul and "kernel: " in matmul and "host:   `a @ b`" in matmul
+    else:
+        assert "speed:" in matmul and "host:" not in matmul
+
+
+def test_demo_on_the_host_path_compares_the_kernel(capsys, device):
+    if not device.info.host_unified_memory:
+        pytest.skip("the host path needs a device whose memory is the host's")
+    import clarray_gemm as cg
+    with cg.host_path(True):
+        assert main(["demo", "--size", "256", "--device", str(device.index)]) == 0
+    matmul = capsys.readouterr().out.split("convolve signal")[0]
+    if "runs:   host NumPy" not in matmul:
+        pytest.skip("a kernel beats NumPy on this device at 256")
+    assert re.search(r"  kernel: \S+ ms = .* ratio \S+x NumPy", matmul)
+    assert "speed:" not in matmul
 
 
 def test_bench_matmul_prints_a_table_with_numpy_ratios(capsys, device, tmp_path):
@@ -74,8 +95,12 @@ def test_bench_convolve(capsys):
     assert float(basic["GB/s"]) > 0 and float(basic["x NumPy"]) > 0
 
 
-def test_bench_seed000_reproduces_the_table(capsys):
-    assert main(["bench", "seed000", "--sizes", "64", "--budget", "0.01", "--quiet"]) == 0
+def test_seed000_script_reproduces_the_table(capsys):
+    """benches/seed000/seed000.py (outside the package): the seed's five kernels and ours."""
+    import runpy
+    script = Path(__file__).resolve().parents[1] / "benches" / "seed000" / "seed000.py"
+    main_of = runpy.run_path(str(script))["main"]
+    assert main_of(["--size", "64", "--budget", "0.01"]) == 0
     rows = _table(capsys.readouterr().out)
     names = [r["kernel"] for r in rows]
     assert names[:5] == ["seed 1 naive", "seed 2 local-memory tiling",
@@ -84,6 +109,8 @@ def test_bench_seed000_reproduces_the_table(capsys):
     for r in rows[:5]:  # every seed kernel ran and matched NumPy
         assert float(r["GFLOP/s here (64^3)"]) > 0, r
     assert "ours: naive" in names
+    with pytest.raises(SystemExit):   # not a command of the package
+        main(["bench", "seed000"])
 
 
 def test_tune_quick_writes_json_then_reset_removes_it(capsys, cache, device):

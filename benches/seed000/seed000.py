@@ -1,20 +1,30 @@
-"""Seed 000's table reproduced: its five SGEMM kernels as published (``opencl/seed000_sgemm.cl``)
-and our own GEMM kernels, at one size on one device, next to the figures the seed measured on a
-GTX 1080 at M = N = K = 4096. Device time from profiling events; every result is checked
-against NumPy before it is timed."""
+"""Seed 000's table reproduced: its five SGEMM kernels as published (``seed000_sgemm.cl`` beside
+this script) and the package's GEMM kernels, at one size on one device, next to the figures the
+seed measured on a GTX 1080 at M = N = K = 4096. Device time from profiling events; every result
+is checked against NumPy before it is timed.
+
+    python benches/seed000/seed000.py [--size N] [--device NAME] [--budget S]
+"""
 from __future__ import annotations
 
+import argparse
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+import pyopencl as cl
 
-from ..device import Device
-from ..kernels import gemm
-from ..kernels.programs import get_kernel
-from ..kernels.samples import WrongResult, bench_problem
-from .report import skip_note
-from .timing import device_seconds
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # a checkout's package
+from clarray_gemm import get_device  # noqa: E402
+from clarray_gemm.bench.report import skip_note  # noqa: E402
+from clarray_gemm.bench.timing import device_seconds  # noqa: E402
+from clarray_gemm.device import Device  # noqa: E402
+from clarray_gemm.kernels import gemm  # noqa: E402
+from clarray_gemm.kernels.samples import WrongResult, bench_problem  # noqa: E402
+
+SOURCE = Path(__file__).with_name("seed000_sgemm.cl")
 
 __all__ = ["SEED_GTX1080", "SeedRow", "run", "format_table", "default_size"]
 
@@ -48,7 +58,8 @@ def default_size(device: Device) -> int:
 
 def _seed_launch(device: Device, entry: str, defines: dict[str, int], p: Any
                  ) -> Callable[[], Any]:
-    kernel = get_kernel(device, "seed000_sgemm.cl", entry, {"TS": _TS, **defines})
+    options = [f"-D{k}={v}" for k, v in {"TS": _TS, **defines}.items()]
+    kernel = getattr(cl.Program(device.context, SOURCE.read_text()).build(options=options), entry)
     M, N, K = p.M, p.N, p.K
     if entry in ("seed_naive", "seed_tiled"):
         gws, lws = (M, N), (_TS, _TS)
@@ -121,3 +132,21 @@ def format_table(rows: list[SeedRow], device: Device, n: int) -> str:
             r.name, f"{r.gflops:.1f}" if r.gflops else "-",
             f"{r.seed_gflops:.0f}" if r.seed_gflops else "-", rel, seed_rel, r.note]) + " |")
     return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, help="M = N = K (default: 4096 on GPUs, 1024 on "
+                        "CPUs, 64 on simulators)")
+    parser.add_argument("--device", help="a substring of the device's name (default: the "
+                        "package's default device)")
+    parser.add_argument("--budget", type=float, default=0.5, help="seconds of calls per kernel")
+    args = parser.parse_args(argv)
+    device = get_device(args.device)
+    n = args.size or default_size(device)
+    print(format_table(run(device, n, budget_s=args.budget), device, n))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

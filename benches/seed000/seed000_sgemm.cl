@@ -1,5 +1,5 @@
 // Seed 000's five SGEMM kernels, as published (after cnugteren's tutorial), for the benchmark
-// that reproduces its table (`python -m clarray_gemm bench seed000`). Not used by dispatch.
+// that reproduces its table (`python benches/seed000/seed000.py`). Not part of the package.
 //
 //   C = A * B, A is M x K, B is K x N, C is M x N, all row-major float, no offsets.
 //   M, N, K must be multiples of TS (the kernels have no bounds checks, as in the original).
