@@ -9,12 +9,8 @@ because some drivers install fine but cannot compile or abort the process (PoCL 
 built on LLVM 14, on CPUs newer than LLVM 14 knows). ``use_device`` changes the current device
 for a ``with`` block.
 
-Processes forked after OpenCL was loaded cannot use it: OpenCL drivers keep threads and
-device state that ``fork()`` does not copy (PoCL's child hangs on its first command, even
-with a new context). In such a child every device call raises ``RuntimeError`` at once,
-saying so; a child forked before any device was touched, and any ``spawn``/``forkserver``
-child, works normally. Modules that cache per-process OpenCL objects (memory pools, program
-and plan caches) hand them to ``register_fork_reset`` so that a child starts without them.
+A child forked after the device list was built refuses device calls (:mod:`clarray_gemm.forks`);
+``register_fork_reset`` is re-exported here for the modules that cache OpenCL objects.
 """
 from __future__ import annotations
 
@@ -30,6 +26,8 @@ from typing import Any, Callable, Iterator
 import pyopencl as cl
 
 from .drivers import calls, vetting
+from .forks import check_not_forked as _check_not_forked
+from .forks import keep_in_child, mark_opencl_loaded, register_fork_reset
 
 __all__ = ["NoDeviceError", "Device", "DeviceInfo", "devices", "default_device", "current_device",
            "use_device", "get_device", "register_fork_reset"]
@@ -343,6 +341,7 @@ def devices() -> list[Device]:
             except cl.Error:
                 continue
         _devices = [Device(d, i) for i, d in enumerate(found)]
+        mark_opencl_loaded()
     return _devices
 
 
@@ -477,54 +476,21 @@ def use_device(spec: "Device | int | str | cl.Device") -> Iterator[Device]:
 
 
 # -- fork ------------------------------------------------------------------------------------
-_FORK_MESSAGE = (
-    "clarray_gemm: this process was forked after its parent loaded OpenCL, and OpenCL drivers "
-    "do not survive fork() (their threads and device state are not copied: the first command "
-    "would hang). Start worker processes with the 'spawn' or 'forkserver' method, e.g. "
-    "multiprocessing.get_context('spawn'), or fork before the parent uses a device.")
-_forked_after_use = False
-_fork_resets: list[Callable[[], None]] = []
-# The parent's OpenCL objects, kept alive in a forked child: releasing them there would call
-# into a driver that has no threads behind it.
-_inherited: list[Any] = []
-
-
-def register_fork_reset(target: "Callable[[], None] | dict") -> None:
-    """Forget per-process OpenCL state in a forked child: ``target`` is a callable run right
-    after ``fork()`` in the child, or a dict (a cache of programs, kernels, buffers) that is
-    emptied there; its values are kept alive, never released, in the child."""
-    if isinstance(target, dict):
-        def forget(cache: dict = target) -> None:
-            _inherited.append(dict(cache))
-            cache.clear()
-        _fork_resets.append(forget)
-    else:
-        _fork_resets.append(target)
-
-
-def _check_not_forked() -> None:
-    if _forked_after_use:
-        raise RuntimeError(_FORK_MESSAGE)
-
-
-def _after_fork_in_child() -> None:
-    global _forked_after_use, _devices, _default
+def _forget_devices() -> None:
+    """In a forked child: the parent's device list, contexts and queues, kept alive unused."""
+    global _devices, _default
     if _devices is None:
-        return  # OpenCL was never loaded by this module: the child starts clean
-    _forked_after_use = True
+        return
     for dev in _devices:
         for name in ("context", "queue"):
             handle = dev.__dict__.pop(name, None)
             if handle is not None:
-                _inherited.append(handle)
-    _inherited.append(_devices)
+                keep_in_child(handle)
+    keep_in_child(_devices)
     _devices, _default = None, None
-    for reset in _fork_resets:
-        reset()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+register_fork_reset(_forget_devices)
 
 
 def synchronize(device: "Device | int | str | None" = None) -> None:

@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from typing import Callable, Generic, Hashable, TypeVar
 
-from .device import register_fork_reset
+from .forks import register_fork_reset
 
 __all__ = ["Memo", "memos"]
 
