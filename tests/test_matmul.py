@@ -213,3 +213,25 @@ def test_inplace_matmul_matches_numpy(sx, sb):
     if "inplace matrix multiplication" in str(err):
         assert str(caught.value) == str(err)
     np.testing.assert_array_equal(np.asarray(got_x), x)  # untouched
+
+
+def test_the_operators_short_keys_reach_plan_fors_plan(device, monkeypatch):
+    """``a @ b``'s short keys (device arrays by layout and offset & 255, NumPy operands by dtype
+    and shape) lead to the very plan object ``plan_for`` caches for the same operands: the two
+    keys never choose differently (offsets that differ in alignment, transposes, batches, a NumPy
+    operand on either side)."""
+    from clarray_gemm.ops import matmul as matmul_ops
+    rng = np.random.default_rng(3)
+    base = cg.asarray(rng.standard_normal((4, 48, 48)).astype(np.float32), device=device)
+    host = rng.standard_normal((48, 24)).astype(np.float32)
+    cases = [(base[0], base[1].T), (base[0, 1:], base[1]), (base[:, :7], base[0].T),
+             (base[0, :, 1:], base[1, 1:, 2:]), (base[2], host), (host.T, base[3])]
+    for a, b in cases:
+        plans = type(matmul_ops._OPERATOR_PLANS)("t")
+        monkeypatch.setattr(matmul_ops, "_OPERATOR_PLANS", plans)
+        monkeypatch.setattr(matmul_ops, "_find_operator_plan", plans.find)
+        got = a @ b
+        (entry,) = [plan for _, plan in plans.items()]
+        assert entry is matmul_ops.plan_for(a, b), (a.shape, b.shape)
+        want = np.asarray(a, dtype=np.float64) @ np.asarray(b, dtype=np.float64)
+        assert np.allclose(np.asarray(got), want, rtol=1e-4, atol=1e-4)
