@@ -8,7 +8,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..device import Device, register_fork_reset
+from ..device import Device
+from ..memo import Memo
 from ..memory import Storage
 from .device_array import DeviceArray, from_host
 from .geometry import c_strides
@@ -26,18 +27,14 @@ def host_result(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, stri
     each of ``operands`` (anything but a device array as it is). A plan that makes results of
     one geometry again and again keeps :func:`result_maker`'s function instead."""
     key = (device, nbytes, shape, dtype, strides)
-    make = _MAKERS.get(key)
-    if make is None:
-        make = result_maker(device, nbytes, shape, dtype, strides)
-        if len(_MAKERS) >= _MAKERS_KEPT:
-            _MAKERS.clear()
-        _MAKERS[key] = make
+    make = _find_maker(key) or _MAKERS.get(
+        key, lambda: result_maker(device, nbytes, shape, dtype, strides))
     return make(*operands)
 
 
-_MAKERS: dict[tuple, Callable[..., Any]] = {}
-_MAKERS_KEPT = 1024
-register_fork_reset(_MAKERS)  # makers hold the parent's devices
+# result makers per geometry (they hold their device)
+_MAKERS: Memo[Callable[..., Any]] = Memo("host-path result makers", capacity=1024)
+_find_maker = _MAKERS.find
 
 
 def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, strides: tuple,

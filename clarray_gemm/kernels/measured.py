@@ -29,7 +29,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from ..device import Device, DeviceInfo, register_fork_reset
+from ..device import Device, DeviceInfo
+from ..memo import Memo
 
 __all__ = ["Point", "PointSet", "Ranking", "TABLE_DIR", "valid_points", "nearest", "ranked",
            "ranking",
@@ -217,8 +218,9 @@ def set_store_lookup(lookup) -> None:
     _parsed.clear()
 
 
-_parsed: dict[tuple, tuple[list, PointSet]] = {}
-register_fork_reset(_parsed)
+# Each list of points the store holds, parsed once: keyed by the list's identity, which the
+# entry (holding the list) keeps unique while it lives; a re-read store holds new lists.
+_parsed: Memo[tuple[list, PointSet]] = Memo("measured points parsed", capacity=256)
 
 
 def _table(device: Device, key: str) -> tuple[PointSet, str] | None:
@@ -226,11 +228,7 @@ def _table(device: Device, key: str) -> tuple[PointSet, str] | None:
         found = _store_lookup(device, key)
         if found is not None:
             raw, source = found
-            # parsed once per list the store holds (a re-read store holds new lists)
-            cache_key = (device, key)
-            parsed = _parsed.get(cache_key)
-            if parsed is None or parsed[0] is not raw:
-                parsed = _parsed[cache_key] = (raw, _points(raw))
+            parsed = _parsed.get((device, key, id(raw)), lambda: (raw, _points(raw)))
             return parsed[1], source
     for table in _shipped_for(device.info):
         if key in table.points:
