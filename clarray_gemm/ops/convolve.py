@@ -474,10 +474,13 @@ class _NumPyLoopPlan:
                 call = lambda x, w: core.correlate(w, x[::-1], mode)   # noqa: E731
             else:
                 call = lambda x, w: core.correlate(x, w[::-1], mode)   # noqa: E731
-        dtype = plan.result_dtype
-        # ``run(a, v)``: NumPy's result taken over as a device array (result_adopter's checks of
-        # a fresh result of this geometry made once)
-        self.run = result_adopter(plan.device, (plan.length,), dtype, (dtype.itemsize,), call)
+        dtype, device = plan.result_dtype, plan.device
+        if device.info.host_unified_memory:
+            # NumPy's result taken over as a device array (result_adopter's checks of a fresh
+            # result of this geometry made once)
+            self.run = result_adopter(device, (plan.length,), dtype, (dtype.itemsize,), call)
+        else:   # operands read into host copies, the result uploaded
+            self.run = lambda x, w: _wrap_host(call(_host_view(x), _host_view(w)), device)
 
 
 class _HostStrategyPlan:
