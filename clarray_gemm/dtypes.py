@@ -144,6 +144,7 @@ def kernel_supports(dtype: Any, info: Any) -> bool:
 _DEVICE_COPY_KINDS = "biuf"
 
 
+@functools.lru_cache(maxsize=256)   # a pure rule on dtypes, asked on every slice assignment
 def device_copy_supported(src: Any, dst: Any) -> bool:
     """True when the copy kernel (``opencl/copy.cl``) casts ``src`` to ``dst``: native
     bool/int/uint/float32/float64; float16 only unchanged (the same bytes: a plain copy)."""

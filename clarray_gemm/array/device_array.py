@@ -413,11 +413,14 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
                     and device_copy_supported(value._dtype, value._dtype)):
                 target = DeviceArray.from_storage(self._storage, fast[0], self._dtype, fast[1],
                                                   self._offset + fast[2])
-                if value._storage is not self._storage or (
-                        self._storage._host is not None
-                        and _dispatch.copy_on_host(self.device, self._dtype, target._size)
-                ) or not _may_overlap(value, target):
-                    target.assign_from(value)  # (a copy on the host buffers an overlap itself)
+                if (self._storage._host is not None and value._storage._host is not None
+                        and _dispatch.copy_on_host(self.device, self._dtype, target._size)):
+                    # both in host memory, the copy NumPy's (assign_from's first branch, without
+                    # its second look at the same facts; NumPy buffers an overlap itself)
+                    np.copyto(target.host_view(write=True), value.host_view(), casting="unsafe")
+                    return
+                if value._storage is not self._storage or not _may_overlap(value, target):
+                    target.assign_from(value)
                     return
         if isinstance(key, DeviceArray):
             key = key.__array__()
