@@ -455,6 +455,13 @@ _CALL_PLANS: PlanCache[object] = PlanCache("convolve-call")
 _GENERAL = "general"
 
 
+# NumPy's own correlation loops (numpy._core.multiarray: correlate, correlate2), where this
+# NumPy has them under that name; elsewhere the plans call np.convolve / np.correlate.
+_NUMPY_CORE = getattr(getattr(np, "_core", None), "multiarray", None)
+if not (hasattr(_NUMPY_CORE, "correlate") and hasattr(_NUMPY_CORE, "correlate2")):
+    _NUMPY_CORE = None
+
+
 class _NumPyLoopPlan:
     """A repeated call that NumPy's own loop answers (``host``): for two non-empty 1-D operands,
     the core call np.convolve / np.correlate make (``multiarray.correlate`` with the longer
@@ -466,8 +473,9 @@ class _NumPyLoopPlan:
     def __init__(self, plan: "_Plan", op: str, a: Any, v: Any, mode: Any):
         func = np.convolve if op == "convolve" else np.correlate
         call = lambda x, w: func(x, w, mode)   # noqa: E731
-        if a.ndim == 1 and v.ndim == 1 and a.size and v.size and isinstance(mode, str):
-            core = np._core.multiarray
+        core = _NUMPY_CORE
+        if (core is not None and a.ndim == 1 and v.ndim == 1 and a.size and v.size
+                and isinstance(mode, str)):
             if op == "correlate":
                 call = lambda x, w: core.correlate2(x, w, mode)   # noqa: E731
             elif v.size > a.size:
