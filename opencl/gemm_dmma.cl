@@ -305,6 +305,7 @@ typedef double ACC_T;
 #define WARP_K (KSTEP * (KPAIR + 1))
 #include "gemm_ring.h"
 #include "tile_order.h"
+#include "split_k.h"
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
 void gemm_dmma(GEMM_ARGS_OF(double, double, ))
@@ -321,23 +322,12 @@ void gemm_dmma(GEMM_ARGS_OF(double, double, ))
     const int2 origin = grouped_tile_origin(M, N, BM, BN, GROUP_M);
     const int m0 = origin.x, n0 = origin.y;
 
-    // With split-K, work-group z = batch * KSPLIT + s takes slice s of K's steps and writes
-    // its partial product to matrix z of C (the host's workspace of batch * KSPLIT matrices).
+    // With split-K, work-group z takes one slice of K's steps (split_k.h).
     const long z = get_group_id(2);
-#if KSPLIT > 1
-    const long batch = z / KSPLIT;
-    const int slice = (int)(z - batch * KSPLIT);
-#else
-    const long batch = z;
-    const int slice = 0;
-#endif
-    A += a_off + batch * a_batch;
-    B += b_off + batch * b_batch;
+    const KSlice ks = k_slice(z, K);
+    A += a_off + ks.batch * a_batch;
+    B += b_off + ks.batch * b_batch;
     C += c_off + z * c_batch;
-    const int all_steps = (int)(((uint)K + BK - 1) / BK);
-    const int per_slice = (all_steps + KSPLIT - 1) / KSPLIT;
-    const int first = slice * per_slice;
-    const int steps = max(min(all_steps - first, per_slice), 0);
 
     double acc[MT][NT8][2];
     #pragma unroll
@@ -346,8 +336,8 @@ void gemm_dmma(GEMM_ARGS_OF(double, double, ))
         for (int j = 0; j < NT8; ++j)
             acc[i][j][0] = acc[i][j][1] = 0.0;
 
-    ring_product(As, Bs, A, lda, B, ldb, M, N, K, m0, n0, tid, wm0, wn0, lane, first, steps,
-                 acc);
+    ring_product(As, Bs, A, lda, B, ldb, M, N, K, m0, n0, tid, wm0, wn0, lane, ks.first,
+                 ks.steps, acc);
 
     const int g = lane >> 2, t = lane & 3;
     #pragma unroll

@@ -409,6 +409,7 @@ inline void step_products(__local uchar* At, __local uchar* Bt, const int wg_row
 }
 
 #include "tile_order.h"
+#include "split_k.h"
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
 void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ))
@@ -424,16 +425,12 @@ void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ))
     const int2 origin = grouped_tile_origin(M, N, BM, BN, GROUP_M);
     const int m0 = origin.x, n0 = origin.y;
 
+    // This slice's steps: first .. first + steps - 1 of all of K's (none past the last).
     const long z = get_group_id(2);
-#if KSPLIT > 1
-    const long batch = z / KSPLIT;
-    const int slice = (int)(z - batch * KSPLIT);
-#else
-    const long batch = z;
-    const int slice = 0;
-#endif
-    A += a_off + batch * a_batch;
-    B += b_off + batch * b_batch;
+    const KSlice ks = k_slice(z, K);
+    const int first = ks.first, steps = ks.steps;
+    A += a_off + ks.batch * a_batch;
+    B += b_off + ks.batch * b_batch;
     const long c0 = c_off + z * c_batch;   // no arithmetic on half pointers
 
     float acc[MREP][NACC];
@@ -454,11 +451,6 @@ void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ))
 
     // Step s lives in slot s % STAGES. Every step commits one copy group (empty past the last
     // step), so "at most LOOKAHEAD - 1 in flight" always means "step s has landed".
-    // This slice's steps: first .. first + steps - 1 of all of K's (none past the last).
-    const int all_steps = (int)(((uint)K + BK - 1) / BK);
-    const int per_slice = (all_steps + KSPLIT - 1) / KSPLIT;
-    const int first = slice * per_slice;
-    const int steps = max(min(all_steps - first, per_slice), 0);
 #if INTERIOR_COPY
     // Steps below `whole` copy by the interior path (every one, if the tile is inside C).
     const InteriorCopy ic = interior_copy(A, lda, B, ldb, m0, n0, tid);

@@ -12,7 +12,6 @@ applies (sm_90+, ``KPAIR=1``, ``WM`` a multiple of 16): one instruction for four
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Mapping
 
 import numpy as np
@@ -21,8 +20,7 @@ import pyopencl as cl
 from ..device import Device, DeviceInfo
 from ..dtypes import unsupported_dtype
 from . import gemm_gpu
-from .gemm import (GemmOperand, GemmProblem, prepared_standard, split_workspace,
-                   warp_tiled_sizes, warp_tiled_threads)
+from .gemm import GemmProblem, prepared_standard, warp_tiled_sizes, warp_tiled_threads
 from .programs import get_kernel
 from .variant import Variant
 
@@ -136,20 +134,13 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
         d = defines_for(device, p, params)
         gs, ls = warp_tiled_sizes(p, d)
         return prepared_standard(device, p, get_kernel(device, SOURCE, "gemm_dmma", d), gs, ls)
-    work = replace(p, c=GemmOperand(None, 0, p.N, p.M * p.N))  # partial product z = b*ks + s
-    d = defines_for(device, work, params)
-    d["KSPLIT"] = ks
-    gs, ls = warp_tiled_sizes(work, d)
-    product = prepared_standard(device, work, get_kernel(device, SOURCE, "gemm_dmma", d),
-                                (gs[0], gs[1], gs[2] * ks), ls)
-    reduce = gemm_gpu.prepare_splitk_reduce(device, p, ks, dtype=np.float64)
-    nbytes = 8 * ks * p.batch * p.M * p.N
 
-    def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
-        scratch = split_workspace(device, nbytes)
-        product(a_buf, a_off, b_buf, b_off, scratch)
-        return reduce(scratch, c_buf)
-    return run
+    def slices(work: GemmProblem):
+        d = {**defines_for(device, work, params), "KSPLIT": ks}
+        gs, ls = warp_tiled_sizes(work, d)
+        return prepared_standard(device, work, get_kernel(device, SOURCE, "gemm_dmma", d),
+                                 (gs[0], gs[1], gs[2] * ks), ls)
+    return gemm_gpu.prepare_split_k(device, p, ks, slices, dtype=np.float64)
 
 
 def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:

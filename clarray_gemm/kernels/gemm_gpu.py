@@ -442,6 +442,25 @@ def prepare_splitk_reduce(device: Device, p: GemmProblem, ks: int, half_c: bool 
     return reduce
 
 
+def prepare_split_k(device: Device, p: GemmProblem, ks: int, prepare_slices, dtype=np.float32,
+                    half_c: bool = False):
+    """``run(a_buf, a_off, b_buf, b_off, c_buf)`` of a tensor-core kernel's split-K
+    (``opencl/split_k.h``): ``prepare_slices(work)`` prepares the kernel built with KSPLIT =
+    ``ks`` on ``work``, the problem whose C is the batch * ks partial products (M x N each, from
+    the start of this thread's scratch buffer); those, of ``dtype``, are then summed into C by
+    :func:`prepare_splitk_reduce` (``half_c``: a float16 C)."""
+    work = replace(p, c=GemmOperand(None, 0, p.N, p.M * p.N))  # partial product z = b*ks + s
+    product = prepare_slices(work)
+    reduce = prepare_splitk_reduce(device, p, ks, half_c=half_c, dtype=dtype)
+    nbytes = np.dtype(dtype).itemsize * ks * p.batch * p.M * p.N
+
+    def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
+        scratch = split_workspace(device, nbytes)
+        product(a_buf, a_off, b_buf, b_off, scratch)
+        return reduce(scratch, c_buf)
+    return run
+
+
 FALLBACK_PARAMS = {"KSPLIT": 1, "PACK_A": 0, "PACK_B": 0}
 """The parameters of the gated float32 fallback (no split-K, no packs: it must not touch the
 scratch buffer its caller's packs filled)."""

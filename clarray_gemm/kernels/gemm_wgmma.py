@@ -220,19 +220,12 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
         d = defines_for(device, p, params)
         gs, ls = _sizes(p, d)
         return prepared_standard(device, p, _kernel(device, d), gs, ls)
-    work = replace(p, c=GemmOperand(None, 0, p.N, p.M * p.N))  # partial product z = b*ks + s
-    d = defines_for(device, work, params)
-    d["KSPLIT"] = ks
-    gs, ls = _sizes(work, d)
-    product = prepared_standard(device, work, _kernel(device, d), (gs[0], gs[1], gs[2] * ks), ls)
-    reduce = gemm_gpu.prepare_splitk_reduce(device, p, ks, half_c=mma_elem(p) == 1)
-    nbytes = 4 * ks * p.batch * p.M * p.N
 
-    def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
-        scratch = split_workspace(device, nbytes)
-        product(a_buf, a_off, b_buf, b_off, scratch)
-        return reduce(scratch, c_buf)
-    return run
+    def slices(work: GemmProblem):
+        d = {**defines_for(device, work, params), "KSPLIT": ks}
+        gs, ls = _sizes(work, d)
+        return prepared_standard(device, work, _kernel(device, d), (gs[0], gs[1], gs[2] * ks), ls)
+    return gemm_gpu.prepare_split_k(device, p, ks, slices, half_c=mma_elem(p) == 1)
 
 
 WGMMA = Variant(
