@@ -182,6 +182,13 @@ def _may_overlap(a: "DeviceArray", b: "DeviceArray") -> bool:
     return a0 <= b1 and b0 <= a1
 
 
+def _copies_on_host(target: "DeviceArray", source: "DeviceArray") -> bool:
+    """Whether a copy of ``source`` into ``target`` runs as NumPy's on the host: both in host
+    memory (unified memory) and the copy small enough for the host path."""
+    return (target._storage._host is not None and source._storage._host is not None
+            and _dispatch.copy_on_host(target.device, target._dtype, target._size))
+
+
 class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
     """An array whose data lives in an OpenCL ``ALLOC_HOST_PTR`` buffer.
 
@@ -413,10 +420,7 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
                     and device_copy_supported(value._dtype, value._dtype)):
                 target = DeviceArray.from_storage(self._storage, fast[0], self._dtype, fast[1],
                                                   self._offset + fast[2])
-                if (self._storage._host is not None and value._storage._host is not None
-                        and _dispatch.copy_on_host(self.device, self._dtype, target._size)):
-                    # both in host memory, the copy NumPy's (assign_from's first branch, without
-                    # its second look at the same facts; NumPy buffers an overlap itself)
+                if _copies_on_host(target, value):   # (NumPy buffers an overlap itself)
                     np.copyto(target.host_view(write=True), value.host_view(), casting="unsafe")
                     return
                 if value._storage is not self._storage or not _may_overlap(value, target):
@@ -450,8 +454,7 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
         # the same shape needs no broadcast view (NumPy's broadcast_to on a template array
         # costs ~20 us a call: astype and copy of every view paid it)
         src = value if value._shape == self._shape else value.broadcast_view(self._shape)
-        if (self._storage._host is not None and src._storage._host is not None
-                and _dispatch.copy_on_host(self.device, self._dtype, self._size)):
+        if _copies_on_host(self, src):
             # both sides in host memory (unified memory): NumPy copies the slice where it is,
             # no unmap of the whole buffer, kernel and map back (NumPy handles overlap)
             np.copyto(self.host_view(write=True), src.host_view(), casting="unsafe")
