@@ -227,11 +227,13 @@ def test_a_failed_sm90a_rebuild_moves_the_choice_on(device, monkeypatch):
     # A Hopper whose driver refuses the rebuild: the first product records why and runs the
     # next kernel (mma, made to emulate: PoCL builds no PTX); later choices skip wgmma.
     from clarray_gemm.drivers import KernelBuildError
-    from clarray_gemm.kernels import gemm_mma
+    from clarray_gemm.kernels import gemm_mma, measured
     from clarray_gemm.kernels.plans import PlanCache
     from clarray_gemm.ops import matmul as matmul_ops
     monkeypatch.setattr(device, "info", _nvidia(device.info, (9, 0)))
     monkeypatch.setattr(gemm_wgmma, "_rebuild_failed", {})
+    # Rank order, not a shipped table (which may measure mma faster at this small shape).
+    monkeypatch.setattr(measured, "ranking", lambda *args: None)
     calls = []
 
     def refuse(*args, **kwargs):
@@ -266,15 +268,17 @@ def test_sm90a_ptx_turns_marks_into_instructions():
 
 def test_default_tiles_take_hoppers_static_local_allowance(device):
     from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
-    nbytes = gemm_wgmma._tile_bytes({**gemm_wgmma.WGMMA.defaults})
+    largest = {**gemm_wgmma.WGMMA.defaults, "BM": 128, "BN": 256, "WGS": 2}
+    assert gemm_wgmma.TILE_SHAPES[0] == (128, 256, 2)
+    nbytes = gemm_wgmma._tile_bytes(largest)
     assert nbytes == 4 * (128 + 256) * 64 * 2   # 128-byte tile rows, for TF32 too
-    assert gemm_wgmma._tile_bytes({**gemm_wgmma.WGMMA.defaults}, 3) == nbytes
+    assert gemm_wgmma._tile_bytes(largest, 3) == nbytes
     hopper = _nvidia(device.info, (9, 0))
     hopper = dataclasses.replace(hopper, local_mem_bytes=48 * 1024)   # as NVIDIA reports it
     assert 48 * 1024 < nbytes <= hopper.static_local_bytes
     op = GemmOperand(None, 0, 512, 0)
     half = GemmProblem(1, 512, 512, 512, np.dtype(np.float16), op, op, op)
-    assert gemm_wgmma.WGMMA.fits(half, hopper, gemm_wgmma.WGMMA.defaults) is None
+    assert gemm_wgmma.WGMMA.fits(half, hopper, largest) is None
     ampere = dataclasses.replace(hopper, compute_capability=(8, 0))
     assert ampere.static_local_bytes == 48 * 1024
 
@@ -286,8 +290,10 @@ def test_default_tiles_take_hoppers_static_local_allowance(device):
 def test_hopper_float16_every_orientation(device, M, N, K, ta, tb):
     a, b = _inputs(np.float16, M, N, K)
     x, y = _operand(device, a, ta), _operand(device, b, tb)
-    # a tensor-core kernel by default (which one is the measured choice); wgmma forced too
-    assert re.search(r"kernel: (wgmma|mma) ", cg.explain_matmul(x, y))
+    # a tensor-core kernel by default beyond the smallest products (which one is the measured
+    # choice); wgmma forced too
+    if M * N * K > 4096:
+        assert re.search(r"kernel: (wgmma|mma) ", cg.explain_matmul(x, y))
     for kernel in (None, "wgmma"):
         out = _poisoned_out(device, (M, N), np.float16)
         got = np.asarray(cg.matmul(x, y, out=out, kernel=kernel))
@@ -405,6 +411,26 @@ def test_emulated_split_k_sums_float32_partials_then_rounds_once(device, dtype, 
     assert "KSPLIT=" + str(ks) in cg.explain_matmul(x, y, kernel="wgmma", params=params)
 
 
+def test_tiles_by_shape(device):
+    from conftest import fake_device
+    from test_gemm_kernels import problem
+    hopper = fake_device(device, compute_units=132).info
+    defaults = gemm_wgmma.WGMMA.defaults
+    shape = lambda *mnk: tuple(gemm_wgmma.tile_shape(problem(*mnk, np.float16), hopper,  # noqa: E731
+                                                     defaults)[k] for k in ("BM", "BN", "WGS"))
+    assert shape(4096, 4096, 4096) == (128, 256, 2)
+    assert shape(1024, 1024, 1024) == (128, 64, 2)     # 32 large tiles would leave 100 units idle
+    assert shape(128, 128, 4096) == (64, 64, 1)
+    # a long K over an operand read element by element: large tiles, split-K
+    assert shape(127, 4097, 4097) == (128, 256, 2)
+    assert shape(127, 127, 1000) == (64, 64, 1)
+    forced = {**defaults, "BM": 64, "BN": 128, "WGS": 1}
+    assert gemm_wgmma.tile_shape(problem(8, 8, 8, np.float16), hopper, forced) == forced
+    f32 = dataclasses.replace(problem(64, 64, 64), precision="tf32")
+    assert tuple(gemm_wgmma.tile_shape(f32, hopper, defaults)[k] for k in ("BM", "BN")) == (
+        128, 256)
+
+
 def test_split_k_by_shape_only_where_tiles_leave_units_idle(device):
     from conftest import fake_device
     from test_gemm_kernels import problem
@@ -416,3 +442,71 @@ def test_split_k_by_shape_only_where_tiles_leave_units_idle(device):
     with pytest.raises(ValueError, match="KSPLIT must be"):
         x = cg.asarray(np.ones((8, 8), np.float16), device=device)
         cg.matmul(x, x, kernel="wgmma", params={**SMALL, "KSPLIT": 99})
+
+
+@pytest.mark.parametrize("ta,tb", ORIENTATIONS)
+@pytest.mark.parametrize("ks", [1, 2])
+def test_emulated_packed_operands_give_the_same_bits(device, ta, tb, ks):
+    """Operands whose rows do not start on 16 bytes (K = 203, N = 61, an offset view), copied
+    to padded rows first: the product reads other addresses but adds the same terms in the
+    same order, so every bit matches the element-wise reads; a batch with B shared too."""
+    a, b = _inputs(np.float16, 70, 61, 203, batch=3, seed=ks)
+    b = b[0]
+    x, y = _operand(device, a, ta), _operand(device, b, tb)
+    plain = {**SMALL, "KSPLIT": ks, "PACK_A": 0, "PACK_B": 0}
+    packed = {**plain, "PACK_A": 1, "PACK_B": 1}
+    assert "PACK_A=1 PACK_B=1" in cg.explain_matmul(x, y, kernel="wgmma", params=packed)
+    want = np.asarray(cg.matmul(x, y, kernel="wgmma", params=plain))
+    out = _poisoned_out(device, (3, 70, 61), np.float16)
+    got = np.asarray(cg.matmul(x, y, out=out, kernel="wgmma", params=packed))
+    assert _within_one_rounding(got, a, b).all()
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+    # an offset view: its first element is not on 16 bytes either
+    big = cg.asarray(np.concatenate([np.zeros((70, 1), np.float16), a[0]], axis=1), device=device)
+    view = big[:, 1:]
+    got = np.asarray(cg.matmul(view, y, kernel="wgmma", params=packed))
+    np.testing.assert_array_equal(got.view(np.uint16), want[0].view(np.uint16))
+
+
+@pytest.mark.skipif(BF16 is None, reason="needs ml_dtypes (bfloat16)")
+def test_emulated_packed_bfloat16(device):
+    a, b = _inputs(BF16, 33, 45, 77)
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    params = {**SMALL, "PACK_A": 1, "PACK_B": 1}
+    got = np.asarray(cg.matmul(x, y, kernel="wgmma", params=params))
+    want = np.asarray(cg.matmul(x, y, kernel="wgmma", params={**SMALL, "PACK_A": 0,
+                                                                "PACK_B": 0}))
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_packing_by_size_only_unaligned_operands(device):
+    from test_gemm_kernels import problem
+    defaults = gemm_wgmma.WGMMA.defaults
+    big = gemm_wgmma.PACK_MIN_MACS
+    assert gemm_wgmma.packs(problem(1024, 4097, 4097, np.float16), defaults) == (True, True)
+    assert gemm_wgmma.packs(problem(1024, 4096, 4097, np.float16), defaults) == (True, False)
+    assert gemm_wgmma.packs(problem(4096, 4096, 4096, np.float16), defaults) == (False, False)
+    assert gemm_wgmma.packs(problem(33, 45, 77, np.float16), defaults) == (False, False)
+    # a 4097^2 B read by a single row of tiles: its copy would cost more than it saves
+    assert gemm_wgmma.packs(problem(300, 4097, 4097, np.float16), defaults) == (True, False)
+    assert big > 33 * 45 * 77 and 300 < gemm_wgmma.PACK_MIN_REUSE
+    forced = {**defaults, "PACK_A": 1, "PACK_B": 0}
+    assert gemm_wgmma.packs(problem(33, 45, 77, np.float16), forced) == (True, False)
+    with pytest.raises(ValueError, match="PACK_A and PACK_B must be"):
+        x = cg.asarray(np.ones((8, 8), np.float16), device=device)
+        cg.matmul(x, x, kernel="wgmma", params={**SMALL, "PACK_A": 2})
+
+
+@pytest.mark.skipif(not HOPPER, reason="needs NVIDIA Hopper (sm_90)")
+@pytest.mark.parametrize("tb", [False, True])
+def test_hopper_packed_odd_sizes(device, tb):
+    a, b = _inputs(np.float16, 300, 1001, 1027, batch=2)
+    x, y = _operand(device, a, False), _operand(device, b, tb)
+    for pack in (0, 1):
+        params = {"PACK_A": pack, "PACK_B": pack}
+        assert f"PACK_A={pack} PACK_B={pack}" in cg.explain_matmul(x, y, kernel="wgmma",
+                                                                   params=params)
+        out = _poisoned_out(device, (2, 300, 1001), np.float16)
+        got = np.asarray(cg.matmul(x, y, out=out, kernel="wgmma", params=params))
+        assert _within_one_rounding(got, a, b).all()

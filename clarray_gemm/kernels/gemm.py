@@ -97,9 +97,10 @@ register_fork_reset(_split_workspaces)
 register_scratch(_split_workspaces.clear)
 
 
-def split_workspace(device: Device, nbytes: int) -> cl.Buffer:
-    """This thread's scratch buffer on ``device``, at least ``nbytes`` long."""
-    key = (device, threading.get_ident())
+def split_workspace(device: Device, nbytes: int, slot: int = 0) -> cl.Buffer:
+    """This thread's scratch buffer on ``device``, at least ``nbytes`` long; ``slot`` 1 is a
+    second one, for operands packed before a product whose split-K partials use slot 0."""
+    key = (device, threading.get_ident(), slot)
     buf = _split_workspaces.get(key)
     if buf is None or buf.size < nbytes:
         buf = _split_workspaces[key] = new_buffer(device, nbytes)

@@ -216,7 +216,8 @@ TF32X3 = Variant(
     # 4096^3 errors 3.6e-7 (normal) and 6.2e-7 (uniform [0, 1)) against gpu_blocked's 1.2e-6
     # and 8.4e-7; PROMOTE 8 1.4e-6 on uniform data; PROMOTE 1 and 2 cost 10% more time
     # (2026-11-26, benches/probes/gemm_shape_sweep.py with PROMOTE forced).
-    defaults={**gemm_wgmma.WGMMA.defaults, "PROMOTE": 4, "KSPLIT": 0},
+    defaults={**gemm_wgmma.WGMMA.defaults, "BM": 128, "BN": 256, "WGS": 2, "PROMOTE": 4,
+              "KSPLIT": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     resolved=lambda p, info, params: f"KSPLIT={ksplit(p, info, params)}",
     tunable={"BN": (128, 256), "STAGES": (3, 4, 5), "PROMOTE": (2, 4, 8), "GROUP_M": (1, 8),

@@ -7,6 +7,11 @@ TF32 operands must be K-major and are read as they lie, low bits dropped; so a T
 packs A (row-major) and B (column-major) rounded to TF32 into a scratch buffer
 (``opencl/operand_pack.cl``), which keeps the documented TF32 bound of ``ops/precision.py``.
 
+A 16-bit operand whose rows do not start on 16 bytes (a leading dimension such as 4097) cannot be
+copied by ``cp.async`` chunks: the kernel reads it element by element, at a fraction of its rate.
+For large products such an operand is first copied into a scratch buffer with its rows padded to
+16 bytes (``PACK_A``/``PACK_B``: -1 by size, 0 never, 1 always), one strided copy each.
+
 ``EMULATE=1`` builds the same tiles and copy ring with the warpgroup product computed in plain
 OpenCL C from the layouts the instruction reads (``MMA_PTX=0``): it runs on any device (PoCL,
 Oclgrind) and is only ever chosen by force, for tests.
@@ -22,6 +27,7 @@ import pyopencl as cl
 from ..device import Device, DeviceInfo
 from ..drivers import KernelBuildError
 from . import gemm_gpu
+from .copy import copy_plan
 from .gemm import GemmOperand, GemmProblem, prepared_standard, split_workspace
 from .gemm_mma import device_arch, mma_elem, operand_refusal
 from .programs import get_kernel
@@ -67,7 +73,32 @@ def _tile_bytes(params: Mapping[str, int], elem: int | None = 1) -> int:
             * _esize(elem))
 
 
+TILE_SHAPES = ((128, 256, 2), (128, 64, 2), (64, 64, 1))
+"""(BM, BN, WGS) that BM = BN = WGS = 0 chooses from by shape, largest first."""
+SMALL_TILES_MAX_K = 1024
+
+
+def tile_shape(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> Mapping[str, int]:
+    """``params`` with BM, BN and WGS resolved: those given kept, zeros by shape: the largest
+    tiles of TILE_SHAPES that still give half the compute units a tile (a 1024^3 float16 product
+    makes 32 tiles of 128 x 256 for 132 units and runs 1.6x faster in 128 x 64 ones; H200,
+    2026-11-28). The largest always for TF32, and where K > SMALL_TILES_MAX_K with an operand
+    read element by element: smaller tiles read the operands more often, and those reads
+    dominate (127 x 4097 x 4097: 116 us in 17 large tiles split 7-fold, 169 us in 130 small)."""
+    if params["BM"] and params["BN"] and params["WGS"]:
+        return params
+    bm, bn, wgs = TILE_SHAPES[0]
+    aligned = p.a.aligned(_CHUNK) and p.b.aligned(_CHUNK)
+    if mma_elem(p) != _TF32 and (aligned or p.K <= SMALL_TILES_MAX_K):
+        for bm, bn, wgs in TILE_SHAPES:
+            if 2 * -(-p.M // bm) * -(-p.N // bn) * p.batch >= info.compute_units:
+                break
+    return {**params, "BM": params["BM"] or bm, "BN": params["BN"] or bn,
+            "WGS": params["WGS"] or wgs}
+
+
 def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
+    params = tile_shape(p, info, params)
     why = operand_refusal(p)
     if why:
         return why
@@ -79,6 +110,8 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
     elem = mma_elem(p)
     if not 0 <= params.get("KSPLIT", 0) <= MAX_KSPLIT:
         return f"KSPLIT must be 0 (by shape) to {MAX_KSPLIT}"
+    if any(params.get(k, -1) not in (-1, 0, 1) for k in ("PACK_A", "PACK_B")):
+        return "PACK_A and PACK_B must be -1 (by size), 0 or 1"
     bm, bn, wgs, stages = (params[k] for k in ("BM", "BN", "WGS", "STAGES"))
     bk, esize = _bk(elem, params), _esize(elem)
     if wgs < 1 or bm % (64 * wgs) or bm // (64 * wgs) not in (1, 2):
@@ -190,6 +223,11 @@ def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Eve
 
 MAX_KSPLIT = 16
 MIN_SLICE_STEPS = 4
+# Where packing an unaligned 16-bit operand pays (H200, 2026-11-28, float16, PACK forced on and
+# off): 4097^3 1821 -> 675 us, 1024x4097x4097 578 -> 401 us, 2048x2049x2048 214 -> 178 us; but
+# 1024x1024x1027 53 -> 61 us, 127x4097x4097 115 -> 150 us (the 4097^2 B read by one row of tiles).
+PACK_MIN_MACS = 1 << 32
+PACK_MIN_REUSE = 1024
 
 
 def ksplit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> int:
@@ -201,6 +239,7 @@ def ksplit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> int:
         return 1
     if params.get("KSPLIT"):
         return int(params["KSPLIT"])
+    params = tile_shape(p, info, params)
     tiles = -(-p.M // params["BM"]) * -(-p.N // params["BN"]) * p.batch
     units = max(info.compute_units, 1)
     steps = -(-p.K // _bk(mma_elem(p), params))
@@ -209,12 +248,74 @@ def ksplit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> int:
     return max(1, min(MAX_KSPLIT, units // tiles, steps // MIN_SLICE_STEPS))
 
 
+_CHUNK = 8   # 16-bit elements per cp.async chunk (16 bytes)
+
+
+def packs(p: GemmProblem, params: Mapping[str, int]) -> tuple[bool, bool]:
+    """Whether A and B are copied to 16-byte rows first: ``PACK_A``/``PACK_B`` 1, or -1 where
+    the product has at least PACK_MIN_MACS multiply-adds and the operand is read by at least
+    PACK_MIN_REUSE tiles' worth of the other side (N for A, M for B): then the copy's time is
+    small beside the element-wise reads it saves. Never an operand already aligned, a TF32 one
+    (packed anyway) or one of two batch levels."""
+    if mma_elem(p) == _TF32:
+        return False, False
+    big = p.batch * p.M * p.N * p.K >= PACK_MIN_MACS
+    out = []
+    for key, op, reuse in (("PACK_A", p.a, p.N), ("PACK_B", p.b, p.M)):
+        want = int(params.get(key, -1))
+        if want < 0:
+            want = int(big and reuse >= PACK_MIN_REUSE)
+        out.append(bool(want) and not op.aligned(_CHUNK) and not op.inner_stride)
+    return out[0], out[1]
+
+
+def _packed_layout(p: GemmProblem, pack_a: bool, pack_b: bool):
+    """The problem over the packed operands (rows padded to whole chunks, A then B from the
+    start of the packing scratch buffer), its scratch bytes, and per packed operand the copy's
+    ``(shape, source strides, destination strides, destination offset)``."""
+    copies, at, ops = [], 0, {}
+    for name, op, rows, cols, pack in (("a", p.a, p.M, p.K, pack_a), ("b", p.b, p.K, p.N, pack_b)):
+        if not pack:
+            continue
+        if op.trans:
+            rows, cols = cols, rows
+        ld = -(-cols // _CHUNK) * _CHUNK
+        batches = p.batch if op.batch_stride else 1
+        ops[name] = GemmOperand(None, at, ld, rows * ld if op.batch_stride else 0, op.trans)
+        copies.append(((batches, rows, cols), (op.batch_stride, op.ld, 1), (rows * ld, ld, 1), at))
+        at += -(-batches * rows * ld // _CHUNK) * _CHUNK
+    return replace(p, **ops), 2 * at, copies
+
+
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
-    """``run(a_buf, a_off, b_buf, b_off, c_buf)``; with split-K the slices write float32 partial
-    products to this thread's scratch buffer and gemm_gpu.cl's reduction sums them into C
-    (rounding a float16 C once)."""
+    """``run(a_buf, a_off, b_buf, b_off, c_buf)``: the unaligned operands packed first (see
+    :func:`packs`), then the product; with split-K the slices write float32 partial products
+    to this thread's scratch buffer and gemm_gpu.cl's reduction sums them into C (rounding a
+    float16 C once)."""
+    params = tile_shape(p, device.info, params)
     if mma_elem(p) == _TF32:
         return _prepare_tf32(device, p, params)
+    pack_a, pack_b = packs(p, params)
+    if not (pack_a or pack_b):
+        return _prepare_product(device, p, params)
+    packed, nbytes, layout = _packed_layout(p, pack_a, pack_b)
+    bits = np.dtype(np.uint16)   # a bit copy, whichever 16-bit type
+    copies = [(copy_plan(device, shape, bits, src, bits, dst), np.int64(at))
+              for shape, src, dst, at in layout]
+    product = _prepare_product(device, packed, params)
+
+    def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
+        scratch = split_workspace(device, nbytes, slot=1)
+        operands = [[a_buf, a_off], [b_buf, b_off]]
+        for (copy, at), operand in zip(copies, [o for o, on in zip(operands, (pack_a, pack_b))
+                                                if on]):
+            copy(operand[0], int(operand[1]), scratch, int(at))
+            operand[:] = scratch, at
+        return product(operands[0][0], operands[0][1], operands[1][0], operands[1][1], c_buf)
+    return run
+
+
+def _prepare_product(device: Device, p: GemmProblem, params: Mapping[str, int]):
     ks = ksplit(p, device.info, params)
     if ks == 1:
         d = defines_for(device, p, params)
@@ -228,6 +329,13 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     return gemm_gpu.prepare_split_k(device, p, ks, slices, half_c=mma_elem(p) == 1)
 
 
+def _resolved(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str:
+    params = tile_shape(p, info, params)
+    return ("BM={BM} BN={BN} WGS={WGS} ".format(**params)
+            + "KSPLIT={} PACK_A={:d} PACK_B={:d}".format(ksplit(p, info, params),
+                                                        *packs(p, params)))
+
+
 WGMMA = Variant(
     name="wgmma", source=SOURCE, entry="gemm_wgmma",
     summary="Hopper tensor cores: wgmma.mma_async (float16, bfloat16, TF32 from operands "
@@ -236,15 +344,17 @@ WGMMA = Variant(
     # 128 x 256 tiles, four stages of 128-byte K rows (192 KiB): float16 556 / 648 TF/s at
     # 4096^3 / 8192^3 on the H100, the fastest configuration swept; 32-deep steps (96 KiB) gave
     # 460 / 543 (2026-11-25, benches/probes/wgmma_sweep.sh and wgmma_probe.py).
-    # (BK 0: 64 for 16-bit operands, 32 for TF32.)
+    # (BK 0: 64 for 16-bit operands, 32 for TF32; BM, BN, WGS 0: see tile_shape.)
     # (KSPLIT 0: by shape, see ksplit)
-    defaults={"BM": 128, "BN": 256, "BK": 0, "WGS": 2, "STAGES": 4, "WG_INFLIGHT": 1,
-              "GROUP_M": 8, "MN_LBO": 0, "MN_SBO": 0, "EMULATE": 0, "PROMOTE": 0, "KSPLIT": 0},
+    defaults={"BM": 0, "BN": 0, "BK": 0, "WGS": 0, "STAGES": 4, "WG_INFLIGHT": 1,
+              "GROUP_M": 8, "MN_LBO": 0, "MN_SBO": 0, "EMULATE": 0, "PROMOTE": 0, "KSPLIT": 0,
+              "PACK_A": -1, "PACK_B": -1},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
-    resolved=lambda p, info, params: f"KSPLIT={ksplit(p, info, params)}",
-    tunable={"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (8, 16, 32, 64), "WGS": (1, 2),
+    resolved=lambda p, info, params: _resolved(p, info, params),
+    tunable={"BM": (0, 64, 128, 256), "BN": (0, 64, 128, 256), "BK": (8, 16, 32, 64),
+             "WGS": (0, 1, 2),
              "STAGES": (2, 3, 4, 5), "WG_INFLIGHT": (0, 1), "GROUP_M": (1, 8),
-             "KSPLIT": (0, 1, 2, 4, 8)},
+             "KSPLIT": (0, 1, 2, 4, 8), "PACK_A": (-1, 0, 1), "PACK_B": (-1, 0, 1)},
 )
 
 VARIANTS: tuple[Variant[GemmProblem], ...] = (WGMMA,)
