@@ -19,10 +19,12 @@
 //               Global size (WG * ceil(R / (RT*VW)), KSPLIT, batch).
 //   gemv_split_reduce  y(r) = sum_s work[(b*KSPLIT + s)*R + r]; global (ceil(R/64)*64, batch).
 //
-// Parameters: T, ACC (unsigned for integers), WG (power of two), VW (1, 2, 4, 8, 16), LANES
+// Parameters: T, ACC (unsigned for integers), or IO16 (io16.h: float16 or bfloat16 elements read
+// as they are, float sums), WG (power of two), VW (1, 2, 4, 8, 16), LANES
 // (power of two dividing WG), RT (dividing WG, WG/RT a power of two), KSPLIT, KC (a multiple of
 // VW for gemv_rows), ALIGNED (1: X's vectors are VW-aligned: x_off, the row (rows) or column
 // (cols) stride and x_batch multiples of VW; then they load as whole vectors), V_UNIT (vs == 1).
+#include "io16.h"
 #include "scalar_types.h"
 #ifndef WG
 #define WG 256
@@ -50,31 +52,54 @@
 #endif
 #define KT (WG / RT)
 
+// XT / YT: the elements of X and v, and of y, in memory; LD(p): one element as ACC; PUT(p, v):
+// v stored at p.
+#if IO16
+#define XT IN16
+#define YT OUT16
+#define LD(p) LOAD16(p)
+#define PUT(p, value) STORE16(p, value)
+#else
+#define XT T
+#define YT T
+#define LD(p) ((ACC)*(p))
+#define PUT(p, value) (*(p) = (T)(value))
+#endif
+
+// VLD(p): VW elements from any address; XLOAD(p): VW elements of X (whole aligned vectors when
+// ALIGNED).
 #if VW > 1
 #include "vector_types.h"
-#if ALIGNED
+#if IO16 == 1
+#define VLD(p) CAT(vload_half, VW)(0, (__global const half*)(p))
+#elif IO16 == 2
+#define VLD(p) CAT(as_, VACC)(CAT(convert_uint, VW)(VLOAD(0, p)) << 16)
+#else
+#define VLD(p) TO_VACC(VLOAD(0, p))
+#endif
+#if ALIGNED && !IO16
 #define XLOAD(p) TO_VACC(*(__global const VT*)(p))
 #else
-#define XLOAD(p) TO_VACC(VLOAD(0, p))
+#define XLOAD(p) VLD(p)
 #endif
 #else
 #define VACC ACC
-#define XLOAD(p) ((ACC)*(p))
+#define XLOAD(p) LD(p)
 #endif
 
 // The result of row r of batch b and slice s: into y directly, or into the slice workspace.
 #if KSPLIT > 1
 #define STORE(r, value) work[((long)b * KSPLIT + s) * R + (r)] = (value)
 #else
-#define STORE(r, value) y[y_off + b * y_batch + (long)(r) * ys] = (T)(value)
+#define STORE(r, value) PUT(y + y_off + b * y_batch + (long)(r) * ys, value)
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void gemv_rows(const int R, const int K,
-               __global const T* restrict X, const long x_off, const long xr, const long xk,
+               __global const XT* restrict X, const long x_off, const long xr, const long xk,
                const long x_batch,
-               __global const T* restrict v, const long v_off, const long vs, const long v_batch,
-               __global T* restrict y, const long y_off, const long ys, const long y_batch,
+               __global const XT* restrict v, const long v_off, const long vs, const long v_batch,
+               __global YT* restrict y, const long y_off, const long ys, const long y_batch,
                __global ACC* restrict work)
 {
     // Unsigned index arithmetic: a signed / and % pair becomes an LLVM "freeze" that Oclgrind
@@ -88,19 +113,19 @@ void gemv_rows(const int R, const int K,
     const int k1 = min(K, k0 + KC);
     ACC acc = (ACC)0;
     if (r < R && k0 < k1) {
-        __global const T* x = X + x_off + b * x_batch + (long)r * xr;   // xk == 1
-        __global const T* vb = v + v_off + b * v_batch;
+        __global const XT* x = X + x_off + b * x_batch + (long)r * xr;   // xk == 1
+        __global const XT* vb = v + v_off + b * v_batch;
 #if VW > 1
         const int kv = k0 + (int)((uint)(k1 - k0) / VW * VW);   // vectors below kv
         VACC accv = (VACC)0;
         for (int k = k0 + (int)lane * VW; k < kv; k += LANES * VW) {
 #if V_UNIT
-            const VACC vk = TO_VACC(VLOAD(0, vb + k));
+            const VACC vk = VLD(vb + k);
 #else
             VACC vk;
             ACC vparts[VW];
             for (int e = 0; e < VW; ++e)
-                vparts[e] = (ACC)vb[(long)(k + e) * vs];
+                vparts[e] = LD(vb + (long)(k + e) * vs);
             vk = CAT(vload, VW)(0, vparts);
 #endif
             accv += XLOAD(x + k) * vk;
@@ -113,7 +138,7 @@ void gemv_rows(const int R, const int K,
         const int kv = k0;
 #endif
         for (int k = kv + (int)lane; k < k1; k += LANES)
-            acc += (ACC)x[k] * (ACC)vb[(long)k * vs];
+            acc += LD(x + k) * LD(vb + (long)k * vs);
     }
 #if LANES > 1
     __local ACC part[WG];
@@ -131,10 +156,10 @@ void gemv_rows(const int R, const int K,
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void gemv_cols(const int R, const int K,
-               __global const T* restrict X, const long x_off, const long xr, const long xk,
+               __global const XT* restrict X, const long x_off, const long xr, const long xk,
                const long x_batch,
-               __global const T* restrict v, const long v_off, const long vs, const long v_batch,
-               __global T* restrict y, const long y_off, const long ys, const long y_batch,
+               __global const XT* restrict v, const long v_off, const long vs, const long v_batch,
+               __global YT* restrict y, const long y_off, const long ys, const long y_batch,
                __global ACC* restrict work)
 {
     const uint lid = get_local_id(0);
@@ -145,20 +170,20 @@ void gemv_cols(const int R, const int K,
     const long b = get_global_id(2);
     const int k0 = s * KC;
     const int k1 = min(K, k0 + KC);
-    __global const T* x = X + x_off + b * x_batch + r0;   // xr == 1
-    __global const T* vb = v + v_off + b * v_batch;
+    __global const XT* x = X + x_off + b * x_batch + r0;   // xr == 1
+    __global const XT* vb = v + v_off + b * v_batch;
     VACC acc = (VACC)0;
     if (r0 + VW <= R) {
         for (int k = k0 + tk; k < k1; k += KT)
-            acc += XLOAD(x + (long)k * xk) * (VACC)((ACC)vb[(long)k * vs]);
+            acc += XLOAD(x + (long)k * xk) * (VACC)(LD(vb + (long)k * vs));
     } else if (r0 < R) {   // the last rows: element by element
         ACC parts[VW];
         for (int e = 0; e < VW; ++e)
             parts[e] = (ACC)0;
         for (int k = k0 + tk; k < k1; k += KT) {
-            const ACC vk = (ACC)vb[(long)k * vs];
+            const ACC vk = LD(vb + (long)k * vs);
             for (int e = 0; e < R - r0; ++e)
-                parts[e] += (ACC)x[(long)k * xk + e] * vk;
+                parts[e] += LD(x + (long)k * xk + e) * vk;
         }
 #if VW > 1
         acc = CAT(vload, VW)(0, parts);
@@ -189,7 +214,7 @@ void gemv_cols(const int R, const int K,
 }
 
 __kernel void gemv_split_reduce(const int R, __global const ACC* restrict work,
-                                __global T* restrict y, const long y_off, const long ys,
+                                __global YT* restrict y, const long y_off, const long ys,
                                 const long y_batch)
 {
     const int r = get_global_id(0);
@@ -199,5 +224,5 @@ __kernel void gemv_split_reduce(const int R, __global const ACC* restrict work,
     ACC acc = (ACC)0;
     for (int s = 0; s < KSPLIT; ++s)
         acc += w[(long)s * R];
-    y[y_off + b * y_batch + (long)r * ys] = (T)acc;
+    PUT(y + y_off + b * y_batch + (long)r * ys, acc);
 }

@@ -125,6 +125,15 @@ def test_gemv_split_is_clean(M, N, K, batch, trans, params):
     run_case("gemv_split", M, N, K, batch, trans, params=params)
 
 
+@pytest.mark.parametrize("M,N,K,trans,params", [
+    (37, 1, 70, False, {"WG": 32, "LANES": 8, "KSPLIT": 3}),
+    (1, 37, 70, True, {"WG": 32, "RT": 4, "KSPLIT": 2}),
+])
+def test_gemv_split_float16_is_clean(M, N, K, trans, params):
+    """16-bit elements through vload_half, float32 slices, C through vstore_half (IO16=1)."""
+    run_case("gemv_split", M, N, K, 1, trans, "float16", params=params)
+
+
 @pytest.mark.parametrize("M,N,K,batch,trans,dtype,params", [
     (5, 37, 70, 2, False, "float32", {"WG": 16, "KCH": 16, "KSPLIT": 3}),  # columns of X, split
     (37, 5, 70, 2, False, "float32", {"WG": 16, "KCH": 16, "KSPLIT": 3}),  # rows of X, vectors

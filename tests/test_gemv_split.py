@@ -71,6 +71,52 @@ def test_strided_and_broadcast_vectors(n, k, device):
                                rtol=1e-4, atol=1e-3)
 
 
+def _bf16():
+    from clarray_gemm.dtypes import bfloat16_dtype
+    return bfloat16_dtype()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("params", [{}, {"KSPLIT": 5}, {"VW": 1, "KSPLIT": 2},
+                                    {"WG": 64, "LANES": 8, "RT": 4, "KSPLIT": 3}])
+@pytest.mark.parametrize("M,N,K", [(257, 1, 1000), (1, 257, 1000), (1, 31, 7), (33, 1, 5),
+                                   (1, 1, 33)])
+def test_sixteen_bit_read_as_they_are(dtype, params, M, N, K, device):
+    """float16 and bfloat16 elements loaded as they lie (vector loads along either axis),
+    summed in float32: float16 rounded once into C, bfloat16 products giving float32 (as
+    NumPy's). Against the float64 product: the float32 sum's bound plus one rounding."""
+    dt = np.dtype(np.float16) if dtype == "float16" else _bf16()
+    if dt is None:
+        pytest.skip("needs ml_dtypes (bfloat16)")
+    rng = np.random.default_rng(M + N + K)
+    a = rng.standard_normal((M, K)).astype(np.float32).astype(dt)
+    b = rng.standard_normal((K, N)).astype(np.float32).astype(dt)
+    out_dt = np.float16 if dtype == "float16" else np.float32
+    out = cg.asarray(np.full((M, N), np.nan, out_dt), device=device)
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    got = np.asarray(cg.matmul(x, y, out=out, kernel=KERNEL, params=params))
+    assert got.dtype == out_dt
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    exact = a64 @ b64
+    bound = K * 2.0 ** -23 * (np.abs(a64) @ np.abs(b64)) + np.abs(exact) * (
+        2.0 ** -11 if dtype == "float16" else 0.0) + 1e-30
+    assert (np.abs(got.astype(np.float64) - exact) <= bound).all()
+
+
+@pytest.mark.parametrize("trans", [False, True])
+def test_float16_batched_strided(trans, device):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 1, 300)).astype(np.float16)
+    b = rng.standard_normal((3, 300, 77)).astype(np.float16)
+    y = (cg.asarray(np.ascontiguousarray(b.swapaxes(1, 2)), device=device).mT if trans
+         else cg.asarray(b, device=device))
+    got = np.asarray(cg.matmul(cg.asarray(a, device=device), y, kernel=KERNEL,
+                               params={"KSPLIT": 2}))
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    bound = 300 * 2.0 ** -23 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+    assert (np.abs(got - exact) <= bound + np.abs(exact) * 2.0 ** -11).all()
+
+
 def test_refuses_non_gemv_and_bad_params(device):
     x = cg.zeros((8, 8), np.float32, device=device)
     with pytest.raises(ValueError, match="neither M nor N is 1"):

@@ -23,7 +23,7 @@ from .variant import Variant
 
 __all__ = ["SMALL", "VARIANTS", "SINGLE_MAX_ELEMENTS", "SIXTEEN_BIT_KERNELS", "io16"]
 
-SIXTEEN_BIT_KERNELS = ("mma", "wgmma", "small", "thin", "shallow")
+SIXTEEN_BIT_KERNELS = ("mma", "wgmma", "small", "thin", "shallow", "gemv_split")
 """Kernels that take float16 and bfloat16 operands as they are (the others get float32
 copies)."""
 

@@ -6,6 +6,8 @@ axis (``gemv_rows`` for rows of X contiguous, ``gemv_cols`` for columns), and sp
 launches enough work-groups to keep every compute unit's loads in flight (the older ``gemv``
 kernel launches R/16 work-items for ``x @ B``: a handful of work-groups on a 132-SM GPU).
 Every ``-D`` parameter can be forced with ``params=``; 0 means "chosen by the shape".
+float16 and bfloat16 elements are read as they are and summed in float (``IO16``, as
+``gemm_small``'s).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import pyopencl as cl
 from ..device import Device, DeviceInfo
 from ..dtypes import dtype_defines
 from .gemm import GemmProblem, dtype_supported, matrix_vector_run
+from .gemm_small import io16
 from .gemm_variants import TINY_VOLUME, _gemv_geometry
 from .programs import get_kernel
 from .variant import Variant
@@ -105,7 +108,7 @@ def resolve(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> dict
 def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:
     if p.M != 1 and p.N != 1:
         return "neither M nor N is 1"
-    why = dtype_supported(p, info)
+    why = None if io16(p) else dtype_supported(p, info)
     if why:
         return why
     wg = params.get("WG", DEFAULTS["WG"])
@@ -129,10 +132,15 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
         kt = wg // d["RT"] if d["RT"] and wg % d["RT"] == 0 else 0
         if kt < 1 or kt & (kt - 1):
             return "RT must divide WG with WG/RT a power of two"
-    local = wg * p.itemsize * (1 if d["ROWS"] else d["VW"])
+    local = wg * _acc_size(p) * (1 if d["ROWS"] else d["VW"])
     if local > info.local_mem_bytes:
         return f"needs {local} bytes of local memory, the device has {info.local_mem_bytes}"
     return None
+
+
+def _acc_size(p: GemmProblem) -> int:
+    """Bytes of one partial sum (ACC): float for 16-bit operands, else the element's."""
+    return 4 if io16(p) else p.itemsize
 
 
 def _rank(p: GemmProblem, info: DeviceInfo) -> float:
@@ -147,12 +155,13 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     and scalar arguments resolved once: one launch for KSPLIT 1, two (slices, sum) above."""
     d = resolve(p, device.info, params)
     rows_r, x, v, y = _gemv_geometry(p)
-    defines = dtype_defines(p.dtype)
+    sixteen = io16(p)
+    defines = {"IO16": sixteen} if sixteen else dtype_defines(p.dtype)
     for name in ("WG", "VW", "LANES", "RT", "KSPLIT", "KC", "ALIGNED", "V_UNIT"):
         defines[name] = d[name]
     wg, ks = d["WG"], d["KSPLIT"]
     kernel = get_kernel(device, SOURCE, "gemv_rows" if d["ROWS"] else "gemv_cols", defines)
-    work_bytes = max(ks * p.batch * rows_r, 1) * p.itemsize if ks > 1 else p.itemsize
+    work_bytes = max(ks * p.batch * rows_r, 1) * _acc_size(p)
     gs, ls = (wg * d["GROUPS"], ks, p.batch), (wg, 1, 1)
     rows, k = i32(rows_r), i32(p.K)
     x_strides, v_strides = (i64(x[2]), i64(x[3]), i64(x[4])), (i64(v[2]), i64(v[3]))
