@@ -37,7 +37,7 @@ import numpy as np
 
 from . import _dispatch, array as _array
 from .array import DeviceArray
-from .device import Device, current_device, devices as _all_devices, get_device
+from .device import Device, current_device, devices as _usable_devices, get_device
 from .ops import einsum as _einsum, matmul as _mm, padding as _padding
 
 # The version of the array_api_compat.numpy that the host functions come from (2025.12 for
@@ -396,7 +396,7 @@ class _Info:
 
     def devices(self) -> tuple[Device, ...] | list[Device]:
         """The OpenCL devices whose compiler works (a list before version 2025.12)."""
-        usable = [d for d in _all_devices() if d.usable]
+        usable = _usable_devices()
         return tuple(usable) if _V2025 else usable
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:

@@ -71,7 +71,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     from . import settings
     from .drivers import registration, vetting
     from .kernels import tuned
-    all_devs = devices()
+    all_devs = devices(all=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         vetting.vet(d.cl_device for d in all_devs)  # every driver's verdict, probed in parallel

@@ -326,11 +326,19 @@ _current: contextvars.ContextVar[Device | None] = contextvars.ContextVar(
 
 
 def _device_at(index: int) -> Device:
-    return devices()[index]
+    return _all_devices()[index]
 
 
-def devices() -> list[Device]:
-    """All OpenCL devices of all platforms, in platform order (``opencl:<index>``)."""
+def devices(all: bool = False) -> list[Device]:
+    """The OpenCL devices that passed the driver probe, in platform order (each named
+    ``opencl:<index>`` by its place among all devices found); ``all=True``: every device
+    found, each with its probe's ``verdict``, ``usable`` and ``compiler_error``."""
+    found = _all_devices()
+    return list(found) if all else [d for d in found if d.usable]
+
+
+def _all_devices() -> list[Device]:
+    """Every OpenCL device of every platform, in platform order (index = ``opencl:<index>``)."""
     global _devices
     _check_not_forked()
     if _devices is None:
@@ -349,7 +357,7 @@ def _from_env(spec: str) -> Device:
     """Resolve ``PYOPENCL_CTX`` the way pyopencl does ("platform:device" or a name substring)."""
     platforms = cl.get_platforms()
     parts = spec.split(":")
-    all_devs = devices()
+    all_devs = _all_devices()
 
     def pick(options, key):
         if key == "":
@@ -371,7 +379,7 @@ def default_device() -> Device:
     """``PYOPENCL_CTX`` if set, else the first GPU, else the first non-simulator device."""
     global _default
     if _default is None:
-        all_devs = devices()
+        all_devs = _all_devices()
         if not all_devs:
             raise NoDeviceError(
                 "no OpenCL device found; install the CPU drivers from pip with "
@@ -422,7 +430,7 @@ def get_device(spec: "Device | int | str | cl.Device | None" = None) -> Device:
         return current_device()
     if isinstance(spec, Device):
         return spec
-    all_devs = devices()
+    all_devs = _all_devices()
     if isinstance(spec, cl.Device):
         for d in all_devs:
             if d.cl_device == spec:

@@ -45,7 +45,7 @@ def fresh_cache(tmp_path, monkeypatch):
 
 
 def _real_cpu(device_list=None):
-    for d in device_list or cg.devices():
+    for d in device_list or cg.devices(all=True):
         if d.info.is_cpu and not d.info.is_simulator and d.usable:
             return d
     pytest.skip("no CPU OpenCL driver")
@@ -109,12 +109,23 @@ def test_intel_runtime_is_registered_when_installed():
     if lib is None:
         pytest.skip("intel-opencl-rt is not installed")
     assert lib.name == "libintelocl.so" and lib.is_absolute()
-    platforms = {d.info.platform for d in cg.devices()}
+    platforms = {d.info.platform for d in cg.devices(all=True)}
     assert any("Intel" in p for p in platforms), platforms
 
 
+def test_devices_lists_the_usable_ones_all_lists_every_one():
+    every = cg.devices(all=True)
+    usable = cg.devices()
+    assert usable == [d for d in every if d.usable]
+    assert all(d.compiler_error is None for d in usable)
+    for d in usable:   # names keep their place among all devices
+        assert cg.get_device(f"opencl:{d.index}") is d
+    rejected = [d for d in every if not d.usable]
+    assert all(isinstance(d.compiler_error, str) and d.compiler_error for d in rejected)
+
+
 def test_pip_pocl_is_listed_once():
-    names = [d.info.platform for d in cg.devices()]
+    names = [d.info.platform for d in cg.devices(all=True)]
     assert names.count("Portable Computing Language") <= 1, names
 
 
@@ -126,9 +137,9 @@ _CHILD = textwrap.dedent("""
         import clarray_gemm as cg
         d = cg.default_device()
         verdicts = {f"{x.info.platform}": [x.verdict.passed, x.verdict.cause]
-                    for x in cg.devices() if not x.info.is_simulator}
+                    for x in cg.devices(all=True) if not x.info.is_simulator}
     print(json.dumps({"default": d.info.platform, "simulator": d.info.is_simulator,
-                      "platforms": [x.info.platform for x in cg.devices()],
+                      "platforms": [x.info.platform for x in cg.devices(all=True)],
                       "verdicts": verdicts,
                       "warnings": [str(w.message) for w in caught
                                    if "skipped OpenCL devices" in str(w.message)]}))
@@ -170,8 +181,8 @@ def test_a_hanging_probe_times_out(tmp_path):
 
 
 def test_when_every_cpu_driver_fails_the_simulator_is_the_last_resort(tmp_path):
-    real = sorted({d.info.platform for d in cg.devices() if not d.info.is_simulator})
-    if not any(d.info.is_simulator for d in cg.devices()) or not real:
+    real = sorted({d.info.platform for d in cg.devices(all=True) if not d.info.is_simulator})
+    if not any(d.info.is_simulator for d in cg.devices(all=True)) or not real:
         pytest.skip("needs Oclgrind and a CPU driver")
     out = _run_child(tmp_path / "cache", CLARRAY_GEMM_PROBE_FAULT="abort:" + ",".join(real))
     assert out["simulator"] is True
@@ -264,7 +275,7 @@ def _run_twice(device) -> None:
 
 def _devices_with_binary_cache():
     from pyopencl.characterize import has_src_build_cache
-    return [d for d in cg.devices() if d.usable and not d.info.is_simulator
+    return [d for d in cg.devices(all=True) if d.usable and not d.info.is_simulator
             and not has_src_build_cache(d.cl_device)]
 
 
@@ -365,7 +376,7 @@ _POCL_RUN = textwrap.dedent("""
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "delete"])
 def test_a_damaged_pocl_cache_is_repaired_before_use(tmp_path, damage):
     if not any(d.info.platform == "Portable Computing Language" and d.usable
-               for d in cg.devices()):
+               for d in cg.devices(all=True)):
         pytest.skip("PoCL is not installed or does not pass here")
     env = _own_caches({**os.environ, settings.CACHE_ENV: str(tmp_path / "cache")})
     env.pop("POCL_CACHE_DIR", None)
@@ -403,7 +414,7 @@ def test_deleting_the_cache_while_running_only_costs_rebuilds(tmp_path):
     code = textwrap.dedent(f"""
         import shutil, warnings, numpy as np, clarray_gemm as cg
         warnings.simplefilter("ignore")
-        real = [d for d in cg.devices() if not d.info.is_simulator and d.usable]
+        real = [d for d in cg.devices(all=True) if not d.info.is_simulator and d.usable]
         for d in real:
             x = cg.asarray(np.ones((5, 8), np.float32), device=d)
             np.asarray(x @ np.ones((8, 3), np.float32))

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import pyopencl as cl
 
-from ..device import Device, devices as _all_devices, get_device
+from ..device import Device, devices as _devices, get_device
 
 __all__ = ["device_cluster", "worker_specs", "worker_device", "pyopencl_ctx"]
 
@@ -46,7 +46,7 @@ def _default_devices() -> list[Device]:
     """Every usable GPU; on a machine without one, the default device alone (two CPU drivers,
     e.g. PoCL and Intel's, are the same cores twice, not two devices)."""
     from ..device import default_device
-    gpus = [d for d in _all_devices() if d.usable and d.info.is_gpu and not d.info.is_simulator]
+    gpus = [d for d in _devices() if d.info.is_gpu and not d.info.is_simulator]
     return gpus or [default_device()]
 
 
