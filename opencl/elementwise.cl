@@ -15,6 +15,10 @@
 //   IN<k>_TO_BOOL         1: operand k is converted to the bool loop type by (x != 0)
 //   OUT<k>_TO_BOOL        1: output k is stored as bool from a non-bool loop type
 //   RES_BOOL              1: the loop's output type is bool (results normalised to 0/1)
+//   IN<k>_HALF, OUT<k>_HALF  1: operand k is stored as float16 (its type ushort: the bits),
+//                         loaded exactly into a float CT, stored rounded to nearest even
+//   RES_HALF              1: the loop is NumPy's float16 one: computed in float (CT, RT
+//                         float) and each result rounded to float16 once, as NumPy's are
 //   COND_T                WHERE: the condition's storage type
 //   MASKED                1: a `where=` mask (uchar) selects the elements written
 //   NDIM                  merged dimensions (0-8)
@@ -77,6 +81,24 @@
 #ifndef MASKED
 #define MASKED 0
 #endif
+#ifndef IN0_HALF
+#define IN0_HALF 0
+#endif
+#ifndef IN1_HALF
+#define IN1_HALF 0
+#endif
+#ifndef IN2_HALF
+#define IN2_HALF 0
+#endif
+#ifndef OUT0_HALF
+#define OUT0_HALF 0
+#endif
+#ifndef OUT1_HALF
+#define OUT1_HALF 0
+#endif
+#ifndef RES_HALF
+#define RES_HALF 0
+#endif
 #ifndef OP
 #define OP OP_ADD
 #endif
@@ -98,6 +120,30 @@
 #endif
 
 #include "ufunc_ops.h"
+
+// float16 bits to float (exact) and float (or double) to float16 bits, rounded to nearest even
+// (vload_half / vstore_half need no cl_khr_fp16).
+inline float half_bits_to_float(const ushort h)
+{
+    return vload_half(0, (const __private half*)&h);
+}
+#define HALF_BITS_FROM(T) CAT_HALF(half_bits_from_, T)
+#define CAT_HALF_(a, b) a##b
+#define CAT_HALF(a, b) CAT_HALF_(a, b)
+inline ushort half_bits_from_float(const float x)
+{
+    ushort h;
+    vstore_half_rte(x, 0, (__private half*)&h);
+    return h;
+}
+#if defined(cl_khr_fp64)
+inline ushort half_bits_from_double(const double x)
+{
+    ushort h;
+    vstore_half_rte(x, 0, (__private half*)&h);
+    return h;
+}
+#endif
 
 // Conversions into the loop type and out of it are NumPy's casts (numpy_cast.h), bool ones
 // `!= 0`.
@@ -124,33 +170,45 @@
 
 #if OP == OP_WHERE
 #define LOAD0(v) ((uchar)((v) != 0))
+#elif IN0_HALF
+#define LOAD0(v) ((CT)half_bits_to_float(v))
 #elif IN0_TO_BOOL
 #define LOAD0(v) ((CT)((v) != 0))
 #else
 #define LOAD0(v) load0(v)
 #endif
-#if IN1_TO_BOOL
+#if IN1_HALF
+#define LOAD1(v) ((CT)half_bits_to_float(v))
+#elif IN1_TO_BOOL
 #define LOAD1(v) ((CT)((v) != 0))
 #else
 #define LOAD1(v) load1(v)
 #endif
-#if IN2_TO_BOOL
+#if IN2_HALF
+#define LOAD2(v) ((CT)half_bits_to_float(v))
+#elif IN2_TO_BOOL
 #define LOAD2(v) ((CT)((v) != 0))
 #else
 #define LOAD2(v) load2(v)
 #endif
 #if RES_BOOL
 #define RESULT(r) ((RT)((r) != 0))
+#elif RES_HALF   // a float16 loop's result: rounded once, then cast on from there
+#define RESULT(r) half_bits_to_float(half_bits_from_float(r))
 #else
 #define RESULT(r) (r)
 #endif
 #if OUT0_TO_BOOL
 #define STORE0(r) ((OUT0_T)((r) != 0))
+#elif OUT0_HALF
+#define STORE0(r) HALF_BITS_FROM(RT)(r)
 #else
 #define STORE0(r) store0(r)
 #endif
 #if OUT1_TO_BOOL
 #define STORE1(r) ((OUT1_T)((r) != 0))
+#elif OUT1_HALF
+#define STORE1(r) HALF_BITS_FROM(RT)(r)
 #else
 #define STORE1(r) store1(r)
 #endif
@@ -167,8 +225,8 @@ inline void apply_values(const IN0_T v0, const IN1_T v1, const IN2_T v2,
     const RT r = RESULT(op(LOAD0(v0)));
 #elif NIN == 2 && NOUT == 2
     RT r1;
-    const RT r = op(LOAD0(v0), LOAD1(v1), &r1);
-    out1[o1] = STORE1(r1);
+    const RT r = RESULT(op(LOAD0(v0), LOAD1(v1), &r1));
+    out1[o1] = STORE1(RESULT(r1));
 #elif NIN == 2
     const RT r = RESULT(op(LOAD0(v0), LOAD1(v1)));
 #else

@@ -83,6 +83,16 @@
 #define OP_WHERE 85
 #define OP_FABS 86
 
+// maximum/minimum/fmax/fmin on equal values (+0.0 against -0.0): NumPy's float16 loops keep the
+// first operand, its float32 and float64 loops the second.
+#if defined(RES_HALF) && RES_HALF
+#define NP_GT(x, y) ((x) >= (y))
+#define NP_LT(x, y) ((x) <= (y))
+#else
+#define NP_GT(x, y) ((x) > (y))
+#define NP_LT(x, y) ((x) < (y))
+#endif
+
 // Float division rounded correctly (OpenCL allows 2.5 ulp for float): where the device has
 // fp64 a float quotient is taken in double and rounded once, which is exact rounding for a
 // 24-bit quotient (53 >= 2*24 + 2).
@@ -375,26 +385,26 @@ inline RT op(const CT x, const CT y) { return nextafter(x, y); }
 // maximum/minimum: NaN wins; on ties the second operand (as NumPy's loops on this machine).
 #elif OP == OP_MAXIMUM
 #if IS_FLOAT
-inline RT op(const CT x, const CT y) { return isnan(x) ? x : (isnan(y) ? y : (x > y ? x : y)); }
+inline RT op(const CT x, const CT y) { return isnan(x) ? x : (isnan(y) ? y : (NP_GT(x, y) ? x : y)); }
 #else
 inline RT op(const CT x, const CT y) { return x > y ? x : y; }
 #endif
 #elif OP == OP_MINIMUM
 #if IS_FLOAT
-inline RT op(const CT x, const CT y) { return isnan(x) ? x : (isnan(y) ? y : (x < y ? x : y)); }
+inline RT op(const CT x, const CT y) { return isnan(x) ? x : (isnan(y) ? y : (NP_LT(x, y) ? x : y)); }
 #else
 inline RT op(const CT x, const CT y) { return x < y ? x : y; }
 #endif
 // fmax/fmin: NaN loses unless both are NaN.
 #elif OP == OP_FMAX
 #if IS_FLOAT
-inline RT op(const CT x, const CT y) { return isnan(y) ? x : (isnan(x) ? y : (x > y ? x : y)); }
+inline RT op(const CT x, const CT y) { return isnan(y) ? x : (isnan(x) ? y : (NP_GT(x, y) ? x : y)); }
 #else
 inline RT op(const CT x, const CT y) { return x > y ? x : y; }
 #endif
 #elif OP == OP_FMIN
 #if IS_FLOAT
-inline RT op(const CT x, const CT y) { return isnan(y) ? x : (isnan(x) ? y : (x < y ? x : y)); }
+inline RT op(const CT x, const CT y) { return isnan(y) ? x : (isnan(x) ? y : (NP_LT(x, y) ? x : y)); }
 #else
 inline RT op(const CT x, const CT y) { return x < y ? x : y; }
 #endif

@@ -86,6 +86,23 @@ with np.errstate(all="ignore"):
             out = cg.zeros((7, 33), np.float32, device=gpu)
             np.exp(xg, out=out, where=xg > 0)
             same(np.asarray(out)[a > 0], np.exp(a)[a > 0], 1e-6)
+    elif case == "elementwise_half":
+        # float16 stored as its bits (vload_half / vstore_half_rte on private scalars): the
+        # flat, strided and tiled kernels, a float16 result into float32, a where= mask
+        with cg.host_path(False):
+            h, g = a.astype(np.float16), b.astype(np.float16)
+            xh, yh = cg.asarray(h, device=dev), cg.asarray(g, device=dev)
+            same(xh + yh, h + g)
+            same(xh.ravel()[5:] * 1.5, h.ravel()[5:] * 1.5)
+            same(xh.T - yh[:7], h.T - g[:7])
+            same(np.maximum(xh, yh[0]), np.maximum(h, g[0]))
+            same(np.add(xh, xh, out=cg.zeros((7, 33), np.float32, device=dev)),
+                 np.add(h, h, out=np.zeros((7, 33), np.float32)))
+            out = cg.zeros((7, 33), np.float16, device=dev)
+            np.sqrt(xh, out=out, where=xh > 0)
+            want = np.zeros((7, 33), np.float16)
+            np.sqrt(h, out=want, where=h > 0)
+            same(out, want)
     elif case == "conv_flipped":
         # conv_gpu reading a convolution's mask backwards in place (FLIP_W), with the mask
         # length compiled in (m <= 64) or not, one mask chunk or several (MC 16)
@@ -160,7 +177,7 @@ with np.errstate(all="ignore"):
 print("ok")
 """
 
-CASES = ["elementwise", "elementwise_per_item", "conv_flipped", "reduce", "reduce_split", "scan",
+CASES = ["elementwise", "elementwise_per_item", "elementwise_half", "conv_flipped", "reduce", "reduce_split", "scan",
          "gather"]
 
 

@@ -260,11 +260,11 @@ def test_where_and_clip():
 
 def test_loops_without_device_kernels_fall_back_and_are_counted():
     h = np.arange(5, dtype=np.float16)
-    r = np.add(cg.asarray(h), cg.asarray(h))
-    assert_same(r, h + h)
+    r = np.nextafter(cg.asarray(h), cg.asarray(h[::-1]))   # NumPy steps one float16
+    assert_same(r, np.nextafter(h, h[::-1]))
     c = np.arange(3) + 1j
     assert_same(np.exp(cg.asarray(c)), np.exp(c))
-    assert cg.on_host_calls() == {"add": 1, "exp": 1}
+    assert cg.on_host_calls() == {"nextafter": 1, "exp": 1}
 
 
 def test_plans_are_cached():

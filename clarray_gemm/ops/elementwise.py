@@ -5,9 +5,11 @@ NumPy's ufunc machinery decides the loop dtypes (``ufunc.resolve_dtypes``, NEP 5
 shapes, strides, ``out=``, ``where=``) maps to a cached :class:`ElementwisePlan`: either the host
 path (NumPy's own ufunc on the buffers' mapping, on devices whose memory is the host's, below the
 measured crossover), or one kernel of ``opencl/elementwise.cl`` built for (operation, dtypes,
-layout class) with its merged dimensions and stride vectors fixed. Loops a kernel cannot run
-exactly (float16, complex, object, mixed-type loops) leave ``supported`` False: the caller then
-returns ``NotImplemented`` so the host fallback gives NumPy's exact answer or error.
+layout class) with its merged dimensions and stride vectors fixed. float16 operands are stored
+as they are and computed in float, each result rounded once, as NumPy's float16 loops do. Loops
+a kernel cannot run exactly (complex, object, mixed-type loops, float16 ``nextafter``) leave
+``supported`` False: the caller then returns ``NotImplemented`` so the host fallback gives
+NumPy's exact answer or error.
 """
 from __future__ import annotations
 
@@ -78,6 +80,22 @@ def kernel_dtype(dt: np.dtype, device: Device) -> bool:
     return dt != np.float64 or device.info.fp64
 
 
+_HALF = np.dtype(np.float16)
+_NO_HALF_LOOP = frozenset({"NEXTAFTER"})
+"""Operations whose float16 loop is not the float loop rounded once (NumPy steps one float16)."""
+
+
+def _loop_dtype(dt: np.dtype, device: Device) -> bool:
+    """Whether elementwise kernels take ``dt``: :func:`kernel_dtype`'s, and float16 (stored as
+    its bits, computed in float)."""
+    return kernel_dtype(dt, device) or dt == _HALF
+
+
+def _storage_ctype(dt: np.dtype) -> str:
+    """The OpenCL C type a kernel reads and writes ``dt`` as (float16: its bits)."""
+    return "ushort" if dt == _HALF else ctype(dt)
+
+
 def _describe(x: Any) -> tuple | None:
     """The key part of one operand; None for operands the device path does not take."""
     t = type(x)
@@ -116,13 +134,21 @@ class ElementwisePlan:
         compute = ins[1] if spec.cond_first else ins[0]
         if len(set(ins[1:] if spec.cond_first else ins)) != 1 or len(set(res)) != 1:
             return  # mixed loops (int64 vs uint64 comparisons, ldexp): NumPy's own
-        if not all(kernel_dtype(d, device) for d in loop):
+        if not all(_loop_dtype(d, device) for d in loop):
             return
-        if not all(kernel_dtype(x.dtype, device) for x in inputs if type(x) is DeviceArray):
+        if compute == _HALF and spec.name in _NO_HALF_LOOP:
             return
+        for k, x in enumerate(inputs):
+            # float16 operands only into float loops (a bool or integer loop would read the
+            # bits, and -0.0 is not zero bits)
+            if type(x) is DeviceArray and (not _loop_dtype(x.dtype, device) or (
+                    x.dtype == _HALF and (loop[k].kind != "f" or (spec.cond_first and k == 0)))):
+                return
         if outs is not None:
             for o in outs:
-                if (np.broadcast_shapes(shape, o.shape) != o.shape or not kernel_dtype(o.dtype, device)
+                if (np.broadcast_shapes(shape, o.shape) != o.shape
+                        or not _loop_dtype(o.dtype, device)
+                        or (o.dtype == _HALF and res[0].kind != "f")
                         or not np.can_cast(res[0], o.dtype, casting)):
                     return
             shape = outs[0].shape
@@ -169,22 +195,31 @@ class ElementwisePlan:
         if len(dims) > MAX_DIMS:
             self.supported = False  # more than 8 non-contiguous dimensions: NumPy's loop
             return
+        # a float16 loop runs in float (NumPy's float16 loops compute in float32)
         compute, result = self.compute, self.result
+        if compute == _HALF:
+            compute = np.dtype(np.float32)
         ct = ctype(compute)
         defines = {"OP": f"OP_{spec.name}", "NIN": spec.nin, "NOUT": spec.nout, "NDIM": len(dims),
-                   "CT": ct, "RT": ctype(result),
+                   "CT": ct, "RT": "float" if result == _HALF else ctype(result),
                    "UT": _unsigned(ct) if compute.kind in "iub" else ct,
                    "IS_FLOAT": int(compute.kind == "f"), "IS_SIGNED": int(compute.kind == "i"),
                    "IS_BOOL": int(compute.kind == "b"), "BITS": 8 * compute.itemsize,
                    "RES_BOOL": int(result.kind == "b"), "MASKED": int(mask is not None),
                    "IDX32": int(self.size < 2 ** 31)}
+        if result == _HALF:
+            defines["RES_HALF"] = 1
         for k, dt in enumerate(in_dtypes):
-            defines[f"IN{k}_T"] = ctype(dt)
-            if self.loop[k].kind == "b" and dt.kind != "b" and not (spec.cond_first and k == 0):
+            defines[f"IN{k}_T"] = _storage_ctype(dt)
+            if dt == _HALF and not (spec.cond_first and k == 0):
+                defines[f"IN{k}_HALF"] = 1
+            elif self.loop[k].kind == "b" and dt.kind != "b" and not (spec.cond_first and k == 0):
                 defines[f"IN{k}_TO_BOOL"] = 1
         for k, dt in enumerate(out_dtypes):
-            defines[f"OUT{k}_T"] = ctype(dt)
-            if dt.kind == "b" and result.kind != "b":
+            defines[f"OUT{k}_T"] = _storage_ctype(dt)
+            if dt == _HALF:
+                defines[f"OUT{k}_HALF"] = 1
+            elif dt.kind == "b" and result.kind != "b":
                 defines[f"OUT{k}_TO_BOOL"] = 1
         if spec.name == "RECIPROCAL" and compute.kind in "iu":
             with warnings.catch_warnings(), np.errstate(all="ignore"):

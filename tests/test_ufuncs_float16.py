@@ -1,0 +1,125 @@
+"""float16 ufuncs on the device kernels against NumPy's float16 loops: the operands stored as
+float16, computed in float and each result rounded once, as NumPy's loops do; so every answer is
+NumPy's bit for bit (NaN positions, signed zeros), the transcendental functions within one
+float16 ULP (their float32 values are within a few float32 ULPs of NumPy's). Mixed-dtype calls,
+``out=`` of another dtype, scalars, views and ``np.where``/``np.clip`` too; every call checked to
+have stayed on the device (the host path is off in the suite)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+from ufunc_cases import ALL_UFUNCS, FLOAT_SPECIALS, TRANSCENDENTAL
+
+HALF = np.dtype(np.float16)
+# float16's own edges beside the shared specials: the largest finite, the smallest normal and
+# subnormal, an integer past the exact range, values that round on the way in
+SPECIALS = np.array(FLOAT_SPECIALS + [65504.0, -65504.0, 6.103515625e-05, 5.960464477539063e-08,
+                                      2048.0, 3.140625, -0.333251953125, 100.0], HALF)
+NOT_ON_DEVICE = {np.nextafter}   # NumPy steps one float16, not one float
+
+
+@pytest.fixture(autouse=True)
+def _kernels_only():
+    cg.reset_host_calls()
+    with cg.host_path(False):
+        yield
+    assert cg.on_host_calls() == {}, cg.on_host_calls()
+
+
+def half_loop(ufunc) -> bool:
+    """Whether NumPy's loop for float16 inputs is a float16 one (float16 or bool throughout)."""
+    try:
+        loop = ufunc.resolve_dtypes((HALF,) * ufunc.nin + (None,) * ufunc.nout)
+    except TypeError:
+        return False
+    return all(np.dtype(d) in (HALF, np.dtype(np.bool_)) for d in loop)
+
+
+def same(got, want, ufunc=None) -> None:
+    """NumPy's answer: dtype, shape, NaN positions, values and signs bit for bit (within one
+    float16 ULP for the transcendental functions)."""
+    assert isinstance(got, cg.DeviceArray), type(got)
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype)
+    if want.dtype.kind != "f":
+        np.testing.assert_array_equal(got, want)
+        return
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    if ufunc in TRANSCENDENTAL and want.dtype == HALF:
+        g, w = got[~nan].view(np.int16).astype(np.int32), want[~nan].view(np.int16).astype(np.int32)
+        order = lambda b: np.where(b < 0, -(b & 0x7FFF), b)  # noqa: E731
+        assert np.abs(order(g) - order(w)).max(initial=0) <= 1
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+        return
+    np.testing.assert_array_equal(got[~nan].view(np.uint8), want[~nan].view(np.uint8))
+
+
+CASES = [u for u in ALL_UFUNCS if half_loop(u) and u not in NOT_ON_DEVICE]
+
+
+@pytest.mark.parametrize("ufunc", CASES, ids=lambda u: u.__name__)
+def test_every_float16_loop_on_special_values(ufunc):
+    if ufunc.nin == 1:
+        args = (SPECIALS,)
+    elif ufunc.nin == 2:
+        args = (SPECIALS[:, None], SPECIALS[None, :])
+    else:   # clip: values x lower bounds, the upper bound a scalar array
+        args = (SPECIALS[:, None], SPECIALS[None, :], SPECIALS[3:4])
+    with np.errstate(all="ignore"):
+        want = ufunc(*args)
+        got = ufunc(*(cg.asarray(a) for a in args))
+    for g, w in zip(got, want) if isinstance(want, tuple) else ((got, want),):
+        same(g, w, ufunc)
+
+
+def test_random_values_and_views():
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((33, 257)) * 30).astype(HALF)
+    b = (rng.standard_normal(257) * 30).astype(HALF)
+    x, y = cg.asarray(a), cg.asarray(b)
+    with np.errstate(all="ignore"):
+        same(x + y, a + b)                                  # a broadcast row
+        same(x[:, ::3] * y[::3], a[:, ::3] * b[::3])        # strided
+        same(x.T / 7, a.T / 7)                              # transposed, a Python scalar
+        same(2.5 - x[5:, 1:], 2.5 - a[5:, 1:])              # offset views
+        same(np.exp(x / 16), np.exp(a / 16), np.exp)
+        same(np.sqrt(np.abs(x)), np.sqrt(np.abs(a)))
+        same(x > y, a > b)
+        q, r = np.divmod(x, y)
+        same(q, np.divmod(a, b)[0]), same(r, np.divmod(a, b)[1])
+
+
+def test_mixed_dtypes_and_outputs_of_other_dtypes():
+    rng = np.random.default_rng(1)
+    a = (rng.standard_normal(300) * 100).astype(HALF)
+    i8 = rng.integers(-128, 127, 300, dtype=np.int8)
+    f32 = rng.standard_normal(300).astype(np.float32)
+    x, xi, xf = cg.asarray(a), cg.asarray(i8), cg.asarray(f32)
+    same(x + xi, a + i8)                        # int8 into a float16 loop (exact)
+    same(x * xf, a * f32)                       # float16 into a float32 loop
+    same(np.add(x, x, out=cg.zeros(300, np.float32)), np.add(a, a, out=np.zeros(300, np.float32)))
+    half_out = cg.zeros(300, HALF)              # a float32 loop rounded into float16
+    same(np.multiply(xf, xf, out=half_out, casting="same_kind"),
+         np.multiply(f32, f32, out=np.zeros(300, HALF), casting="same_kind"))
+    same(x.astype(np.float32) * 3, a.astype(np.float32) * 3)
+    with np.errstate(all="ignore"):
+        same(np.where(xf > 0, x, -x), np.where(f32 > 0, a, -a))
+        same(np.clip(x, -50, 50), np.clip(a, -50, 50))
+        w = cg.asarray(np.full(300, np.nan, HALF))
+        np.exp(x / 64, out=w, where=xf > 0)
+        want = np.full(300, np.nan, HALF)
+        np.exp(a / 64, out=want, where=f32 > 0)
+        same(w, want, np.exp)
+
+
+def test_float16_sums_stay_exact_per_step():
+    # each step of an accumulation in a Python loop rounds to float16, as NumPy's does
+    a = np.full(64, 0.1, HALF)
+    x = cg.asarray(a)
+    total, want = x[0:1], a[0:1]
+    for k in range(1, 64):
+        total, want = total + x[k:k + 1], want + a[k:k + 1]
+    same(total, want)
