@@ -147,12 +147,12 @@ _DEVICE_COPY_KINDS = "biuf"
 @functools.lru_cache(maxsize=256)   # a pure rule on dtypes, asked on every slice assignment
 def device_copy_supported(src: Any, dst: Any) -> bool:
     """True when the copy kernel (``opencl/copy.cl``) casts ``src`` to ``dst``: native
-    bool/int/uint/float32/float64; float16 only unchanged (the same bytes: a plain copy)."""
+    bool/int/uint/float16/float32/float64 (float16 held as its bits)."""
     src, dst = np.dtype(src), np.dtype(dst)
     for dt in (src, dst):
         if dt.kind not in _DEVICE_COPY_KINDS or not dt.isnative or dt.itemsize > 8:
             return False
-    return (src == np.float16) == (dst == np.float16)
+    return True
 
 
 @functools.lru_cache(maxsize=1)

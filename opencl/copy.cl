@@ -13,6 +13,10 @@
 // Parameters:
 //   SRC_T, DST_T  element types (OpenCL C scalar names)
 //   TO_BOOL       1: store (src != 0), as NumPy's cast to bool does
+//   SRC_HALF, DST_HALF  1: that side is float16, held as its bits (its T ushort): read as its
+//                 float value and cast on from float (as NumPy casts float16), written rounded
+//                 to nearest even from float, or from double where the source is double
+//                 (HALF_FROM double), as NumPy's float16 casts round
 //   NDIM          merged dimensions (1-8): the innermost NDIM entries of the shape and strides
 //   IDX32         1: fewer than 2^31 elements, index decomposition in 32 bits
 #ifndef SRC_T
@@ -27,12 +31,40 @@
 #ifndef NDIM
 #define NDIM 8
 #endif
+#ifndef SRC_HALF
+#define SRC_HALF 0
+#endif
+#ifndef DST_HALF
+#define DST_HALF 0
+#endif
+#ifndef HALF_FROM
+#define HALF_FROM float
+#endif
 #include "flat_index.h"
+#include "half_bits.h"
 
+// CONVERT(v): the destination's element for source element v; NONZERO(v): v != 0 by value.
+#if SRC_HALF && DST_HALF
+#define CONVERT(v) (v)
+#define NONZERO(v) (half_bits_to_float(v) != 0.0f)
+#elif SRC_HALF
+#define NP_CAST_SRC float
+#define NP_CAST_DST DST_T
+#define NP_CAST_NAME cast
+#include "numpy_cast.h"
+#define CONVERT(v) cast(half_bits_to_float(v))
+#define NONZERO(v) (half_bits_to_float(v) != 0.0f)
+#elif DST_HALF
+#define CONVERT(v) HALF_BITS_FROM(HALF_FROM)((HALF_FROM)(v))
+#define NONZERO(v) ((v) != (SRC_T)0)
+#else
 #define NP_CAST_SRC SRC_T
 #define NP_CAST_DST DST_T
 #define NP_CAST_NAME cast
 #include "numpy_cast.h"
+#define CONVERT(v) cast(v)
+#define NONZERO(v) ((v) != (SRC_T)0)
+#endif
 
 __kernel void strided_copy(const long n,
                            __global const SRC_T* restrict src, const long src_offset,
@@ -58,9 +90,9 @@ __kernel void strided_copy(const long n,
     d_off += (long)rem * ds[8 - NDIM];
     const SRC_T v = src[s_off];
 #if TO_BOOL
-    dst[d_off] = (v != (SRC_T)0) ? (DST_T)1 : (DST_T)0;
+    dst[d_off] = NONZERO(v) ? (DST_T)1 : (DST_T)0;
 #else
-    dst[d_off] = cast(v);
+    dst[d_off] = CONVERT(v);
 #endif
 }
 
@@ -88,9 +120,9 @@ void transposed_copy(const long rows, const long cols,
         if (r0 + i < rows && c < cols) {
             const SRC_T v = tile[lx][i];
 #if TO_BOOL
-            dst[base + (r0 + i) * ds.y] = (v != (SRC_T)0) ? (DST_T)1 : (DST_T)0;
+            dst[base + (r0 + i) * ds.y] = NONZERO(v) ? (DST_T)1 : (DST_T)0;
 #else
-            dst[base + (r0 + i) * ds.y] = cast(v);
+            dst[base + (r0 + i) * ds.y] = CONVERT(v);
 #endif
         }
     }

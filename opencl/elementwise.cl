@@ -121,29 +121,7 @@
 
 #include "ufunc_ops.h"
 
-// float16 bits to float (exact) and float (or double) to float16 bits, rounded to nearest even
-// (vload_half / vstore_half need no cl_khr_fp16).
-inline float half_bits_to_float(const ushort h)
-{
-    return vload_half(0, (const __private half*)&h);
-}
-#define HALF_BITS_FROM(T) CAT_HALF(half_bits_from_, T)
-#define CAT_HALF_(a, b) a##b
-#define CAT_HALF(a, b) CAT_HALF_(a, b)
-inline ushort half_bits_from_float(const float x)
-{
-    ushort h;
-    vstore_half_rte(x, 0, (__private half*)&h);
-    return h;
-}
-#if defined(cl_khr_fp64)
-inline ushort half_bits_from_double(const double x)
-{
-    ushort h;
-    vstore_half_rte(x, 0, (__private half*)&h);
-    return h;
-}
-#endif
+#include "half_bits.h"
 
 // Conversions into the loop type and out of it are NumPy's casts (numpy_cast.h), bool ones
 // `!= 0`.

@@ -103,6 +103,10 @@ with np.errstate(all="ignore"):
             want = np.zeros((7, 33), np.float16)
             np.sqrt(h, out=want, where=h > 0)
             same(out, want)
+            same(xh.astype(np.float32), h.astype(np.float32))   # copy.cl: float16 bits
+            same(x.astype(np.float16), a.astype(np.float16))
+            same(xh.T.astype(np.int32), h.T.astype(np.int32))
+            same(xh[:, ::2].copy(), h[:, ::2].copy())
     elif case == "conv_flipped":
         # conv_gpu reading a convolution's mask backwards in place (FLIP_W), with the mask
         # length compiled in (m <= 64) or not, one mask chunk or several (MC 16)

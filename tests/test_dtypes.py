@@ -60,7 +60,7 @@ def test_kernel_supports_needs_native_byte_order():
 
 @pytest.mark.parametrize("src,dst,ok", [
     (np.float32, np.int64, True), (np.bool_, np.float64, True), (np.float16, np.float16, True),
-    (np.float16, np.float32, False), (np.float32, np.float16, False), (">f4", np.float32, False),
+    (np.float16, np.float32, True), (np.float32, np.float16, True), (">f4", np.float32, False),
     (np.complex64, np.float32, False), (np.float32, np.complex128, False)])
 def test_device_copy_supported(src, dst, ok):
     assert dtypes.device_copy_supported(np.dtype(src), np.dtype(dst)) is ok

@@ -123,3 +123,54 @@ def test_float16_sums_stay_exact_per_step():
     for k in range(1, 64):
         total, want = total + x[k:k + 1], want + a[k:k + 1]
     same(total, want)
+
+
+CAST_DTYPES = [np.float64, np.float32, np.int8, np.int16, np.int32, np.int64, np.uint8,
+               np.uint16, np.uint32, np.uint64, np.bool_]
+
+
+def _cast_values() -> np.ndarray:
+    rng = np.random.default_rng(2)
+    edges = [0.0, -0.0, np.inf, -np.inf, np.nan, 65504, 65519, 65520, 1e-8, -1e-8, 6e-8,
+             2.98e-8, 2.99e-8, 1e6, -1e6, 0.5, 1.5, 2.5, 2049, 2051, 4097]
+    return np.concatenate([rng.standard_normal(200) * 1000, edges])
+
+
+@pytest.mark.parametrize("dtype", CAST_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_astype_to_float16_is_numpys_rounding(dtype):
+    """Every dtype into float16 on the copy kernel: rounded to nearest even (float64 directly,
+    integers through float, as NumPy's casts), overflow to inf, NaN kept; bits equal."""
+    with np.errstate(all="ignore"):
+        vals = _cast_values()
+        a = vals > 0 if dtype is np.bool_ else vals.astype(dtype)
+        if np.dtype(dtype).kind in "iu":
+            info = np.iinfo(dtype)
+            a = np.concatenate([a, np.array([info.max, info.min], dtype)])
+        want = a.astype(HALF)
+    got = cg.asarray(a).astype(HALF)
+    assert isinstance(got, cg.DeviceArray)
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint16), want.view(np.uint16))
+
+
+@pytest.mark.parametrize("dtype", CAST_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_astype_from_float16_is_numpys(dtype):
+    """float16 into every dtype: its exact value, then NumPy's cast from float (NaN and
+    out-of-range values to integers as NumPy gives them on x86-64; -0.0 is False)."""
+    h = _cast_values().astype(HALF)
+    with np.errstate(all="ignore"):
+        want = h.astype(dtype)
+    got = np.asarray(cg.asarray(h).astype(dtype))
+    if np.dtype(dtype).kind == "f":
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def test_float16_copies_of_views():
+    h = _cast_values().astype(HALF).reshape(13, -1)
+    x = cg.asarray(h)
+    for view, want in ((x.T, h.T), (x[:, ::3], h[:, ::3]), (x[::-1, 2:], h[::-1, 2:])):
+        np.testing.assert_array_equal(np.asarray(view.copy()).view(np.uint16),
+                                      want.copy().view(np.uint16))
+        np.testing.assert_array_equal(np.asarray(view.astype(np.float32)), want.astype(np.float32))

@@ -146,9 +146,17 @@ def _new_copy_launcher(device: Device, n: int, dims: list, ss: list, ds: list,
     """``copy(src, src_offset, dst, dst_offset, wait_for=None)`` through ``copy.cl`` for merged
     dimensions ``dims`` and element strides ``ss``/``ds``: kernel, geometry and the fixed
     arguments resolved here, each call only enqueues."""
-    defines = {"SRC_T": ctype(src_dtype), "DST_T": ctype(dst_dtype),
+    half = np.dtype(np.float16)
+    defines = {"SRC_T": "ushort" if src_dtype == half else ctype(src_dtype),
+               "DST_T": "ushort" if dst_dtype == half else ctype(dst_dtype),
                "TO_BOOL": int(dst_dtype == np.bool_ and src_dtype != np.bool_),
                "NDIM": max(len(dims), 1), "IDX32": int(n < 2 ** 31)}
+    if src_dtype == half:    # float16 as its bits (opencl/half_bits.h)
+        defines["SRC_HALF"] = 1
+    if dst_dtype == half:
+        defines["DST_HALF"] = 1
+        if src_dtype == np.float64:
+            defines["HALF_FROM"] = "double"
     if np.float64 in (src_dtype, dst_dtype):
         defines["IS_FP64"] = 1
     tiling = tile_layout(device, dims, [ss], [ds])
