@@ -16,7 +16,7 @@ inline ushort half_bits_from_float(const float x)
     return h;
 }
 
-#if defined(cl_khr_fp64)
+#if defined(cl_khr_fp64) && defined(IS_FP64) && IS_FP64   // (the fp64 pragma comes with IS_FP64)
 inline ushort half_bits_from_double(const double x)
 {
     ushort h;

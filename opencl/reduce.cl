@@ -19,6 +19,9 @@
 // Parameters:
 //   IN_T, OUT_T  input / output element types; ACC the accumulator (NumPy's reduction dtype),
 //                UACC its unsigned type for integers (sums and products wrap like NumPy's)
+//   IN_HALF, OUT_HALF  1: the input / output is float16, held as its bits (its T ushort; ACC
+//                float): read exactly, the result rounded once to nearest even, as NumPy's
+//                float16 reductions accumulate in float
 //   ROP          ROP_SUM, ROP_PROD, ROP_MAX, ROP_MIN, ROP_ANY, ROP_ALL, ROP_ARGMAX, ROP_ARGMIN
 //   IDENTITY     the accumulator's start value (e.g. -INFINITY, LONG_MIN; +0.0 for float sums, as NumPy)
 //   IS_FLOAT     ACC is a floating type (NaN rules); MEAN: divide the result by `count`
@@ -110,16 +113,35 @@
 #define CENTRED 0
 #endif
 
+#ifndef IN_HALF
+#define IN_HALF 0
+#endif
+#ifndef OUT_HALF
+#define OUT_HALF 0
+#endif
+#include "half_bits.h"
+// VAL(v): an input element's value; TO_OUT(x): a result as the output's element.
+#if IN_HALF
+#define VAL(v) half_bits_to_float(v)
+#else
+#define VAL(v) (v)
+#endif
+#if OUT_HALF
+#define TO_OUT(x) half_bits_from_float((float)(x))
+#else
+#define TO_OUT(x) ((OUT_T)(x))
+#endif
+
 #if ROP == ROP_ANY || ROP == ROP_ALL
-#define LOAD(v) ((ACC)((v) != 0))
+#define LOAD(v) ((ACC)(VAL(v) != 0))
 #elif SQUARE_IN && CENTRED
 inline ACC squared(const ACC v) { return v * v; }
-#define LOAD(v) squared((ACC)(v) - centre_)
+#define LOAD(v) squared((ACC)VAL(v) - centre_)
 #elif SQUARE_IN
 inline ACC squared(const ACC v) { return v * v; }
-#define LOAD(v) squared((ACC)(v))
+#define LOAD(v) squared((ACC)VAL(v))
 #else
-#define LOAD(v) ((ACC)(v))
+#define LOAD(v) ((ACC)VAL(v))
 #endif
 
 // Combining a (earlier) with b.
@@ -199,13 +221,13 @@ inline bool later_wins(const ACC held, const ACC v)
 inline OUT_T finish(const ACC v, const long count)
 {
 #if MEAN && SQRT_OUT
-    return (OUT_T)sqrt(v / (ACC)count);
+    return TO_OUT(sqrt(v / (ACC)count));
 #elif MEAN
-    return (OUT_T)(v / (ACC)count);
+    return TO_OUT(v / (ACC)count);
 #elif SQRT_OUT
-    return (OUT_T)sqrt(v);
+    return TO_OUT(sqrt(v));
 #else
-    return (OUT_T)v;
+    return TO_OUT(v);
 #endif
 }
 
@@ -324,7 +346,7 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
     }
     if (lane == 0 && live) {
 #if PARTIAL
-        out[slot] = (OUT_T)vals[lid];
+        out[slot] = TO_OUT(vals[lid]);
 #if IS_ARG
         idx_out[slot] = idxs[lid];
 #endif
@@ -374,7 +396,7 @@ __kernel void reduce_cols(const long n_out, const long n_red, const long chunk, 
 #endif
     }
 #if PARTIAL
-    out[g * n_out + o] = (OUT_T)acc;
+    out[g * n_out + o] = TO_OUT(acc);
 #if IS_ARG
     idx_out[g * n_out + o] = best;
 #endif

@@ -107,6 +107,12 @@ with np.errstate(all="ignore"):
             same(x.astype(np.float16), a.astype(np.float16))
             same(xh.T.astype(np.int32), h.T.astype(np.int32))
             same(xh[:, ::2].copy(), h[:, ::2].copy())
+            same(np.max(xh, axis=0), np.max(h, axis=0))           # reduce.cl: float16 bits
+            same(np.argmin(xh, axis=1), np.argmin(h, axis=1))
+            same(np.mean(xh, axis=1), np.mean(h, axis=1))
+            big = np.resize(h, 5000)                               # two launches: float partials
+            same(np.sum(cg.asarray(big, device=dev)).astype(np.float32),
+                 np.float32(big.astype(np.float64).sum()), 0.05)
     elif case == "conv_flipped":
         # conv_gpu reading a convolution's mask backwards in place (FLIP_W), with the mask
         # length compiled in (m <= 64) or not, one mask chunk or several (MC 16)

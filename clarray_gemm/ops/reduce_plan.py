@@ -70,11 +70,26 @@ def _pow2_at_most(n: int, cap: int) -> int:
     return w
 
 
+_HALF = np.dtype(np.float16)
+
+
+def compute_acc(acc: np.dtype) -> np.dtype:
+    """The kernel's accumulator for NumPy's reduction dtype ``acc``: float for float16 (NumPy's
+    float16 reductions accumulate in float and round once)."""
+    return np.dtype(np.float32) if acc == _HALF else acc
+
+
 def _defines(rop: str, in_dt: np.dtype, acc: np.dtype, out_dt: np.dtype, wg: int) -> dict:
+    acc = compute_acc(acc)
     c = ctype(acc)
-    defines = {"IN_T": ctype(in_dt), "ACC": c, "OUT_T": ctype(out_dt), "ROP": ROPS[rop],
+    defines = {"IN_T": "ushort" if in_dt == _HALF else ctype(in_dt), "ACC": c,
+               "OUT_T": "ushort" if out_dt == _HALF else ctype(out_dt), "ROP": ROPS[rop],
                "UACC": ("u" + c if acc.kind == "i" else c), "IDENTITY": _identity(rop, acc),
                "IS_FLOAT": int(acc.kind == "f"), "WG": wg}
+    if in_dt == _HALF:   # float16 as its bits (opencl/half_bits.h)
+        defines["IN_HALF"] = 1
+    if out_dt == _HALF:
+        defines["OUT_HALF"] = 1
     if np.dtype(np.float64) in (in_dt, acc, out_dt):
         defines["IS_FP64"] = 1
     return defines
@@ -94,6 +109,7 @@ class ReducePlan:
                  root: bool = False):
         # centred (with sum): the squared deviations from a centre per output (``run``'s
         # ``centre``), np.var's second pass; root: the result's square root (np.std)
+        acc = compute_acc(acc)
         self.device, self.out_dtype, self.acc = device, out_dtype, acc
         kept = [a for a in range(x.ndim) if a not in axes]
         self.kept_shape = tuple(x.shape[a] for a in kept)
@@ -152,6 +168,7 @@ class ReducePlan:
         self.centred = centred
         if groups > 1:
             first["OUT_T"] = ctype(acc)  # the partial results
+            first.pop("OUT_HALF", None)
         kernel = "reduce_cols" if cols else "reduce"
         if cols:
             geometry = ((-(-n_out // local) * local, groups), (local, 1))

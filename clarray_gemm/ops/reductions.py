@@ -95,7 +95,13 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
     acc = result_dtype if name not in ("any", "all", "argmax", "argmin") else a.dtype
     if name in ("any", "all"):
         acc = np.dtype(np.bool_)
-    if not all(kernel_dtype(d, a.device) for d in (a.dtype, acc, result_dtype)):
+    # float16 accumulates in float (rounded once): only over float16 data, which float holds
+    # exactly (NumPy casts other data to float16 first)
+    # (not products: NumPy's float16 product, rounded at its buffer boundaries, reaches 0 or inf
+    # in another order than a tree's)
+    half = np.dtype(np.float16)
+    if not all(kernel_dtype(d, a.device) or (d == half and a.dtype == half and name != "prod")
+               for d in (a.dtype, acc, result_dtype)):
         return _fallback(_NUMPY[name], (a,), kwargs)
     n_red = 1
     for ax in axes:

@@ -1,9 +1,10 @@
-"""float16 ufuncs on the device kernels against NumPy's float16 loops: the operands stored as
-float16, computed in float and each result rounded once, as NumPy's loops do; so every answer is
-NumPy's bit for bit (NaN positions, signed zeros), the transcendental functions within one
-float16 ULP (their float32 values are within a few float32 ULPs of NumPy's). Mixed-dtype calls,
-``out=`` of another dtype, scalars, views and ``np.where``/``np.clip`` too; every call checked to
-have stayed on the device (the host path is off in the suite)."""
+"""float16 on the device kernels against NumPy. Ufuncs: the operands stored as float16, computed
+in float and each result rounded once, as NumPy's loops do; so every answer is NumPy's bit for
+bit (NaN positions, signed zeros), the transcendental functions within one float16 ULP (their
+float32 values are within a few float32 ULPs of NumPy's). Mixed-dtype calls, ``out=`` of another
+dtype, scalars, views and ``np.where``/``np.clip`` too. Casts to and from float16 bit for bit.
+Reductions: max/min/arg/any/all exactly, sums and means accumulated in float and rounded once.
+Every call checked to have stayed on the device (the host path is off in the suite)."""
 from __future__ import annotations
 
 import numpy as np
@@ -174,3 +175,29 @@ def test_float16_copies_of_views():
         np.testing.assert_array_equal(np.asarray(view.copy()).view(np.uint16),
                                       want.copy().view(np.uint16))
         np.testing.assert_array_equal(np.asarray(view.astype(np.float32)), want.astype(np.float32))
+
+
+@pytest.mark.parametrize("shape", [(7,), (33, 257), (20000,), (3, 5000)], ids=str)
+def test_reductions(shape):
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal(shape) * 10).astype(HALF)
+    a.flat[3], a.flat[1] = -0.0, 0.0
+    x = cg.asarray(a)
+    a64 = a.astype(np.float64)
+    for axis in (None, 0, -1):
+        for name in ("max", "min", "argmax", "argmin", "any", "all"):
+            same(getattr(np, name)(x, axis=axis), getattr(np, name)(a, axis=axis))
+        for name in ("sum", "mean"):
+            got = getattr(np, name)(x, axis=axis)
+            want = getattr(np, name)(a, axis=axis)
+            assert isinstance(got, cg.DeviceArray) and got.dtype == want.dtype == HALF
+            exact = getattr(np, name)(a64, axis=axis)
+            scale = np.abs(a64).sum(axis=axis) / (a.size / np.size(exact) if name == "mean" else 1)
+            # the float sum's own error, then one rounding to float16
+            bound = a.size * 2.0 ** -24 * scale + np.abs(exact) * 2.0 ** -11
+            assert (np.abs(np.asarray(got).astype(np.float64) - exact) <= bound).all()
+    nan = a.copy()
+    nan.flat[5] = np.nan
+    same(np.max(cg.asarray(nan)), np.max(nan))
+    same(np.argmin(cg.asarray(nan)), np.argmin(nan))
+    assert float(np.sum(cg.asarray(np.ones(10000, HALF)))) == 10000.0   # no float16 steps
