@@ -201,3 +201,17 @@ def test_reductions(shape):
     same(np.max(cg.asarray(nan)), np.max(nan))
     same(np.argmin(cg.asarray(nan)), np.argmin(nan))
     assert float(np.sum(cg.asarray(np.ones(10000, HALF)))) == 10000.0   # no float16 steps
+
+
+def test_gathers_and_masks_move_the_bits():
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal((50, 7)) * 100).astype(HALF)
+    a[3, 2], a[4, 1] = -0.0, np.nan
+    x = cg.asarray(a)
+    idx = np.array([3, 0, 49, 4, 4, -1])
+    for got, want in ((x[cg.asarray(idx)], a[idx]), (x[idx], a[idx]),
+                      (x[:, 1][cg.asarray(idx)], a[:, 1][idx]),
+                      (x[x[:, 0] > 50], a[a[:, 0] > 50]), (x[x > 50], a[a > 50]),
+                      (np.take(x, cg.asarray(idx[:2]), axis=1), np.take(a, idx[:2], axis=1))):
+        assert isinstance(got, cg.DeviceArray) and got.dtype == HALF
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint16), want.view(np.uint16))

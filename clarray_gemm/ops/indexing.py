@@ -63,6 +63,17 @@ def _read_word(device: Device, buf: cl.Buffer) -> int:
     return int(word[0])
 
 
+def _movable(dtype: np.dtype, device: Device) -> bool:
+    """Whether the gather and compaction kernels move elements of ``dtype`` (they copy bytes:
+    the kernels' dtypes, and float16 as its bits)."""
+    return kernel_dtype(dtype, device) or dtype == np.float16
+
+
+def _move_ctype(dtype: np.dtype) -> str:
+    """The OpenCL C type an element of ``dtype`` moves as (float16: its bits)."""
+    return "ushort" if dtype == np.float16 else ctype(dtype)
+
+
 class _TakePlan:
     """``np.take(a, indices, axis)`` (mode 'raise') for one key: the gather kernel bound with
     its fixed arguments and the result's geometry (the indices' dimensions in place of
@@ -71,7 +82,7 @@ class _TakePlan:
 
     def __init__(self, a: DeviceArray, indices: DeviceArray, axis: int, checked: bool):
         self.supported = False
-        if indices.dtype.kind not in "iu" or not kernel_dtype(a.dtype, a.device):
+        if indices.dtype.kind not in "iu" or not _movable(a.dtype, a.device):
             return
         v = a.geometry_view(lambda t: np.moveaxis(t, axis, 0)) if axis else a
         layout = _rows(v)
@@ -97,7 +108,8 @@ class _TakePlan:
         self.bound = None
         if n:
             kernel = get_kernel(a.device, "gather.cl", "take",
-                                {"T": ctype(a.dtype), "NDIM": ndim, "IDX_T": ctype(idx_dtype),
+                                {"T": _move_ctype(a.dtype), "NDIM": ndim,
+                                 "IDX_T": ctype(idx_dtype),
                                  "CHECK": int(not checked)})
             i64 = np.int64
             args = (i64(n), i64(n_cols), i64(n_rows), None, None, i64(row_stride), cshape,
@@ -161,7 +173,7 @@ def compress_rows(x: DeviceArray, mask: DeviceArray) -> Any:
                 raise IndexError(f"boolean index did not match indexed array along axis {i}; "
                                  f"size of axis is {n} but size of corresponding boolean axis "
                                  f"is {m}")
-    if not kernel_dtype(x.dtype, x.device):
+    if not _movable(x.dtype, x.device):
         return NotImplemented
     if lead == 1:  # x's rows as they are
         v, flat_mask = x, mask
