@@ -16,7 +16,8 @@
 //   SRC_HALF, DST_HALF  1: that side is float16, held as its bits (its T ushort): read as its
 //                 float value and cast on from float (as NumPy casts float16), written rounded
 //                 to nearest even from float, or from double where the source is double
-//                 (HALF_FROM double), as NumPy's float16 casts round
+//                 (HALF_FROM double), as NumPy's float16 casts round; HALF_TO_DOUBLE 1: a
+//                 float16 source into double, from its bits
 //   NDIM          merged dimensions (1-8): the innermost NDIM entries of the shape and strides
 //   IDX32         1: fewer than 2^31 elements, index decomposition in 32 bits
 #ifndef SRC_T
@@ -40,12 +41,18 @@
 #ifndef HALF_FROM
 #define HALF_FROM float
 #endif
+#ifndef HALF_TO_DOUBLE
+#define HALF_TO_DOUBLE 0
+#endif
 #include "flat_index.h"
 #include "half_bits.h"
 
 // CONVERT(v): the destination's element for source element v; NONZERO(v): v != 0 by value.
 #if SRC_HALF && DST_HALF
 #define CONVERT(v) (v)
+#define NONZERO(v) (half_bits_to_float(v) != 0.0f)
+#elif SRC_HALF && HALF_TO_DOUBLE
+#define CONVERT(v) half_bits_to_double(v)
 #define NONZERO(v) (half_bits_to_float(v) != 0.0f)
 #elif SRC_HALF
 #define NP_CAST_SRC float

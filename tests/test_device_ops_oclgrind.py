@@ -87,8 +87,8 @@ with np.errstate(all="ignore"):
             np.exp(xg, out=out, where=xg > 0)
             same(np.asarray(out)[a > 0], np.exp(a)[a > 0], 1e-6)
     elif case == "elementwise_half":
-        # float16 stored as its bits (vload_half / vstore_half_rte on private scalars): the
-        # flat, strided and tiled kernels, a float16 result into float32, a where= mask
+        # float16 stored as its bits (opencl/half_bits.h): the flat, strided and tiled kernels,
+        # a float16 result into float32, a where= mask, casts, reductions
         with cg.host_path(False):
             h, g = a.astype(np.float16), b.astype(np.float16)
             xh, yh = cg.asarray(h, device=dev), cg.asarray(g, device=dev)

@@ -153,6 +153,8 @@ def _new_copy_launcher(device: Device, n: int, dims: list, ss: list, ds: list,
                "NDIM": max(len(dims), 1), "IDX32": int(n < 2 ** 31)}
     if src_dtype == half:    # float16 as its bits (opencl/half_bits.h)
         defines["SRC_HALF"] = 1
+        if dst_dtype == np.float64:
+            defines["HALF_TO_DOUBLE"] = 1
     if dst_dtype == half:
         defines["DST_HALF"] = 1
         if src_dtype == np.float64:
