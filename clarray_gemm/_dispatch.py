@@ -29,6 +29,7 @@ __all__ = ["NumPyDecides", "FUNCTIONS", "UFUNCS", "OPERATORS", "SCALAR_OPERATORS
            "UFUNC_METHODS", "LIKE_FUNCTIONS", "implements", "implements_ufunc",
            "register_namespace", "array_namespace",
            "register_strided_copy", "strided_copy", "register_copy_on_host", "copy_on_host",
+           "register_host_copy", "host_copy_maker",
            "register_host_fallback", "host_function", "host_ufunc", "register_dlpack",
            "dlpack_device", "dlpack_export"]
 
@@ -46,6 +47,7 @@ class NumPyDecides(TypeError):
 _namespace_factory: Callable[[str | None], Any] | None = None
 _strided_copy: Callable[..., Any] | None = None
 _copy_on_host: Callable[[Any, Any, int], bool] = lambda device, dtype, size: False
+_host_copy_maker: Callable[[Any], Any] = lambda array: False
 _host_function: Callable[..., Any] | None = None
 _host_ufunc: Callable[..., Any] | None = None
 _dlpack: tuple[Callable[..., Any], Callable[..., Any]] | None = None
@@ -86,6 +88,17 @@ def host_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict,
     """``getattr(ufunc, method)(*inputs, **kwargs)`` on host views, array results back on
     ``device`` (see :func:`register_host_fallback`)."""
     return _host_ufunc(ufunc, method, inputs, kwargs, device)
+
+
+def register_host_copy(maker_for: Callable[[Any], Any]) -> None:
+    """Install ``maker_for(array)`` (``array/host_results.py``): the host path's prepared copy
+    ``make(x)`` of arrays of ``array``'s geometry, or False where the copy kernel runs it."""
+    global _host_copy_maker
+    _host_copy_maker = maker_for
+
+
+def host_copy_maker(array: Any) -> Any:
+    return _host_copy_maker(array)
 
 
 def register_copy_on_host(rule: Callable[[Any, Any, int], bool]) -> None:

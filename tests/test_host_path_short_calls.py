@@ -359,3 +359,25 @@ def test_repeated_scans_are_numpys(device, path, shape, dtype):
                 for got, seen in results:  # fresh results: later calls left each alone
                     if not isinstance(got, type):
                         assert np.asarray(got).tobytes() == seen.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8, np.bool_])
+def test_copy_of_every_geometry(path, dtype):
+    """``x.copy()`` (prepared once per geometry on the host path): NumPy's values and C order
+    for contiguous, transposed, strided and offset views, empty arrays and 0-d ones; a fresh
+    array each call (writing it leaves the source alone)."""
+    rng = np.random.default_rng(6)
+    a = (rng.standard_normal((9, 14)) * 50).astype(dtype)
+    x = cg.asarray(a)
+    for view, want in ((x, a), (x.T, a.T), (x[::2, 3:], a[::2, 3:]), (x[1:, ::-1], a[1:, ::-1]),
+                       (x[:0], a[:0]), (x[2, 3:4].reshape(()), a[2, 3:4].reshape(()))):
+        for _ in range(2):   # the first call prepares, the second reuses
+            got = view.copy()
+            assert type(got) is DeviceArray and got.flags.c_contiguous
+            assert got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(got), want.copy())
+        if got.size:
+            got[(0,) * got.ndim] = 0
+            np.testing.assert_array_equal(np.asarray(view), want)
+    np.testing.assert_array_equal(np.asarray(x.copy(order="F")), a)
+    assert x.copy(order="F").flags.f_contiguous

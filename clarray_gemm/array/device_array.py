@@ -29,12 +29,16 @@ from ..dtypes import TYPED_SCALARS as _TYPED_SCALARS
 from ..dtypes import check_device_dtype, device_copy_supported
 from ..device import Device, get_device
 from ..fallbacks import record_host_call
+from ..memo import Memo
 from ..memory import Storage
 from .geometry import (anchor, basic_view_geometry, c_strides, check_byte_size, f_strides,
                        is_basic_index, normalize_shape)
 from .methods import ArrayFlags, FlatIterator, NumPyFunctionMethods
 
 __all__ = ["DeviceArray", "call_ufunc", "new_array", "from_host", "is_device_array"]
+
+_copy_makers: Memo[Any] = Memo("host-path copies", capacity=1024)
+"""(device, layout key) -> the host path's prepared copy of that geometry, or False."""
 
 # The registries every operator and NumPy call reads, bound once (one global read per call
 # instead of a module attribute lookup; they are filled in place as ``ops`` registers).
@@ -485,12 +489,21 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
 
     # -- copies and conversion ---------------------------------------------------------------
     def copy(self, order: str = "C") -> "DeviceArray":
-        """A new contiguous device array with the same data (device-side copy)."""
+        """A new contiguous device array with the same data (``ndarray.copy``): on the host
+        path (unified memory, below the copy crossover) NumPy's copy into a fresh host-born
+        array, prepared once per geometry; else the copy kernel."""
+        if order == "C" and self._storage.host_resident:
+            key = (self.device, self.layout_key)
+            make = _copy_makers.find(key)
+            if make is None:
+                make = _copy_makers.get(key, lambda: _dispatch.host_copy_maker(self))
+            if make:
+                return make(self)
         return self.astype(self._dtype, order=order)
 
     def astype(self, dtype, order: str = "K", casting: str = "unsafe", copy: bool = True
                ) -> "DeviceArray":
-        """Cast on the device (host round trip only for types OpenCL lacks: complex, float16)."""
+        """Cast on the device (``ndarray.astype``; a host round trip only for complex)."""
         dtype = np.dtype(dtype)
         if not np.can_cast(self._dtype, dtype, casting=casting):
             raise TypeError(f"Cannot cast array data from {self._dtype!r} to {dtype!r} "

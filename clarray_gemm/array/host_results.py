@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _dispatch
 from ..device import Device
 from ..memo import Memo
 from ..memory import Storage
@@ -150,3 +151,19 @@ def adopt_host(result: np.ndarray, device: Device) -> DeviceArray:
         out._host_cache = (result, result)
         return out
     return from_host(result, device)
+
+
+def _copy_into(src: np.ndarray, out: np.ndarray) -> None:
+    np.copyto(out, src)
+
+
+def _host_copy_maker(x: DeviceArray) -> Any:
+    """``make(y)``: a C-ordered host-path copy of arrays of ``x``'s geometry (``x.copy()``), or
+    False where the copy kernel runs it (above the copy crossover, or empty)."""
+    if not x.size or not _dispatch.copy_on_host(x.device, x.dtype, x.size):
+        return False
+    return result_maker(x.device, x.size * x.itemsize, x.shape, x.dtype,
+                        c_strides(x.shape, x.itemsize), fill=_copy_into)
+
+
+_dispatch.register_host_copy(_host_copy_maker)
