@@ -21,7 +21,7 @@ import threading
 import warnings
 from dataclasses import dataclass, fields
 from functools import cached_property
-from typing import Any, Callable, Iterator
+from typing import Iterator
 
 import pyopencl as cl
 

@@ -18,6 +18,7 @@ from ._dispatch import NumPyDecides
 
 __all__ = ["ctype", "dtype_defines", "KERNEL_DTYPES", "FLOATING", "WIDEN", "compute_dtype",
            "unsupported_dtype", "kernel_supports", "device_copy_supported", "bfloat16_dtype",
+           "storage_ctype",
            "mma_operand_dtype", "check_device_dtype", "numpy_only", "NARROW_INT_PRODUCTS",
            "PYTHON_SCALARS", "TYPED_SCALARS"]
 
@@ -88,6 +89,14 @@ def ctype(dtype: Any) -> str:
         return _C_TYPES[np.dtype(dtype).newbyteorder("=")]
     except KeyError:
         raise TypeError(f"no OpenCL type for dtype {np.dtype(dtype)}") from None
+
+
+def storage_ctype(dtype: Any) -> str:
+    """The OpenCL C type a kernel reads and writes ``dtype``'s elements as: :func:`ctype`'s,
+    and float16 as its bits (``ushort``: ``opencl/half_bits.h`` converts them; no
+    ``cl_khr_fp16`` needed)."""
+    dt = np.dtype(dtype)
+    return "ushort" if dt == np.float16 else ctype(dt)
 
 
 def dtype_defines(dtype: Any, prefix: str = "") -> dict[str, object]:

@@ -13,7 +13,7 @@ from .. import _dispatch
 from ..device import Device
 from ..memo import Memo
 from ..drivers import calls
-from ..dtypes import ctype
+from ..dtypes import storage_ctype
 from .programs import get_kernel
 
 __all__ = ["strided_copy", "copy_plan", "prepare_strided_copy", "merge_dims", "as_long8", "tile_layout",
@@ -147,8 +147,7 @@ def _new_copy_launcher(device: Device, n: int, dims: list, ss: list, ds: list,
     dimensions ``dims`` and element strides ``ss``/``ds``: kernel, geometry and the fixed
     arguments resolved here, each call only enqueues."""
     half = np.dtype(np.float16)
-    defines = {"SRC_T": "ushort" if src_dtype == half else ctype(src_dtype),
-               "DST_T": "ushort" if dst_dtype == half else ctype(dst_dtype),
+    defines = {"SRC_T": storage_ctype(src_dtype), "DST_T": storage_ctype(dst_dtype),
                "TO_BOOL": int(dst_dtype == np.bool_ and src_dtype != np.bool_),
                "NDIM": max(len(dims), 1), "IDX32": int(n < 2 ** 31)}
     if src_dtype == half:    # float16 as its bits (opencl/half_bits.h)

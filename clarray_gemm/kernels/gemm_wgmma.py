@@ -73,6 +73,7 @@ def _tile_bytes(params: Mapping[str, int], elem: int | None = 1) -> int:
             * _esize(elem))
 
 
+_CHUNK = 8   # 16-bit elements per cp.async chunk (16 bytes)
 TILE_SHAPES = ((128, 256, 2), (128, 64, 2), (64, 64, 1))
 """(BM, BN, WGS) that BM = BN = WGS = 0 chooses from by shape, largest first."""
 SMALL_TILES_MAX_K = 1024
@@ -223,9 +224,9 @@ def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Eve
 
 MAX_KSPLIT = 16
 MIN_SLICE_STEPS = 4
-# Where packing an unaligned 16-bit operand pays (H200, 2026-11-28, float16, PACK forced on and
-# off): 4097^3 1821 -> 675 us, 1024x4097x4097 578 -> 401 us, 2048x2049x2048 214 -> 178 us; but
-# 1024x1024x1027 53 -> 61 us, 127x4097x4097 115 -> 150 us (the 4097^2 B read by one row of tiles).
+# Where packing an unaligned 16-bit operand pays (H200, 2026-11-28, PACK forced on and off:
+# 4097^3 and 1024-2048 x 4097^2 gain, 1024x1024x1027 and a 4097^2 B read by one row of tiles
+# lose; benches/RESULTS.md).
 PACK_MIN_MACS = 1 << 32
 PACK_MIN_REUSE = 1024
 
@@ -246,9 +247,6 @@ def ksplit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> int:
     if 2 * tiles > units:
         return 1
     return max(1, min(MAX_KSPLIT, units // tiles, steps // MIN_SLICE_STEPS))
-
-
-_CHUNK = 8   # 16-bit elements per cp.async chunk (16 bytes)
 
 
 def packs(p: GemmProblem, params: Mapping[str, int]) -> tuple[bool, bool]:
@@ -300,18 +298,21 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
         return _prepare_product(device, p, params)
     packed, nbytes, layout = _packed_layout(p, pack_a, pack_b)
     bits = np.dtype(np.uint16)   # a bit copy, whichever 16-bit type
-    copies = [(copy_plan(device, shape, bits, src, bits, dst), np.int64(at))
-              for shape, src, dst, at in layout]
+    copies = iter([(copy_plan(device, shape, bits, src, bits, dst), np.int64(at))
+                   for shape, src, dst, at in layout])
+    copy_a = next(copies) if pack_a else None   # (copy, offset in the scratch buffer)
+    copy_b = next(copies) if pack_b else None
     product = _prepare_product(device, packed, params)
 
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
         scratch = split_workspace(device, nbytes, slot=1)
-        operands = [[a_buf, a_off], [b_buf, b_off]]
-        for (copy, at), operand in zip(copies, [o for o, on in zip(operands, (pack_a, pack_b))
-                                                if on]):
-            copy(operand[0], int(operand[1]), scratch, int(at))
-            operand[:] = scratch, at
-        return product(operands[0][0], operands[0][1], operands[1][0], operands[1][1], c_buf)
+        if copy_a is not None:
+            copy_a[0](a_buf, int(a_off), scratch, int(copy_a[1]))
+            a_buf, a_off = scratch, copy_a[1]
+        if copy_b is not None:
+            copy_b[0](b_buf, int(b_off), scratch, int(copy_b[1]))
+            b_buf, b_off = scratch, copy_b[1]
+        return product(a_buf, a_off, b_buf, b_off, c_buf)
     return run
 
 

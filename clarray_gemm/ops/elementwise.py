@@ -24,7 +24,7 @@ from ..array import DeviceArray, asarray, result_adopter, result_maker
 from ..array.geometry import c_strides
 from ..device import Device
 from ..memo import Memo
-from ..dtypes import PYTHON_SCALARS
+from ..dtypes import PYTHON_SCALARS, storage_ctype
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims, row_layout, tile_layout
 from ..kernels.crossover import prefer_host
 from ..kernels.plans import PlanCache
@@ -89,11 +89,6 @@ def _loop_dtype(dt: np.dtype, device: Device) -> bool:
     """Whether elementwise kernels take ``dt``: :func:`kernel_dtype`'s, and float16 (stored as
     its bits, computed in float)."""
     return kernel_dtype(dt, device) or dt == _HALF
-
-
-def _storage_ctype(dt: np.dtype) -> str:
-    """The OpenCL C type a kernel reads and writes ``dt`` as (float16: its bits)."""
-    return "ushort" if dt == _HALF else ctype(dt)
 
 
 def _describe(x: Any) -> tuple | None:
@@ -210,13 +205,13 @@ class ElementwisePlan:
         if result == _HALF:
             defines["RES_HALF"] = 1
         for k, dt in enumerate(in_dtypes):
-            defines[f"IN{k}_T"] = _storage_ctype(dt)
+            defines[f"IN{k}_T"] = storage_ctype(dt)
             if dt == _HALF and not (spec.cond_first and k == 0):
                 defines[f"IN{k}_HALF"] = 1
             elif self.loop[k].kind == "b" and dt.kind != "b" and not (spec.cond_first and k == 0):
                 defines[f"IN{k}_TO_BOOL"] = 1
         for k, dt in enumerate(out_dtypes):
-            defines[f"OUT{k}_T"] = _storage_ctype(dt)
+            defines[f"OUT{k}_T"] = storage_ctype(dt)
             if dt == _HALF:
                 defines[f"OUT{k}_HALF"] = 1
             elif dt.kind == "b" and result.kind != "b":

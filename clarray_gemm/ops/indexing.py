@@ -21,6 +21,7 @@ from ..array import DeviceArray, adopt_host, asarray, empty, host_function
 from ..array.geometry import c_strides
 from ..device import Device
 from ..drivers import calls
+from ..dtypes import storage_ctype
 from ..kernels import flags
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.crossover import host_wins
@@ -69,11 +70,6 @@ def _movable(dtype: np.dtype, device: Device) -> bool:
     return kernel_dtype(dtype, device) or dtype == np.float16
 
 
-def _move_ctype(dtype: np.dtype) -> str:
-    """The OpenCL C type an element of ``dtype`` moves as (float16: its bits)."""
-    return "ushort" if dtype == np.float16 else ctype(dtype)
-
-
 class _TakePlan:
     """``np.take(a, indices, axis)`` (mode 'raise') for one key: the gather kernel bound with
     its fixed arguments and the result's geometry (the indices' dimensions in place of
@@ -108,7 +104,7 @@ class _TakePlan:
         self.bound = None
         if n:
             kernel = get_kernel(a.device, "gather.cl", "take",
-                                {"T": _move_ctype(a.dtype), "NDIM": ndim,
+                                {"T": storage_ctype(a.dtype), "NDIM": ndim,
                                  "IDX_T": ctype(idx_dtype),
                                  "CHECK": int(not checked)})
             i64 = np.int64

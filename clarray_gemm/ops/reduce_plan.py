@@ -15,6 +15,7 @@ import numpy as np
 from ..array import DeviceArray
 from ..array.geometry import c_strides
 from ..device import Device
+from ..dtypes import storage_ctype
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.plans import PlanCache
 from ..kernels.programs import ctype, get_kernel
@@ -82,8 +83,8 @@ def compute_acc(acc: np.dtype) -> np.dtype:
 def _defines(rop: str, in_dt: np.dtype, acc: np.dtype, out_dt: np.dtype, wg: int) -> dict:
     acc = compute_acc(acc)
     c = ctype(acc)
-    defines = {"IN_T": "ushort" if in_dt == _HALF else ctype(in_dt), "ACC": c,
-               "OUT_T": "ushort" if out_dt == _HALF else ctype(out_dt), "ROP": ROPS[rop],
+    defines = {"IN_T": storage_ctype(in_dt), "ACC": c, "OUT_T": storage_ctype(out_dt),
+               "ROP": ROPS[rop],
                "UACC": ("u" + c if acc.kind == "i" else c), "IDENTITY": _identity(rop, acc),
                "IS_FLOAT": int(acc.kind == "f"), "WG": wg}
     if in_dt == _HALF:   # float16 as its bits (opencl/half_bits.h)
