@@ -266,3 +266,33 @@ def test_norm_special_values_are_numpys():
             got, want = np.asarray(np.linalg.norm(x, axis=axis)), np.linalg.norm(a, axis=axis)
             np.testing.assert_array_equal(got, want)
             assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_round_is_numpys_three_steps_on_the_device(dtype):
+    """``np.round``/``np.around``/``x.round`` of floats: NumPy's bits (ties to even, 2.675,
+    NaN, -0.0, inf, overflowing scales) from device ufuncs, no host call; ``out=``; integers
+    copied (negative decimals: NumPy's on the host, counted); bool raises NumPy's error."""
+    rng = np.random.default_rng(7)
+    a = (rng.standard_normal((5, 7)) * 1000).astype(dtype)
+    a[0, :5] = [np.nan, -0.0, 2.675, np.inf, 0.5]
+    x = cg.asarray(a)
+    cg.reset_host_calls()
+    with np.errstate(all="ignore"):
+        for d in (0, 1, 2, -1, -2, 12):
+            for got, want in ((np.round(x, d), np.round(a, d)), (np.around(x, d), np.around(a, d)),
+                              (x[1:].round(d), a[1:].round(d))):
+                assert isinstance(got, cg.DeviceArray) and got.dtype == want.dtype
+                np.testing.assert_array_equal(np.asarray(got).view(np.uint8), want.view(np.uint8))
+        out = cg.zeros((5, 7), np.float64)
+        assert np.round(x, 1, out=out) is out
+        np.testing.assert_array_equal(np.asarray(out), np.round(a, 1, out=np.zeros((5, 7))))
+    assert cg.on_host_calls() == {}
+    i = np.array([15, 25, -35, 7], np.int32)
+    assert_same = np.testing.assert_array_equal
+    assert_same(np.asarray(np.round(cg.asarray(i), 2)), np.round(i, 2))
+    assert_same(np.asarray(np.round(cg.asarray(i), -1)), np.round(i, -1))
+    assert cg.on_host_calls() == {"round": 1}
+    with pytest.raises(TypeError):   # NumPy: _UFuncOutputCastingError (a TypeError)
+        np.round(cg.asarray(np.array([True, False])))
+    cg.reset_host_calls()   # (those two were meant)
