@@ -296,3 +296,21 @@ def test_round_is_numpys_three_steps_on_the_device(dtype):
     with pytest.raises(TypeError):   # NumPy: _UFuncOutputCastingError (a TypeError)
         np.round(cg.asarray(np.array([True, False])))
     cg.reset_host_calls()   # (those two were meant)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_nan_to_num_on_the_device(dtype):
+    """NaN and infinities replaced on the device, values cast to the dtype as NumPy's (a
+    replacement beyond float16 becomes inf); ``copy=False`` writes the array itself."""
+    a = np.array([np.nan, np.inf, -np.inf, 1.5, -0.0, 6e4], dtype)
+    x = cg.asarray(a)
+    with np.errstate(all="ignore"):
+        for kw in ({}, {"nan": -1, "posinf": 7, "neginf": -7}, {"nan": 1e6},
+                   {"posinf": np.float64(2.5)}):
+            got, want = np.nan_to_num(x, **kw), np.nan_to_num(a, **kw)
+            assert isinstance(got, cg.DeviceArray) and got.dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(got).view(np.uint8), want.view(np.uint8))
+    y = cg.asarray(a.copy())
+    assert np.nan_to_num(y, copy=False) is y
+    np.testing.assert_array_equal(np.asarray(y), np.nan_to_num(a))
+    np.testing.assert_array_equal(np.asarray(x), a)   # copy=True left x alone

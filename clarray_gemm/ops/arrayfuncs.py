@@ -157,6 +157,29 @@ def round_(a: Any, decimals: int = 0, out: Any = None) -> Any:
     return result
 
 
+@implements(np.nan_to_num)
+def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
+               neginf: Any = None) -> Any:
+    """``np.nan_to_num`` of a real floating device array on the device: NaN to ``nan``, +inf and
+    -inf to ``posinf``/``neginf`` (the dtype's largest finite magnitudes by default), each
+    value cast to the dtype as NumPy's ``copyto`` casts it; into ``x`` itself with
+    ``copy=False``. Other dtypes (integers are returned as they are by NumPy, complex splits its
+    parts) go to NumPy."""
+    if type(x) is not DeviceArray or x.dtype.kind != "f":
+        return host_function(np.nan_to_num, (x,), dict(copy=copy, nan=nan, posinf=posinf,
+                                                        neginf=neginf))
+    info = np.finfo(x.dtype)
+    with np.errstate(over="ignore"):   # (a value beyond the dtype becomes inf, as NumPy's)
+        values = [np.asarray(v, x.dtype)[()] for v in (
+            nan, info.max if posinf is None else posinf, info.min if neginf is None else neginf)]
+    result = np.where(np.isnan(x), values[0], np.where(
+        x == np.inf, values[1], np.where(x == -np.inf, values[2], x)))
+    if copy:
+        return result
+    x[...] = result
+    return x
+
+
 @implements(np.diagonal)
 def diagonal(a: DeviceArray, offset: int = 0, axis1: int = 0, axis2: int = 1) -> DeviceArray:
     return a.geometry_view(lambda t: np.diagonal(t, offset, axis1, axis2))
