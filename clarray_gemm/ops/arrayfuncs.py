@@ -119,67 +119,6 @@ def inner(a: Any, b: Any) -> Any:
     return tensordot(a, b, axes=([-1], [-1]))
 
 
-def _power_of_ten(n: int) -> float:
-    """10.0**n as NumPy's ``np.round`` forms it (a table to 1e8, then products by ten)."""
-    if n < 9:
-        return (1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8)[n]
-    ret = 1e9
-    for _ in range(n - 9):
-        ret *= 10.0
-    return ret
-
-
-@implements(np.round, np.around)
-def round_(a: Any, decimals: int = 0, out: Any = None) -> Any:
-    """``np.round`` (``np.around``, ``x.round``) of a real device array, as NumPy computes it:
-    a result like ``a`` (or ``out``) takes ``a * 10**decimals``, its ``rint`` and the division
-    back (divide, then multiply, for negative decimals), each a device ufunc: NumPy's bits and
-    errors. Integers with ``decimals >= 0`` are copied. Complex data, integers to negative
-    decimals and host ``out=`` arrays go to NumPy on host views."""
-    if (type(a) is not DeviceArray or a.dtype.kind not in "biuf"
-            or not isinstance(decimals, numbers.Integral)
-            or (out is not None and type(out) is not DeviceArray)
-            or (a.dtype.kind in "iu" and decimals < 0)):
-        return host_function(np.round, (a,), {"decimals": decimals, "out": out})
-    decimals = int(decimals)
-    if a.dtype.kind in "iu":
-        if out is None:
-            return a.copy()
-        out[...] = a
-        return out
-    result = np.empty_like(a) if out is None else out
-    scale = _power_of_ten(abs(decimals))
-    first, back = (np.multiply, np.true_divide) if decimals >= 0 else (np.true_divide,
-                                                                        np.multiply)
-    first(a, scale, out=result)
-    np.rint(result, out=result)
-    back(result, scale, out=result)
-    return result
-
-
-@implements(np.nan_to_num)
-def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
-               neginf: Any = None) -> Any:
-    """``np.nan_to_num`` of a real floating device array on the device: NaN to ``nan``, +inf and
-    -inf to ``posinf``/``neginf`` (the dtype's largest finite magnitudes by default), each
-    value cast to the dtype as NumPy's ``copyto`` casts it; into ``x`` itself with
-    ``copy=False``. Other dtypes (integers are returned as they are by NumPy, complex splits its
-    parts) go to NumPy."""
-    if type(x) is not DeviceArray or x.dtype.kind != "f":
-        return host_function(np.nan_to_num, (x,), dict(copy=copy, nan=nan, posinf=posinf,
-                                                        neginf=neginf))
-    info = np.finfo(x.dtype)
-    with np.errstate(over="ignore"):   # (a value beyond the dtype becomes inf, as NumPy's)
-        values = [np.asarray(v, x.dtype)[()] for v in (
-            nan, info.max if posinf is None else posinf, info.min if neginf is None else neginf)]
-    result = np.where(np.isnan(x), values[0], np.where(
-        x == np.inf, values[1], np.where(x == -np.inf, values[2], x)))
-    if copy:
-        return result
-    x[...] = result
-    return x
-
-
 @implements(np.diagonal)
 def diagonal(a: DeviceArray, offset: int = 0, axis1: int = 0, axis2: int = 1) -> DeviceArray:
     return a.geometry_view(lambda t: np.diagonal(t, offset, axis1, axis2))

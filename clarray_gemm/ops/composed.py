@@ -1,0 +1,269 @@
+"""NumPy functions that NumPy itself writes as a few ufuncs, reductions and views, written the
+same way over device arrays so that they stay on the device with NumPy's results: ``round``
+(``around``), ``nan_to_num``, ``isclose``, ``allclose``, ``array_equal``, ``isposinf``,
+``isneginf``, ``count_nonzero``, ``ptp``, ``diff``, ``roll``, ``flip`` (``fliplr``, ``flipud``)
+and ``copyto``. Each follows NumPy's own code (the same operations in the same order, so the
+same bits and the same errors); arguments outside what it covers go to NumPy on host views
+(counted by ``on_host_calls``).
+"""
+from __future__ import annotations
+
+import builtins
+import numbers
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from .._dispatch import implements
+from ..array import DeviceArray, host_function
+
+__all__ = ["round_", "nan_to_num", "isclose", "allclose", "array_equal", "count_nonzero", "ptp",
+           "diff", "roll", "flip", "copyto"]
+
+_NO = np._NoValue
+
+
+def _real(x: Any) -> bool:
+    return type(x) is DeviceArray and x.dtype.kind in "biuf"
+
+
+def _power_of_ten(n: int) -> float:
+    """10.0**n as NumPy's ``np.round`` forms it (a table to 1e8, then products by ten)."""
+    if n < 9:
+        return (1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8)[n]
+    ret = 1e9
+    for _ in range(n - 9):
+        ret *= 10.0
+    return ret
+
+
+@implements(np.round, np.around)
+def round_(a: Any, decimals: int = 0, out: Any = None) -> Any:
+    """``np.round`` (``np.around``, ``x.round``) of a real device array, as NumPy computes it:
+    a result like ``a`` (or ``out``) takes ``a * 10**decimals``, its ``rint`` and the division
+    back (divide, then multiply, for negative decimals), each a device ufunc: NumPy's bits and
+    errors. Integers with ``decimals >= 0`` are copied. Complex data, integers to negative
+    decimals and host ``out=`` arrays go to NumPy on host views."""
+    if (type(a) is not DeviceArray or a.dtype.kind not in "biuf"
+            or not isinstance(decimals, numbers.Integral)
+            or (out is not None and type(out) is not DeviceArray)
+            or (a.dtype.kind in "iu" and decimals < 0)):
+        return host_function(np.round, (a,), {"decimals": decimals, "out": out})
+    decimals = int(decimals)
+    if a.dtype.kind in "iu":
+        if out is None:
+            return a.copy()
+        out[...] = a
+        return out
+    result = np.empty_like(a) if out is None else out
+    scale = _power_of_ten(abs(decimals))
+    first, back = (np.multiply, np.true_divide) if decimals >= 0 else (np.true_divide,
+                                                                        np.multiply)
+    first(a, scale, out=result)
+    np.rint(result, out=result)
+    back(result, scale, out=result)
+    return result
+
+
+@implements(np.nan_to_num)
+def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
+               neginf: Any = None) -> Any:
+    """``np.nan_to_num`` of a real floating device array on the device: NaN to ``nan``, +inf and
+    -inf to ``posinf``/``neginf`` (the dtype's largest finite magnitudes by default), each
+    value cast to the dtype as NumPy's ``copyto`` casts it; into ``x`` itself with
+    ``copy=False``. Other dtypes (integers are returned as they are by NumPy, complex splits its
+    parts) go to NumPy."""
+    if type(x) is not DeviceArray or x.dtype.kind != "f":
+        return host_function(np.nan_to_num, (x,), dict(copy=copy, nan=nan, posinf=posinf,
+                                                        neginf=neginf))
+    info = np.finfo(x.dtype)
+    with np.errstate(over="ignore"):   # (a value beyond the dtype becomes inf, as NumPy's)
+        values = [np.asarray(v, x.dtype)[()] for v in (
+            nan, info.max if posinf is None else posinf, info.min if neginf is None else neginf)]
+    result = np.where(np.isnan(x), values[0], np.where(
+        x == np.inf, values[1], np.where(x == -np.inf, values[2], x)))
+    if copy:
+        return result
+    x[...] = result
+    return x
+
+
+def _signed_inf(func: Any, sign: float):
+    """``np.isposinf`` / ``np.isneginf`` of a real device array: ``x == +-inf`` (NumPy's
+    ``isinf(x) & (signbit(x) == negative)``: the same answer for every value)."""
+    def impl(x: Any, out: Any = None) -> Any:
+        if not _real(x) or (out is not None and type(out) is not DeviceArray):
+            return host_function(func, (x,), {"out": out})
+        # (no integer is infinite: x != x is all False)
+        args = (x, x) if x.dtype.kind != "f" else (x, sign * np.inf)
+        compare = np.not_equal if x.dtype.kind != "f" else np.equal
+        return compare(*args) if out is None else compare(*args, out=out)
+    return impl
+
+
+implements(np.isposinf)(_signed_inf(np.isposinf, 1.0))
+implements(np.isneginf)(_signed_inf(np.isneginf, -1.0))
+
+
+@implements(np.isclose)
+def isclose(a: Any, b: Any, rtol: Any = 1.e-5, atol: Any = 1.e-8, equal_nan: bool = False) -> Any:
+    """``np.isclose`` with a device array among ``a``, ``b`` (the others scalars or device
+    arrays): NumPy's expression ``|a - b| <= atol + rtol * |b|`` where ``b`` is finite, or
+    ``a == b``, with ``b`` first made floating, on the device."""
+    operands = (a, b)
+    if (not any(type(v) is DeviceArray for v in operands)
+            or not all(_real(v) or isinstance(v, (int, float)) for v in operands)
+            or not all(isinstance(v, (int, float)) for v in (rtol, atol))
+            or not (np.isfinite(rtol) and np.isfinite(atol))):
+        return host_function(np.isclose, (a, b), dict(rtol=rtol, atol=atol, equal_nan=equal_nan))
+    x, y = a, b
+    if type(y) is DeviceArray:
+        dt = np.result_type(y.dtype, 1.)
+        if dt != y.dtype:
+            y = y.astype(dt)
+    elif isinstance(y, int):
+        y = float(y)
+    with np.errstate(invalid="ignore"):
+        result = (np.less_equal(abs(x - y), atol + rtol * abs(y)) & np.isfinite(y)
+                  | (x == y))
+        if equal_nan:
+            result |= np.isnan(x) & np.isnan(y)
+    return result
+
+
+@implements(np.allclose)
+def allclose(a: Any, b: Any, rtol: Any = 1.e-5, atol: Any = 1.e-8,
+             equal_nan: bool = False) -> bool:
+    """``np.allclose``: ``bool(np.all(np.isclose(...)))`` (one scalar read from the device)."""
+    return builtins.bool(np.all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+@implements(np.array_equal)
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
+    """``np.array_equal`` of device arrays: equal shapes and every element equal (NaN equal to
+    NaN with ``equal_nan``), one scalar read from the device."""
+    if not (_real(a1) and _real(a2)):
+        return host_function(np.array_equal, (a1, a2), {"equal_nan": equal_nan})
+    if a1.shape != a2.shape:
+        return False
+    if not equal_nan or not (a1.dtype.kind == "f" or a2.dtype.kind == "f"):
+        return builtins.bool(np.all(a1 == a2))
+    nan1, nan2 = np.isnan(a1), np.isnan(a2)
+    if not builtins.bool(np.all(nan1 == nan2)):
+        return False
+    return builtins.bool(np.all((a1 == a2) | nan1))
+
+
+@implements(np.count_nonzero)
+def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    """``np.count_nonzero``: a sum of ``a != 0`` as ``intp`` (NumPy's dtype; a whole-array count
+    is a 0-d device array, as the reductions give, where NumPy gives an ``intp`` scalar)."""
+    if not _real(a):
+        return host_function(np.count_nonzero, (a,), {"axis": axis, "keepdims": keepdims})
+    return np.sum(a != 0, axis=axis, dtype=np.intp, keepdims=keepdims)
+
+
+@implements(np.ptp)
+def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: Any = _NO) -> Any:
+    """``np.ptp``: ``max - min`` along ``axis`` (NumPy's ``subtract(maximum.reduce,
+    minimum.reduce)``)."""
+    if not _real(a) or (out is not None and type(out) is not DeviceArray):
+        kwargs = {"axis": axis, "out": out}
+        if keepdims is not _NO:
+            kwargs["keepdims"] = keepdims
+        return host_function(np.ptp, (a,), kwargs)
+    kwargs = {} if keepdims is _NO else {"keepdims": keepdims}
+    high, low = np.max(a, axis=axis, **kwargs), np.min(a, axis=axis, **kwargs)
+    return np.subtract(high, low, out=out) if out is not None else np.subtract(high, low)
+
+
+@implements(np.diff)
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = _NO, append: Any = _NO) -> Any:
+    """``np.diff`` without ``prepend``/``append``: ``n`` times ``a[1:] - a[:-1]`` along
+    ``axis`` (``!=`` for bool, as NumPy's), each a device ufunc on two views."""
+    if (not _real(a) or prepend is not _NO or append is not _NO
+            or not isinstance(n, numbers.Integral) or a.ndim == 0):
+        kwargs = {"n": n, "axis": axis}
+        if prepend is not _NO:
+            kwargs["prepend"] = prepend
+        if append is not _NO:
+            kwargs["append"] = append
+        return host_function(np.diff, (a,), kwargs)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    axis = normalize_axis_index(axis, a.ndim)
+    upper = tuple(slice(1, None) if d == axis else slice(None) for d in range(a.ndim))
+    lower = tuple(slice(None, -1) if d == axis else slice(None) for d in range(a.ndim))
+    op = np.not_equal if a.dtype == np.bool_ else np.subtract
+    for _ in range(int(n)):
+        a = op(a[upper], a[lower])
+    return a
+
+
+@implements(np.roll)
+def roll(a: Any, shift: Any, axis: Any = None) -> Any:
+    """``np.roll``: for each axis the two slices that wrap around, copied into a fresh array on
+    the device (``axis=None``: the flattened array, reshaped back)."""
+    if not _real(a) or not all(isinstance(s, numbers.Integral) for s in np.ravel(shift)):
+        return host_function(np.roll, (a, shift), {"axis": axis})
+    if axis is None:
+        return roll(a.ravel(), shift, 0).reshape(a.shape)
+    axes = normalize_axis_tuple(axis, a.ndim, allow_duplicate=True)
+    shifts = np.broadcast_to(np.asarray(shift), (len(axes),)) if np.ndim(shift) == 0 else (
+        np.asarray(shift))
+    if shifts.ndim != 1 or (len(axes) > 1 and len(shifts) != len(axes) and len(shifts) != 1):
+        return host_function(np.roll, (a, shift), {"axis": axis})
+    if len(axes) == 1 and len(shifts) > 1:   # several shifts of one axis: NumPy broadcasts
+        axes = axes * len(shifts)
+    total = {ax: 0 for ax in range(a.ndim)}
+    for ax, sh in zip(axes, np.broadcast_to(shifts, (len(axes),))):
+        total[ax] += int(sh)
+    result = a
+    for ax, sh in total.items():
+        n = a.shape[ax]
+        if not n or sh % n == 0:
+            continue
+        sh %= n
+        rolled = np.empty_like(result)
+        lead = (slice(None),) * ax
+        rolled[lead + (slice(sh, None),)] = result[lead + (slice(None, n - sh),)]
+        rolled[lead + (slice(None, sh),)] = result[lead + (slice(n - sh, None),)]
+        result = rolled
+    return result if result is not a else a.copy()
+
+
+@implements(np.flip)
+def flip(m: Any, axis: Any = None) -> Any:
+    """``np.flip``: a view with the axes' strides negated (no copy, as NumPy's)."""
+    if type(m) is not DeviceArray:
+        return host_function(np.flip, (m,), {"axis": axis})
+    return m.geometry_view(lambda t: np.flip(t, axis))
+
+
+@implements(np.fliplr)
+def fliplr(m: Any) -> Any:
+    if type(m) is not DeviceArray:
+        return host_function(np.fliplr, (m,), {})
+    return m.geometry_view(np.fliplr)
+
+
+@implements(np.flipud)
+def flipud(m: Any) -> Any:
+    if type(m) is not DeviceArray:
+        return host_function(np.flipud, (m,), {})
+    return m.geometry_view(np.flipud)
+
+
+@implements(np.copyto)
+def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
+    """``np.copyto`` of a device array into a device array without a ``where`` mask: NumPy's
+    casting check, then a device copy of ``src`` broadcast to ``dst``."""
+    if type(dst) is not DeviceArray or where is not True or not _real(src) or (
+            dst.dtype.kind not in "biuf"):
+        return host_function(np.copyto, (dst, src), {"casting": casting, "where": where})
+    if not np.can_cast(src.dtype, dst.dtype, casting=casting):
+        raise TypeError(f"Cannot cast array data from {src.dtype!r} to {dst.dtype!r} "
+                        f"according to the rule {casting!r}")
+    dst[...] = src
+    return None

@@ -1,0 +1,101 @@
+"""NumPy functions written as device ufuncs, reductions and views (``ops/composed.py``) against
+NumPy: values, dtypes and shapes (NaN and infinities included), NumPy's errors, and no host call
+(the host path on and off)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+
+DTYPES = [np.float32, np.float64, np.float16, np.int32, np.bool_]
+
+
+@pytest.fixture(autouse=True)
+def _on_device():
+    cg.reset_host_calls()
+    yield
+    assert cg.on_host_calls() == {}, cg.on_host_calls()
+
+
+def operands(dtype):
+    rng = np.random.default_rng(np.dtype(dtype).num)
+    if dtype is np.bool_:
+        a = rng.random((5, 7)) > 0.5
+        return a, ~a
+    a = (rng.standard_normal((5, 7)) * 3).astype(dtype)
+    b = a.copy()
+    if np.dtype(dtype).kind == "f":
+        a[0, :3] = [np.nan, np.inf, -np.inf]
+        b[0, :3] = [np.nan, np.inf, 1]
+        b[1, 2] += np.dtype(dtype).type(1e-3)
+    else:
+        b[1, 2] += 1
+    return a, b
+
+
+def same(got, want):
+    assert isinstance(got, cg.DeviceArray), type(got)
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
+    np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_comparisons(dtype, either_path):
+    a, b = operands(dtype)
+    x, y = cg.asarray(a), cg.asarray(b)
+    with np.errstate(all="ignore"):
+        if dtype is not np.bool_:
+            same(np.isclose(x, y), np.isclose(a, b))
+            same(np.isclose(x, y, equal_nan=True), np.isclose(a, b, equal_nan=True))
+            same(np.isclose(x, 1, rtol=0.1, atol=0.5), np.isclose(a, 1, rtol=0.1, atol=0.5))
+            same(np.isclose(2.5, y), np.isclose(2.5, b))
+            assert np.allclose(x, y) is np.allclose(a, b) is False
+            assert np.allclose(x[1:], x[1:]) is True
+            same(np.isposinf(x), np.isposinf(a))
+            same(np.isneginf(x), np.isneginf(a))
+        for x1, x2, a1, a2 in ((x, y, a, b), (x, x, a, a), (x, x[1:], a, a[1:])):
+            for nan in (False, True):
+                assert np.array_equal(x1, x2, equal_nan=nan) is np.array_equal(a1, a2,
+                                                                               equal_nan=nan)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_reductions_differences_and_rolls(dtype, either_path):
+    a, _ = operands(dtype)
+    x = cg.asarray(a)
+    with np.errstate(all="ignore"):
+        for kw in ({}, {"axis": 1}, {"axis": 0, "keepdims": True}, {"axis": (0, 1)}):
+            got, want = np.count_nonzero(x, **kw), np.count_nonzero(a, **kw)
+            assert got.dtype == np.intp and np.asarray(got).shape == np.shape(want)
+            np.testing.assert_array_equal(np.asarray(got), want)
+        if dtype is not np.bool_:   # (NumPy's ptp refuses bool)
+            same(np.ptp(x), np.ptp(a))
+            same(np.ptp(x, axis=0), np.ptp(a, axis=0))
+            same(np.ptp(x, axis=1, keepdims=True), np.ptp(a, axis=1, keepdims=True))
+        for n, axis in ((1, -1), (2, 0), (0, 1), (3, 1)):
+            same(np.diff(x, n=n, axis=axis), np.diff(a, n=n, axis=axis))
+        for shift, axis in ((2, None), (-3, 1), (1, 0), ((1, 2), (0, 1)), (9, 1), (0, 0),
+                            ((1, 1), 1), (-40, None)):
+            same(np.roll(x, shift, axis), np.roll(a, shift, axis))
+        for got, want in ((np.flip(x), np.flip(a)), (np.flip(x, 0), np.flip(a, 0)),
+                          (np.flip(x, (0, 1)), np.flip(a, (0, 1))), (np.fliplr(x), np.fliplr(a)),
+                          (np.flipud(x), np.flipud(a))):
+            same(got, want)
+            assert got.storage is x.storage   # a view, as NumPy's
+
+
+def test_copyto_and_errors(either_path):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    dst = cg.zeros((3, 4), np.float64)
+    assert np.copyto(dst, cg.asarray(a)) is None
+    np.testing.assert_array_equal(np.asarray(dst), a)
+    np.copyto(dst, cg.asarray(a[0]))            # broadcast
+    np.testing.assert_array_equal(np.asarray(dst), np.broadcast_to(a[0], (3, 4)))
+    with pytest.raises(TypeError, match="same_kind"):
+        np.copyto(cg.zeros(3, np.int32), cg.asarray(np.ones(3)))
+    with pytest.raises(ValueError, match="order must be non-negative"):
+        np.diff(cg.asarray(a), n=-1)
+    with pytest.raises(np.exceptions.AxisError):
+        np.roll(cg.asarray(a), 1, axis=2)
