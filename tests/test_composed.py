@@ -99,3 +99,39 @@ def test_copyto_and_errors(either_path):
         np.diff(cg.asarray(a), n=-1)
     with pytest.raises(np.exceptions.AxisError):
         np.roll(cg.asarray(a), 1, axis=2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_], ids=lambda d: np.dtype(d).name)
+def test_splits_repeats_tiles(dtype, either_path):
+    a = (np.arange(24).reshape(4, 6) % 5).astype(dtype)
+    x = cg.asarray(a)
+    for got, want in ((np.array_split(x, 3, axis=1), np.array_split(a, 3, axis=1)),
+                      (np.array_split(x, 5), np.array_split(a, 5)),
+                      (np.split(x, [1, 3]), np.split(a, [1, 3])),
+                      (np.hsplit(x, 2), np.hsplit(a, 2)), (np.vsplit(x, 2), np.vsplit(a, 2))):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            same(g, w)
+    with pytest.raises(ValueError, match="equal division"):
+        np.split(x, 5)
+    for r, axis in ((2, None), (3, 0), (2, 1), (0, 1), (1, -1)):
+        same(np.repeat(x, r, axis=axis), np.repeat(a, r, axis=axis))
+    same(x.repeat(2, axis=0), a.repeat(2, axis=0))
+    with pytest.raises(ValueError, match="negative"):
+        np.repeat(x, -1)
+    for reps in (2, (2, 1), (1, 3), (2, 2, 2), (3,), 0):
+        same(np.tile(x, reps), np.tile(a, reps))
+    same(np.tile(x[0], (2, 3)), np.tile(a[0], (2, 3)))
+
+
+def test_vdot_and_average(either_path):
+    a = np.arange(24, dtype=np.float64).reshape(4, 6) / 7
+    x = cg.asarray(a)
+    np.testing.assert_allclose(np.asarray(np.vdot(x, x)), np.vdot(a, a), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(np.average(x, axis=0)), np.average(a, axis=0),
+                               rtol=1e-14)   # (tree sums: within float rounding)
+    np.testing.assert_allclose(np.asarray(np.average(x)), np.average(a), rtol=1e-14)
+    got, count = np.average(x, axis=1, returned=True)
+    want, wcount = np.average(a, axis=1, returned=True)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14)
+    same(count, wcount)

@@ -1,8 +1,9 @@
 """NumPy functions that NumPy itself writes as a few ufuncs, reductions and views, written the
 same way over device arrays so that they stay on the device with NumPy's results: ``round``
 (``around``), ``nan_to_num``, ``isclose``, ``allclose``, ``array_equal``, ``isposinf``,
-``isneginf``, ``count_nonzero``, ``ptp``, ``diff``, ``roll``, ``flip`` (``fliplr``, ``flipud``)
-and ``copyto``. Each follows NumPy's own code (the same operations in the same order, so the
+``isneginf``, ``count_nonzero``, ``ptp``, ``diff``, ``roll``, ``flip`` (``fliplr``, ``flipud``),
+``copyto``, ``repeat`` and ``tile`` (broadcast views copied once), ``vdot``, ``average``
+(without weights), and the ``split`` family (NumPy's own code, whose slices are device views). Each follows NumPy's own code (the same operations in the same order, so the
 same bits and the same errors); arguments outside what it covers go to NumPy on host views
 (counted by ``on_host_calls``).
 """
@@ -16,10 +17,10 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .._dispatch import implements
-from ..array import DeviceArray, host_function
+from ..array import DeviceArray, full, host_function
 
 __all__ = ["round_", "nan_to_num", "isclose", "allclose", "array_equal", "count_nonzero", "ptp",
-           "diff", "roll", "flip", "copyto"]
+           "diff", "roll", "flip", "copyto", "repeat", "tile", "vdot", "average"]
 
 _NO = np._NoValue
 
@@ -267,3 +268,82 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
                         f"according to the rule {casting!r}")
     dst[...] = src
     return None
+
+
+def _numpy_code(func: Any):
+    """``func`` run as NumPy's own Python code on a device array (``func._implementation``:
+    its slicing and ``swapaxes`` calls are device views), other inputs by NumPy on the host."""
+    def impl(ary: Any, *args: Any, **kwargs: Any) -> Any:
+        if type(ary) is not DeviceArray:
+            return host_function(func, (ary, *args), kwargs)
+        return func._implementation(ary, *args, **kwargs)
+    impl.__doc__ = f"``np.{func.__name__}`` of a device array: views, as NumPy's own code makes."
+    return impl
+
+
+for _split in (np.array_split, np.split, np.hsplit, np.vsplit, np.dsplit):
+    implements(_split)(_numpy_code(_split))
+
+
+@implements(np.repeat)
+def repeat(a: Any, repeats: Any, axis: Any = None) -> Any:
+    """``np.repeat`` with one repeat count: each element broadcast ``repeats`` times along a new
+    axis after ``axis`` and the two axes merged (one device copy). Per-element counts go to
+    NumPy on the host."""
+    if not _real(a) or not isinstance(repeats, numbers.Integral):
+        return host_function(np.repeat, (a, repeats), {"axis": axis})
+    if repeats < 0:
+        raise ValueError("repeats may not contain negative values.")
+    if axis is None:
+        a, axis = a.ravel(), 0
+    axis = normalize_axis_index(axis, a.ndim)
+    grown = np.expand_dims(a, axis + 1)
+    shape = a.shape[:axis + 1] + (int(repeats),) + a.shape[axis + 1:]
+    merged = a.shape[:axis] + (a.shape[axis] * int(repeats),) + a.shape[axis + 1:]
+    return np.broadcast_to(grown, shape).reshape(merged)
+
+
+@implements(np.tile)
+def tile(A: Any, reps: Any) -> Any:
+    """``np.tile``: ``A`` (its dimensions padded in front to ``len(reps)``) broadcast along a new
+    axis before each of its axes, and each pair merged (one device copy)."""
+    if not _real(A):
+        return host_function(np.tile, (A, reps), {})
+    try:
+        tup = tuple(int(r) for r in reps)
+    except TypeError:
+        tup = (int(reps),)
+    if any(r < 0 for r in tup):
+        return host_function(np.tile, (A, reps), {})   # (NumPy's own error)
+    d = max(len(tup), A.ndim)
+    c = A.reshape((1,) * (d - A.ndim) + A.shape)
+    tup = (1,) * (d - len(tup)) + tup
+    grown = c.reshape(tuple(x for n in c.shape for x in (1, n)))
+    shape = tuple(x for r, n in zip(tup, c.shape) for x in (r, n))
+    return np.broadcast_to(grown, shape).reshape(tuple(r * n for r, n in zip(tup, c.shape)))
+
+
+@implements(np.vdot)
+def vdot(a: Any, b: Any) -> Any:
+    """``np.vdot`` of real device arrays of one size: the dot product of the flattened arrays."""
+    if not (_real(a) and _real(b)) or a.size != b.size:
+        return host_function(np.vdot, (a, b), {})
+    return np.dot(a.ravel(), b.ravel())
+
+
+@implements(np.average)
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
+            keepdims: Any = _NO) -> Any:
+    """``np.average`` without weights: ``np.mean`` (with ``returned``, the count as NumPy
+    gives it, broadcast to the result)."""
+    if not _real(a) or weights is not None:
+        kwargs = {"axis": axis, "weights": weights, "returned": returned}
+        if keepdims is not _NO:
+            kwargs["keepdims"] = keepdims
+        return host_function(np.average, (a,), kwargs)
+    kwargs = {} if keepdims is _NO else {"keepdims": keepdims}
+    avg = np.mean(a, axis=axis, **kwargs)
+    if not returned:
+        return avg
+    count = a.size // max(avg.size, 1) if a.size else 0
+    return avg, full(avg.shape, count, dtype=avg.dtype, device=avg.device)
