@@ -135,3 +135,34 @@ def test_vdot_and_average(either_path):
     want, wcount = np.average(a, axis=1, returned=True)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-14)
     same(count, wcount)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32],
+                         ids=lambda d: np.dtype(d).name)
+def test_nansum_and_nanmean(dtype, either_path):
+    """NaN-skipping sums and means on the device: NumPy's values (within float rounding: tree
+    sums), dtypes and shapes, and NumPy's "Mean of empty slice" warning for an all-NaN column."""
+    import warnings
+    rng = np.random.default_rng(8)
+    a = (rng.standard_normal((5, 7)) * 3).astype(dtype)
+    if dtype is not np.int32:
+        a[0, 2] = np.nan
+        a[:, 4] = np.nan
+    x = cg.asarray(a)
+    rtol = 2e-3 if dtype is np.float16 else 1e-6
+    for kw in ({}, {"axis": 0}, {"axis": 1, "keepdims": True}):
+        for func in (np.nansum, np.nanmean):
+            with warnings.catch_warnings(record=True) as got_warnings:
+                warnings.simplefilter("always")
+                got = func(x, **kw)
+            with warnings.catch_warnings(record=True) as want_warnings:
+                warnings.simplefilter("always")
+                want = func(a, **kw)
+            assert isinstance(got, cg.DeviceArray)
+            g = np.asarray(got)
+            assert g.dtype == np.asarray(want).dtype and g.shape == np.shape(want)
+            scale = np.nansum(np.abs(a.astype(np.float64)))   # (sums with cancellation)
+            np.testing.assert_allclose(g.astype(np.float64), np.asarray(want, np.float64),
+                                       rtol=rtol, atol=rtol * scale, equal_nan=True)
+            assert ([str(w.message) for w in got_warnings if "Mean" in str(w.message)]
+                    == [str(w.message) for w in want_warnings])

@@ -3,7 +3,8 @@ same way over device arrays so that they stay on the device with NumPy's results
 (``around``), ``nan_to_num``, ``isclose``, ``allclose``, ``array_equal``, ``isposinf``,
 ``isneginf``, ``count_nonzero``, ``ptp``, ``diff``, ``roll``, ``flip`` (``fliplr``, ``flipud``),
 ``copyto``, ``repeat`` and ``tile`` (broadcast views copied once), ``vdot``, ``average``
-(without weights), and the ``split`` family (NumPy's own code, whose slices are device views). Each follows NumPy's own code (the same operations in the same order, so the
+(without weights), ``nansum``, ``nanmean``, and the ``split`` family (NumPy's own code, whose
+slices are device views). Each follows NumPy's own code (the same operations in the same order, so the
 same bits and the same errors); arguments outside what it covers go to NumPy on host views
 (counted by ``on_host_calls``).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -20,7 +22,8 @@ from .._dispatch import implements
 from ..array import DeviceArray, full, host_function
 
 __all__ = ["round_", "nan_to_num", "isclose", "allclose", "array_equal", "count_nonzero", "ptp",
-           "diff", "roll", "flip", "copyto", "repeat", "tile", "vdot", "average"]
+           "diff", "roll", "flip", "copyto", "repeat", "tile", "vdot", "average", "nansum",
+           "nanmean"]
 
 _NO = np._NoValue
 
@@ -347,3 +350,46 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         return avg
     count = a.size // max(avg.size, 1) if a.size else 0
     return avg, full(avg.shape, count, dtype=avg.dtype, device=avg.device)
+
+
+def _nan_kwargs(axis: Any, dtype: Any, out: Any, keepdims: Any, extra: dict) -> dict:
+    kwargs = {"axis": axis, "dtype": dtype, "out": out, **extra}
+    if keepdims is not _NO:
+        kwargs["keepdims"] = keepdims
+    return kwargs
+
+
+@implements(np.nansum)
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: Any = _NO,
+           initial: Any = _NO, where: Any = _NO) -> Any:
+    """``np.nansum`` as NumPy writes it: NaN replaced by 0, then ``np.sum`` (on the device)."""
+    extra = {k: v for k, v in (("initial", initial), ("where", where)) if v is not _NO}
+    kwargs = _nan_kwargs(axis, dtype, out, keepdims, extra)
+    if not _real(a) or extra or (out is not None and type(out) is not DeviceArray):
+        return host_function(np.nansum, (a,), kwargs)
+    if a.dtype.kind == "f":
+        a = np.where(np.isnan(a), 0, a)
+    return np.sum(a, **kwargs)
+
+
+@implements(np.nanmean)
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: Any = _NO,
+            *, where: Any = _NO) -> Any:
+    """``np.nanmean`` as NumPy writes it (without ``out``/``where``): the sum of the values with
+    NaN replaced by 0 divided by the count of the others (NumPy's unsafe in-place division),
+    NumPy's "Mean of empty slice" warning where a count is 0."""
+    kwargs = _nan_kwargs(axis, dtype, out, keepdims, {} if where is _NO else {"where": where})
+    if (not _real(a) or out is not None or where is not _NO
+            or (dtype is not None and not np.issubdtype(dtype, np.inexact))):
+        return host_function(np.nanmean, (a,), kwargs)
+    if a.dtype.kind != "f":
+        return np.mean(a, **kwargs)
+    mask = np.isnan(a)
+    keep = {} if keepdims is _NO else {"keepdims": keepdims}
+    cnt = np.sum(~mask, axis=axis, dtype=np.intp, **keep)
+    tot = np.sum(np.where(mask, 0, a), axis=axis, dtype=dtype, **keep)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        avg = np.divide(tot, cnt, out=tot, casting="unsafe")
+    if builtins.bool(np.any(cnt == 0)):
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
+    return avg

@@ -422,8 +422,8 @@ _dispatch.UFUNC_METHODS["accumulate"] = _ufunc_accumulate
 # The other NumPy reductions (nan*, median, percentile, ...): NumPy on host views (counted as
 # host fallbacks), the result put on the operands' device, a 0-d device array where NumPy gives
 # a scalar, so chained code (xarray, dask) keeps device arrays.
-# (ptp, average and count_nonzero: ops/composed.py)
-HOST_REDUCTIONS = (np.median, np.nansum, np.nanprod, np.nanmean, np.nanstd, np.nanvar,
+# (ptp, average, count_nonzero, nansum and nanmean: ops/composed.py)
+HOST_REDUCTIONS = (np.median, np.nanprod, np.nanstd, np.nanvar,
                    np.nanmax, np.nanmin, np.nanargmax, np.nanargmin, np.nanmedian, np.nancumsum,
                    np.nancumprod, np.percentile, np.quantile, np.nanpercentile, np.nanquantile)
 
