@@ -166,3 +166,22 @@ def test_nansum_and_nanmean(dtype, either_path):
                                        rtol=rtol, atol=rtol * scale, equal_nan=True)
             assert ([str(w.message) for w in got_warnings if "Mean" in str(w.message)]
                     == [str(w.message) for w in want_warnings])
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 7), (3, 4, 5), (0, 3), (1,), (2, 1, 3)], ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.bool_], ids=lambda d: np.dtype(d).name)
+def test_nonzero_family(shape, dtype, either_path):
+    """``nonzero`` (function, method, one-argument ``where``), ``flatnonzero``, ``argwhere``:
+    NumPy's index arrays (intp; NaN counts as nonzero, -0.0 does not)."""
+    rng = np.random.default_rng(9)
+    a = (rng.random(shape) > 0.6).astype(dtype)
+    if a.size and dtype is np.float32:
+        a.flat[0], a.flat[-1] = np.nan, -0.0
+    x = cg.asarray(a)
+    for got, want in ((np.nonzero(x), np.nonzero(a)), (x.nonzero(), a.nonzero()),
+                      (np.where(x), np.where(a))):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            same(g, w)
+    same(np.flatnonzero(x), np.flatnonzero(a))
+    same(np.argwhere(x), np.argwhere(a))

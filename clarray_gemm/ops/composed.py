@@ -3,8 +3,9 @@ same way over device arrays so that they stay on the device with NumPy's results
 (``around``), ``nan_to_num``, ``isclose``, ``allclose``, ``array_equal``, ``isposinf``,
 ``isneginf``, ``count_nonzero``, ``ptp``, ``diff``, ``roll``, ``flip`` (``fliplr``, ``flipud``),
 ``copyto``, ``repeat`` and ``tile`` (broadcast views copied once), ``vdot``, ``average``
-(without weights), ``nansum``, ``nanmean``, and the ``split`` family (NumPy's own code, whose
-slices are device views). Each follows NumPy's own code (the same operations in the same order, so the
+(without weights), ``nansum``, ``nanmean``, ``nonzero``/``flatnonzero``/``argwhere`` (a
+compaction of an index sequence), and the ``split`` family (NumPy's own code, whose slices are
+device views). Each follows NumPy's own code (the same operations in the same order, so the
 same bits and the same errors); arguments outside what it covers go to NumPy on host views
 (counted by ``on_host_calls``).
 """
@@ -20,10 +21,11 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .._dispatch import implements
 from ..array import DeviceArray, full, host_function
+from .arrayfuncs import arange
 
 __all__ = ["round_", "nan_to_num", "isclose", "allclose", "array_equal", "count_nonzero", "ptp",
            "diff", "roll", "flip", "copyto", "repeat", "tile", "vdot", "average", "nansum",
-           "nanmean"]
+           "nanmean", "flatnonzero", "nonzero", "argwhere"]
 
 _NO = np._NoValue
 
@@ -393,3 +395,39 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
     if builtins.bool(np.any(cnt == 0)):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
     return avg
+
+
+@implements(np.flatnonzero)
+def flatnonzero(a: Any) -> Any:
+    """``np.flatnonzero``: the flat indices (``intp``) of the nonzero elements, a boolean-mask
+    compaction of an index sequence on the device."""
+    if not _real(a):
+        return host_function(np.flatnonzero, (a,), {})
+    flat = a.ravel()
+    return arange(flat.size, dtype=np.intp, device=a.device)[flat != 0]
+
+
+@implements(np.nonzero)
+def nonzero(a: Any) -> Any:
+    """``np.nonzero`` (and ``np.where(a)``): the flat indices of the nonzero elements, then one
+    index array per dimension (quotients and remainders by the extents), on the device."""
+    if not _real(a) or a.ndim == 0:
+        return host_function(np.nonzero, (a,), {})
+    flat = flatnonzero(a)
+    if a.size == 0:
+        return tuple(flat.copy() for _ in a.shape)
+    indices, inner = [], a.size
+    for d, n in enumerate(a.shape):
+        inner //= n   # elements per step along dimension d
+        q = flat // inner if inner != 1 else flat
+        indices.append(q % n if d else q)
+    return tuple(indices)
+
+
+@implements(np.argwhere)
+def argwhere(a: Any) -> Any:
+    """``np.argwhere``: ``np.nonzero``'s index arrays as the columns of one ``(N, ndim)`` array
+    (the transposed view NumPy returns)."""
+    if not _real(a) or a.ndim == 0:
+        return host_function(np.argwhere, (a,), {})
+    return np.stack(nonzero(a)).T

@@ -261,9 +261,12 @@ def _exponents_allowed(inputs: tuple) -> bool:
 
 @implements(np.where)
 def where(condition: Any, *x_y: Any) -> Any:
-    """``np.where(condition, x, y)`` on the device (one kernel); ``np.where(condition)`` (the
-    indices of nonzero elements) on the host. (``x``/``y`` may be None: NumPy's object values.)"""
+    """``np.where(condition, x, y)`` on the device (one kernel); ``np.where(condition)`` is
+    ``np.nonzero(condition)`` (ops/composed.py for a device array). (``x``/``y`` may be None:
+    NumPy's object values.)"""
     if not x_y:
+        if type(condition) is DeviceArray:
+            return np.nonzero(condition)
         return host_function(np.where, (condition,), {})
     if len(x_y) != 2:
         raise ValueError("either both or neither of x and y should be given")
