@@ -185,3 +185,17 @@ def test_nonzero_family(shape, dtype, either_path):
             same(g, w)
     same(np.flatnonzero(x), np.flatnonzero(a))
     same(np.argwhere(x), np.argwhere(a))
+
+
+def test_meshgrid(either_path):
+    a, b, c = np.linspace(0, 1, 4), np.arange(3.0), np.array([1.0, 2.0])
+    x, y, z = cg.asarray(a), cg.asarray(b), cg.asarray(c)
+    for kw in ({}, {"indexing": "ij"}, {"sparse": True}, {"copy": False},
+               {"sparse": True, "copy": False}):
+        for args, host in (((x, y), (a, b)), ((x, y, z), (a, b, c)), ((x,), (a,))):
+            got, want = np.meshgrid(*args, **kw), np.meshgrid(*host, **kw)
+            assert type(got) is type(want) and len(got) == len(want)
+            for g, w in zip(got, want):
+                same(g, w)
+    with pytest.raises(ValueError, match="Valid values for `indexing`"):
+        np.meshgrid(x, y, indexing="q")

@@ -4,7 +4,7 @@ same way over device arrays so that they stay on the device with NumPy's results
 ``isneginf``, ``count_nonzero``, ``ptp``, ``diff``, ``roll``, ``flip`` (``fliplr``, ``flipud``),
 ``copyto``, ``repeat`` and ``tile`` (broadcast views copied once), ``vdot``, ``average``
 (without weights), ``nansum``, ``nanmean``, ``nonzero``/``flatnonzero``/``argwhere`` (a
-compaction of an index sequence), and the ``split`` family (NumPy's own code, whose slices are
+compaction of an index sequence), ``meshgrid``, and the ``split`` family (NumPy's own code, whose slices are
 device views). Each follows NumPy's own code (the same operations in the same order, so the
 same bits and the same errors); arguments outside what it covers go to NumPy on host views
 (counted by ``on_host_calls``).
@@ -25,7 +25,7 @@ from .arrayfuncs import arange
 
 __all__ = ["round_", "nan_to_num", "isclose", "allclose", "array_equal", "count_nonzero", "ptp",
            "diff", "roll", "flip", "copyto", "repeat", "tile", "vdot", "average", "nansum",
-           "nanmean", "flatnonzero", "nonzero", "argwhere"]
+           "nanmean", "flatnonzero", "nonzero", "argwhere", "meshgrid"]
 
 _NO = np._NoValue
 
@@ -431,3 +431,25 @@ def argwhere(a: Any) -> Any:
     if not _real(a) or a.ndim == 0:
         return host_function(np.argwhere, (a,), {})
     return np.stack(nonzero(a)).T
+
+
+@implements(np.meshgrid)
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> Any:
+    """``np.meshgrid`` of device arrays as NumPy writes it: each input reshaped to its own axis
+    (the first two swapped for ``indexing="xy"``), broadcast together unless ``sparse``, copied
+    (on the device) with ``copy``."""
+    if not xi or not all(_real(x) for x in xi):
+        return host_function(np.meshgrid, xi, dict(copy=copy, sparse=sparse, indexing=indexing))
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    ndim = len(xi)
+    s0 = (1,) * ndim
+    output = [x.reshape(s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(xi)]
+    if indexing == "xy" and ndim > 1:   # the first and second axes switched
+        output[0] = output[0].reshape((1, -1) + s0[2:])
+        output[1] = output[1].reshape((-1, 1) + s0[2:])
+    if not sparse:
+        output = np.broadcast_arrays(*output)
+    if copy:
+        output = tuple(x.copy() for x in output)
+    return output
