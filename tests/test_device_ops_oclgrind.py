@@ -86,6 +86,15 @@ with np.errstate(all="ignore"):
             out = cg.zeros((7, 33), np.float32, device=gpu)
             np.exp(xg, out=out, where=xg > 0)
             same(np.asarray(out)[a > 0], np.exp(a)[a > 0], 1e-6)
+            # float16 as GPUs run it: PER_ITEM elements, the tiled kernels, the GPU reductions
+            h = a.astype(np.float16)
+            hg = cg.asarray(h, device=gpu)
+            same(hg + hg[0], h + h[0])
+            same(hg.T * 2.0, h.T * 2.0)
+            same(hg.T.astype(np.float32), h.T.astype(np.float32))
+            same(xg.T.astype(np.float16), a.T.astype(np.float16))
+            same(np.max(hg, axis=1), np.max(h, axis=1))
+            same(np.argmax(hg, axis=0), np.argmax(h, axis=0))
     elif case == "elementwise_half":
         # float16 stored as its bits (opencl/half_bits.h): the flat, strided and tiled kernels,
         # a float16 result into float32, a where= mask, casts, reductions
