@@ -199,3 +199,16 @@ def test_meshgrid(either_path):
                 same(g, w)
     with pytest.raises(ValueError, match="Valid values for `indexing`"):
         np.meshgrid(x, y, indexing="q")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16],
+                         ids=lambda d: np.dtype(d).name)
+def test_cross_of_3_vectors(dtype, either_path):
+    rng = np.random.default_rng(10)
+    a = (rng.standard_normal((5, 3)) * 10).astype(dtype)
+    b = (rng.standard_normal((5, 3)) * 10).astype(dtype)
+    x, y = cg.asarray(a), cg.asarray(b)
+    for got, want in ((np.cross(x, y), np.cross(a, b)), (np.cross(x[0], y), np.cross(a[0], b)),
+                      (np.cross(x[:, None], y[None]), np.cross(a[:, None], b[None]))):
+        same(got, want)   # (NumPy's products and differences: the same bits)
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint8), want.view(np.uint8))

@@ -4,7 +4,7 @@ same way over device arrays so that they stay on the device with NumPy's results
 ``isneginf``, ``count_nonzero``, ``ptp``, ``diff``, ``roll``, ``flip`` (``fliplr``, ``flipud``),
 ``copyto``, ``repeat`` and ``tile`` (broadcast views copied once), ``vdot``, ``average``
 (without weights), ``nansum``, ``nanmean``, ``nonzero``/``flatnonzero``/``argwhere`` (a
-compaction of an index sequence), ``meshgrid``, and the ``split`` family (NumPy's own code, whose slices are
+compaction of an index sequence), ``meshgrid``, ``cross`` (3-vectors), and the ``split`` family (NumPy's own code, whose slices are
 device views). Each follows NumPy's own code (the same operations in the same order, so the
 same bits and the same errors); arguments outside what it covers go to NumPy on host views
 (counted by ``on_host_calls``).
@@ -25,7 +25,7 @@ from .arrayfuncs import arange
 
 __all__ = ["round_", "nan_to_num", "isclose", "allclose", "array_equal", "count_nonzero", "ptp",
            "diff", "roll", "flip", "copyto", "repeat", "tile", "vdot", "average", "nansum",
-           "nanmean", "flatnonzero", "nonzero", "argwhere", "meshgrid"]
+           "nanmean", "flatnonzero", "nonzero", "argwhere", "meshgrid", "cross"]
 
 _NO = np._NoValue
 
@@ -453,3 +453,18 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
     if copy:
         output = tuple(x.copy() for x in output)
     return output
+
+
+@implements(np.cross)
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: Any = None) -> Any:
+    """``np.cross`` of two device arrays of 3-vectors along their last axes: NumPy's products
+    and differences (``a1*b2 - a2*b1``, ...), each a device ufunc, stacked as the last axis."""
+    if (not (_real(a) and _real(b)) or axis is not None or (axisa, axisb, axisc) != (-1, -1, -1)
+            or a.ndim == 0 or b.ndim == 0 or a.shape[-1] != 3 or b.shape[-1] != 3
+            or a.dtype == np.bool_ or b.dtype == np.bool_):
+        return host_function(np.cross, (a, b), dict(axisa=axisa, axisb=axisb, axisc=axisc,
+                                                    axis=axis))
+    a0, a1, a2 = (a[..., i] for i in range(3))
+    b0, b1, b2 = (b[..., i] for i in range(3))
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
