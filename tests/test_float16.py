@@ -228,14 +228,17 @@ def test_conversions_are_numpys_for_every_float16_and_the_rounding_edges():
     for dt in (np.float32, np.float64):
         got = np.asarray(x.astype(dt))
         np.testing.assert_array_equal(np.isnan(got), nan)
-        np.testing.assert_array_equal(got[~nan].view(np.uint8), every[~nan].astype(dt).view(np.uint8))
+        np.testing.assert_array_equal(got[~nan].view(np.uint8),
+                                      every[~nan].astype(dt).view(np.uint8))
     rng = np.random.default_rng(5)
     finite = every[np.isfinite(every)].astype(np.float64)
     finite = np.unique(finite)
     mids = (finite[:-1] + finite[1:]) / 2
-    doubles = np.concatenate([rng.integers(0, 2 ** 64, 200_000, dtype=np.uint64).view(np.float64),
+    doubles = np.concatenate([
+        rng.integers(0, 2 ** 64, 200_000, dtype=np.uint64).view(np.float64),
                               mids, np.nextafter(mids, np.inf), np.nextafter(mids, -np.inf),
-                              [65519.99, 65520.0, -65520.0, 2.0 ** -25, 2.0 ** -26, 3 * 2.0 ** -26]])
+                              [65519.99, 65520.0, -65520.0, 2.0 ** -25, 2.0 ** -26,
+                               3 * 2.0 ** -26]])
     floats = np.concatenate([rng.integers(0, 2 ** 32, 200_000, dtype=np.uint64).astype(
         np.uint32).view(np.float32), mids.astype(np.float32),
         np.arange(0x477FE000, 0x47800100, dtype=np.uint32).view(np.float32)])

@@ -4,10 +4,10 @@ same way over device arrays so that they stay on the device with NumPy's results
 ``isneginf``, ``count_nonzero``, ``ptp``, ``diff``, ``roll``, ``flip`` (``fliplr``, ``flipud``),
 ``copyto``, ``repeat`` and ``tile`` (broadcast views copied once), ``vdot``, ``average``
 (without weights), ``nansum``, ``nanmean``, ``nonzero``/``flatnonzero``/``argwhere`` (a
-compaction of an index sequence), ``meshgrid``, ``cross`` (3-vectors), and the ``split`` family (NumPy's own code, whose slices are
-device views). Each follows NumPy's own code (the same operations in the same order, so the
-same bits and the same errors); arguments outside what it covers go to NumPy on host views
-(counted by ``on_host_calls``).
+compaction of an index sequence), ``meshgrid``, ``cross`` (3-vectors), and the ``split`` family
+(NumPy's own code, whose slices are device views). Each follows NumPy's own code (the same
+operations in the same order, so the same bits and the same errors); arguments outside what it
+covers go to NumPy on host views (counted by ``on_host_calls``).
 """
 from __future__ import annotations
 
