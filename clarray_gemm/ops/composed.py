@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from .._dispatch import implements
+from .._dispatch import FUNCTIONS, implements
 from ..array import DeviceArray, full, host_function
 from .arrayfuncs import arange
 
@@ -239,26 +239,20 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     return result if result is not a else a.copy()
 
 
-@implements(np.flip)
-def flip(m: Any, axis: Any = None) -> Any:
-    """``np.flip``: a view with the axes' strides negated (no copy, as NumPy's)."""
-    if type(m) is not DeviceArray:
-        return host_function(np.flip, (m,), {"axis": axis})
-    return m.geometry_view(lambda t: np.flip(t, axis))
+def _flipped(func: Any):
+    """``np.flip``/``fliplr``/``flipud`` of a device array: a view with the axes' strides negated
+    (no copy, as NumPy's)."""
+    def impl(m: Any, *args: Any, **kwargs: Any) -> Any:
+        if type(m) is not DeviceArray:
+            return host_function(func, (m, *args), kwargs)
+        return m.geometry_view(lambda t: func(t, *args, **kwargs))
+    impl.__doc__ = _flipped.__doc__
+    return impl
 
 
-@implements(np.fliplr)
-def fliplr(m: Any) -> Any:
-    if type(m) is not DeviceArray:
-        return host_function(np.fliplr, (m,), {})
-    return m.geometry_view(np.fliplr)
-
-
-@implements(np.flipud)
-def flipud(m: Any) -> Any:
-    if type(m) is not DeviceArray:
-        return host_function(np.flipud, (m,), {})
-    return m.geometry_view(np.flipud)
+for _flip in (np.flip, np.fliplr, np.flipud):
+    implements(_flip)(_flipped(_flip))
+flip = FUNCTIONS[np.flip]
 
 
 @implements(np.copyto)

@@ -32,7 +32,7 @@ from ..kernels.programs import ctype, get_kernel
 from ..memory import Storage
 
 __all__ = ["OpSpec", "ElementwisePlan", "plan_for", "binary_plan", "scalar_plan", "keyed_plan",
-           "run_op", "run_plan", "kernel_dtype"]
+           "run_op", "run_plan", "kernel_dtype", "held_dtype"]
 
 # Elements per work-item on GPUs (opencl/elementwise.cl, PER_ITEM): one 4-byte load per
 # work-item leaves too few bytes in flight to fill an H100's memory (np.exp at 2^26 float32:
@@ -85,9 +85,9 @@ _NO_HALF_LOOP = frozenset({"NEXTAFTER"})
 """Operations whose float16 loop is not the float loop rounded once (NumPy steps one float16)."""
 
 
-def _loop_dtype(dt: np.dtype, device: Device) -> bool:
-    """Whether elementwise kernels take ``dt``: :func:`kernel_dtype`'s, and float16 (stored as
-    its bits, computed in float)."""
+def held_dtype(dt: np.dtype, device: Device) -> bool:
+    """Whether the elementwise, copy, gather and compaction kernels hold ``dt``:
+    :func:`kernel_dtype`'s, and float16 (as its bits; computed in float)."""
     return kernel_dtype(dt, device) or dt == _HALF
 
 
@@ -129,20 +129,20 @@ class ElementwisePlan:
         compute = ins[1] if spec.cond_first else ins[0]
         if len(set(ins[1:] if spec.cond_first else ins)) != 1 or len(set(res)) != 1:
             return  # mixed loops (int64 vs uint64 comparisons, ldexp): NumPy's own
-        if not all(_loop_dtype(d, device) for d in loop):
+        if not all(held_dtype(d, device) for d in loop):
             return
         if compute == _HALF and spec.name in _NO_HALF_LOOP:
             return
         for k, x in enumerate(inputs):
             # float16 operands only into float loops (a bool or integer loop would read the
             # bits, and -0.0 is not zero bits)
-            if type(x) is DeviceArray and (not _loop_dtype(x.dtype, device) or (
+            if type(x) is DeviceArray and (not held_dtype(x.dtype, device) or (
                     x.dtype == _HALF and (loop[k].kind != "f" or (spec.cond_first and k == 0)))):
                 return
         if outs is not None:
             for o in outs:
                 if (np.broadcast_shapes(shape, o.shape) != o.shape
-                        or not _loop_dtype(o.dtype, device)
+                        or not held_dtype(o.dtype, device)
                         or (o.dtype == _HALF and res[0].kind != "f")
                         or not np.can_cast(res[0], o.dtype, casting)):
                     return

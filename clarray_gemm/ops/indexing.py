@@ -29,7 +29,7 @@ from ..kernels.plans import PlanCache
 from ..kernels.programs import ctype, get_kernel
 from ..memory import Storage
 from . import compaction
-from .elementwise import kernel_dtype
+from .elementwise import held_dtype
 
 __all__ = ["take", "compress_rows", "iota", "device_getitem"]
 
@@ -64,12 +64,6 @@ def _read_word(device: Device, buf: cl.Buffer) -> int:
     return int(word[0])
 
 
-def _movable(dtype: np.dtype, device: Device) -> bool:
-    """Whether the gather and compaction kernels move elements of ``dtype`` (they copy bytes:
-    the kernels' dtypes, and float16 as its bits)."""
-    return kernel_dtype(dtype, device) or dtype == np.float16
-
-
 class _TakePlan:
     """``np.take(a, indices, axis)`` (mode 'raise') for one key: the gather kernel bound with
     its fixed arguments and the result's geometry (the indices' dimensions in place of
@@ -78,7 +72,7 @@ class _TakePlan:
 
     def __init__(self, a: DeviceArray, indices: DeviceArray, axis: int, checked: bool):
         self.supported = False
-        if indices.dtype.kind not in "iu" or not _movable(a.dtype, a.device):
+        if indices.dtype.kind not in "iu" or not held_dtype(a.dtype, a.device):
             return
         v = a.geometry_view(lambda t: np.moveaxis(t, axis, 0)) if axis else a
         layout = _rows(v)
@@ -169,7 +163,7 @@ def compress_rows(x: DeviceArray, mask: DeviceArray) -> Any:
                 raise IndexError(f"boolean index did not match indexed array along axis {i}; "
                                  f"size of axis is {n} but size of corresponding boolean axis "
                                  f"is {m}")
-    if not _movable(x.dtype, x.device):
+    if not held_dtype(x.dtype, x.device):
         return NotImplemented
     if lead == 1:  # x's rows as they are
         v, flat_mask = x, mask
