@@ -21,6 +21,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .._dispatch import FUNCTIONS, implements
 from ..array import DeviceArray, full, host_function
+from ..memo import Memo
 from .arrayfuncs import arange
 
 __all__ = ["round_", "nan_to_num", "isclose", "allclose", "array_equal", "count_nonzero", "ptp",
@@ -445,8 +446,14 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
     if not sparse:
         output = np.broadcast_arrays(*output)
     if copy:
-        output = tuple(x.copy() for x in output)
-    return output
+        output = [x.copy() for x in output]
+    # list or tuple as the installed NumPy returns them (the choice changed between releases)
+    container = _MESHGRID_CONTAINERS.get((sparse, copy), lambda: type(
+        np.meshgrid(np.zeros(1), np.zeros(1), sparse=sparse, copy=copy)))
+    return container(output)
+
+
+_MESHGRID_CONTAINERS: Memo[type] = Memo("meshgrid result type by (sparse, copy)", capacity=None)
 
 
 @implements(np.cross)
