@@ -308,7 +308,7 @@ typedef double ACC_T;
 #include "split_k.h"
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
-void gemm_dmma(GEMM_ARGS_OF(double, double, ))
+void gemm_dmma(GEMM_ARGS_OF(double, double, ) SPLIT_K_FINAL_ARGS)
 {
     // One ring: STAGES A tiles, then STAGES B tiles.
     __local double2 ring[STAGES * (A_TILE + B_TILE) / 2];
@@ -327,6 +327,7 @@ void gemm_dmma(GEMM_ARGS_OF(double, double, ))
     const KSlice ks = k_slice(z, K);
     A += a_off + ks.batch * a_batch;
     B += b_off + ks.batch * b_batch;
+    __global const double* const partials = C + c_off;   // (split-K: every slice's product)
     C += c_off + z * c_batch;
 
     double acc[MT][NT8][2];
@@ -354,4 +355,12 @@ void gemm_dmma(GEMM_ARGS_OF(double, double, ))
                 C[(long)row * ldc + n + 1] = acc[i][j][1];
         }
     }
+#if FINISH_LAST
+    // the flag in the ring's first word: every read of the ring is over by the barrier that
+    // precedes its write (and the stages fill the local memory)
+    __local int* const last = (__local int*)ring;
+    SPLIT_K_FINISH(*last, ks.batch, m0, n0, BM, BN, partials, ldc, c_batch);
+#else
+    (void)partials;
+#endif
 }

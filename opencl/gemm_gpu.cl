@@ -353,8 +353,16 @@ inline void load_frag(__local const T4* as, __local const T4* bs, const int kk, 
     }
 }
 
+// FINISH_LAST (split_k.h, last_group.h): the last slice of each tile sums the slices' partial
+// products into C (narrowed as gemm_gpu_splitk_reduce does), one launch instead of two.
+#define SPLIT_T T
+#define SPLIT_ADD(a, b) ADD(a, b)
+#define FINAL_T ST
+#define FINAL_NARROW(x) NARROW(x)
+#include "split_k.h"
+
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1)))
-void gemm_gpu(GEMM_ARGS_OF(ST, CT, restrict) GATE_ARGS)
+void gemm_gpu(GEMM_ARGS_OF(ST, CT, restrict) GATE_ARGS SPLIT_K_FINAL_ARGS)
 {
 #if GATE
     if (*gate != epoch)
@@ -454,6 +462,7 @@ void gemm_gpu(GEMM_ARGS_OF(ST, CT, restrict) GATE_ARGS)
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
+    __global const CT* const partials = C + c_off;   // (split-K: every slice's product)
     C += c_off + (long)z * c_batch;
     #pragma unroll
     for (int q = 0; q < TM / 4; ++q) {
@@ -477,6 +486,13 @@ void gemm_gpu(GEMM_ARGS_OF(ST, CT, restrict) GATE_ARGS)
             }
         }
     }
+#if FINISH_LAST
+    // the flag in As's first word: every read of As is over by the barrier before its write
+    __local int* const last = (__local int*)As;
+    SPLIT_K_FINISH(*last, (long)b, m0, n0, BM, BN, partials, ldc, c_batch);
+#else
+    (void)partials;
+#endif
 }
 
 // Split-K epilogue: C[b](m, n) = sum_s W[(b*KSPLIT + s)*M*N + m*N + n]. One work-item per

@@ -18,7 +18,9 @@
 // K is cut into KSPLIT slices of KC elements (a multiple of KCH; the last slice shorter) and the
 // columns of V into passes of JB (global dimension 1 is KSPLIT x passes); with KSPLIT > 1 slice
 // s writes its partial sums to work[((b*KSPLIT + s)*NV + j)*R + r] and gemm_thin_reduce adds
-// them into Y. Global size (WG * ceil(R / (WG*RV)), KSPLIT * passes, batch).
+// them into Y, or with FINISH_LAST (last_group.h) the last slice of each (batch, pass, group of
+// rows) adds them (`counters`: one word each). Global size (WG * ceil(R / (WG*RV)),
+// KSPLIT * passes, batch).
 //
 // Parameters: T, ACC; IO16 (1: float16 X, V and Y read with vload_half and written rounded once
 // with vstore_half_rte; 2: bfloat16 X and V, float Y; computed in float either way; 0: T), WG,
@@ -40,8 +42,12 @@
 #ifndef KCH
 #define KCH 32
 #endif
+#include "last_group.h"
 #ifndef KSPLIT
 #define KSPLIT 1
+#endif
+#if FINISH_LAST && KSPLIT < 2
+#error "FINISH_LAST needs KSPLIT > 1"
 #endif
 #ifndef KC
 #define KC KCH
@@ -114,7 +120,11 @@ void gemm_thin(const int R, const int K, const int NV,
                const long v_batch,
                __global OUT_T* restrict Y, const long y_off, const long yr, const long yj,
                const long y_batch,
-               __global ACC* restrict work)
+               __global ACC* restrict work
+#if FINISH_LAST
+               , __global volatile int* restrict counters
+#endif
+               )
 {
     __local ACC vt[KCH][JB];
     const uint lid = get_local_id(0);
@@ -201,6 +211,28 @@ void gemm_thin(const int R, const int K, const int NV,
 #endif
         }
     }
+#if FINISH_LAST
+    __local int last;
+    const long tile = (b * (get_num_groups(1) / KSPLIT) + pass) * get_num_groups(0)
+                      + get_group_id(0);
+    LAST_GROUP_ARRIVE(counters + tile, KSPLIT, last);
+    if (last) {   // each work-item sums the slices of the elements it wrote
+        __global volatile const ACC* w = (__global volatile const ACC*)work;
+        for (int e = 0; e < RV; ++e) {
+            const int r = r0 + e;
+            for (int j = 0; j < JB; ++j) {
+                if (r >= R || j0 + j >= NV)
+                    continue;
+                ACC sum = (ACC)0;
+                for (int t = 0; t < KSPLIT; ++t)
+                    sum += w[((b * KSPLIT + t) * NV + j0 + j) * (long)R + r];
+                STORE_Y(Y + y_off + b * y_batch + (long)r * yr + (long)(j0 + j) * yj, sum);
+            }
+        }
+        if (lid == 0)
+            counters[tile] = 0;
+    }
+#endif
 }
 
 // Y(r, j) = sum over the KSPLIT slices of work; global (ceil(R / 64) * 64, NV, batch).

@@ -412,7 +412,7 @@ inline void step_products(__local uchar* At, __local uchar* Bt, const int wg_row
 #include "split_k.h"
 
 __kernel __attribute__((reqd_work_group_size(NTHREADS, 1, 1)))
-void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ))
+void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ) SPLIT_K_FINAL_ARGS)
 {
     // One ring: STAGES A tiles, then STAGES B tiles (each a multiple of 1024 bytes).
     __local uint4 ring[STAGES * (A_BYTES + B_BYTES) / 16] __attribute__((aligned(1024)));
@@ -546,4 +546,10 @@ void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ))
             }
         }
     }
+#if FINISH_LAST
+    // the flag in the ring's first word: every read of the ring is over by the barrier that
+    // precedes its write (and the tiles leave no local memory to spare)
+    __local int* const last = (__local int*)ring;
+    SPLIT_K_FINISH(*last, ks.batch, m0, n0, BM, BN, C + c_off, ldc, c_batch);
+#endif
 }

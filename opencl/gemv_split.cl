@@ -18,6 +18,8 @@
 //               that stride through the slice; a tree reduction in local memory over KT.
 //               Global size (WG * ceil(R / (RT*VW)), KSPLIT, batch).
 //   gemv_split_reduce  y(r) = sum_s work[(b*KSPLIT + s)*R + r]; global (ceil(R/64)*64, batch).
+//               With FINISH_LAST (last_group.h) the last slice of each work-group's rows adds
+//               the slices itself (`counters`: one word per (batch, group of rows)) instead.
 //
 // Parameters: T, ACC (unsigned for integers), or IO16 (io16.h: float16 or bfloat16 elements read
 // as they are, float sums), WG (power of two), VW (1, 2, 4, 8, 16), LANES
@@ -25,6 +27,7 @@
 // VW for gemv_rows), ALIGNED (1: X's vectors are VW-aligned: x_off, the row (rows) or column
 // (cols) stride and x_batch multiples of VW; then they load as whole vectors), V_UNIT (vs == 1).
 #include "io16.h"
+#include "last_group.h"
 #include "scalar_types.h"
 #ifndef WG
 #define WG 256
@@ -93,6 +96,30 @@
 #else
 #define STORE(r, value) PUT(y + y_off + b * y_batch + (long)(r) * ys, value)
 #endif
+#if FINISH_LAST && KSPLIT < 2
+#error "FINISH_LAST needs KSPLIT > 1"
+#endif
+#if FINISH_LAST
+#define COUNTERS , __global volatile int* restrict counters
+#else
+#define COUNTERS
+#endif
+
+// y(r) for rows [r_begin, min(r_begin + n, R)) of batch b: the sum of their KSPLIT slices
+// (the last group of those rows, FINISH_LAST)
+inline void add_slices(const int R, const int r_begin, const int n, const long b,
+                       __global const ACC* work, __global YT* y, const long y_off, const long ys,
+                       const long y_batch)
+{
+    __global volatile const ACC* w = (__global volatile const ACC*)work + b * KSPLIT * (long)R;
+    for (int i = get_local_id(0); i < n && r_begin + i < R; i += get_local_size(0)) {
+        const int r = r_begin + i;
+        ACC acc = (ACC)0;
+        for (int s = 0; s < KSPLIT; ++s)
+            acc += w[(long)s * R + r];
+        PUT(y + y_off + b * y_batch + (long)r * ys, acc);
+    }
+}
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void gemv_rows(const int R, const int K,
@@ -100,7 +127,7 @@ void gemv_rows(const int R, const int K,
                const long x_batch,
                __global const XT* restrict v, const long v_off, const long vs, const long v_batch,
                __global YT* restrict y, const long y_off, const long ys, const long y_batch,
-               __global ACC* restrict work)
+               __global ACC* restrict work COUNTERS)
 {
     // Unsigned index arithmetic: a signed / and % pair becomes an LLVM "freeze" that Oclgrind
     // cannot run.
@@ -152,6 +179,16 @@ void gemv_rows(const int R, const int K,
 #endif
     if (lane == 0 && r < R)
         STORE(r, acc);
+#if FINISH_LAST
+    __local int last;
+    const long tile = b * get_num_groups(0) + get_group_id(0);
+    LAST_GROUP_ARRIVE(counters + tile, KSPLIT, last);
+    if (last) {
+        add_slices(R, get_group_id(0) * (WG / LANES), WG / LANES, b, work, y, y_off, ys, y_batch);
+        if (lid == 0)
+            counters[tile] = 0;
+    }
+#endif
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
@@ -160,7 +197,7 @@ void gemv_cols(const int R, const int K,
                const long x_batch,
                __global const XT* restrict v, const long v_off, const long vs, const long v_batch,
                __global YT* restrict y, const long y_off, const long ys, const long y_batch,
-               __global ACC* restrict work)
+               __global ACC* restrict work COUNTERS)
 {
     const uint lid = get_local_id(0);
     const uint tr = lid % RT;
@@ -211,6 +248,16 @@ void gemv_cols(const int R, const int K,
         STORE(r0, acc);
 #endif
     }
+#if FINISH_LAST
+    __local int last;
+    const long tile = b * get_num_groups(0) + get_group_id(0);
+    LAST_GROUP_ARRIVE(counters + tile, KSPLIT, last);
+    if (last) {
+        add_slices(R, get_group_id(0) * RT * VW, RT * VW, b, work, y, y_off, ys, y_batch);
+        if (lid == 0)
+            counters[tile] = 0;
+    }
+#endif
 }
 
 __kernel void gemv_split_reduce(const int R, __global const ACC* restrict work,

@@ -34,6 +34,11 @@
 //                (three launches, a multiply, a sum and a square root, cost a GPU ~3x the time)
 //   WG           work-group size (a power of two); NDIM_OUT, NDIM_RED as above
 //   PARTIAL, FROM_PARTIALS  the two launches of a split reduction (see above)
+//   FINISH_LAST  `reduce` with PARTIAL and ROWS 1: a split reduction in one launch
+//                (last_group.h). Each work-group writes its partial (OUT_T is then ACC) and
+//                counts itself done in `counters[o]`; the last of an output's groups reduces
+//                the partials into `final_out` (FINAL_T, float16 bits with FINAL_HALF) and sets
+//                the counter back to zero.
 //   LANE_ACCS    independent accumulators per lane in `reduce`, combined in index order
 //   ROWS         `reduce`: outputs per work-group, WG / ROWS lanes each (short reduced axes:
 //                one 32-lane work-group per output would leave most of a GPU's slots idle)
@@ -91,6 +96,13 @@
 #ifndef VEC_RED
 #define VEC_RED 0
 #endif
+#include "last_group.h"
+#ifndef FINAL_T
+#define FINAL_T OUT_T
+#endif
+#if FINISH_LAST && (!PARTIAL || ROWS != 1)
+#error "FINISH_LAST needs PARTIAL and ROWS 1"
+#endif
 #if VEC_RED && (FROM_PARTIALS || NDIM_RED != 1)
 #error "VEC_RED needs one reduced dimension of the input itself (not the partials)"
 #endif
@@ -130,6 +142,15 @@
 #define TO_OUT(x) half_bits_from_float((float)(x))
 #else
 #define TO_OUT(x) ((OUT_T)(x))
+#endif
+#ifndef FINAL_HALF
+#define FINAL_HALF OUT_HALF
+#endif
+// TO_FINAL(x): a result as the element of the reduction's result (OUT_T but with FINISH_LAST)
+#if FINAL_HALF
+#define TO_FINAL(x) half_bits_from_float((float)(x))
+#else
+#define TO_FINAL(x) ((FINAL_T)(x))
 #endif
 
 #if ROP == ROP_ANY || ROP == ROP_ALL
@@ -218,18 +239,39 @@ inline bool later_wins(const ACC held, const ACC v)
 #define ACCUMULATE(acc, best, v, at, r) ((acc) = combine((acc), (v)))
 #endif
 
-inline OUT_T finish(const ACC v, const long count)
+inline FINAL_T finish(const ACC v, const long count)
 {
 #if MEAN && SQRT_OUT
-    return TO_OUT(sqrt(v / (ACC)count));
+    return TO_FINAL(sqrt(v / (ACC)count));
 #elif MEAN
-    return TO_OUT(v / (ACC)count);
+    return TO_FINAL(v / (ACC)count);
 #elif SQRT_OUT
-    return TO_OUT(sqrt(v));
+    return TO_FINAL(sqrt(v));
 #else
-    return TO_OUT(v);
+    return TO_FINAL(v);
 #endif
 }
+
+// The tree over a work-group's ROWS rows of LANES lanes in local memory: lane 0 of each row
+// ends with the row's result (and, for arg reductions, its index).
+#if IS_ARG
+#define TREE_STEP(vals, idxs, lid, step) do { \
+        const long ib = idxs[lid + step]; \
+        if (ib >= 0 && (idxs[lid] < 0 || better(vals[lid], idxs[lid], vals[lid + step], ib))) { \
+            vals[lid] = vals[lid + step]; \
+            idxs[lid] = ib; \
+        } \
+    } while (0)
+#else
+#define TREE_STEP(vals, idxs, lid, step) (vals[lid] = combine(vals[lid], vals[lid + step]))
+#endif
+#define LANE_TREE(vals, idxs, lid, lane) do { \
+        barrier(CLK_LOCAL_MEM_FENCE); \
+        for (int step = LANES / 2; step > 0; step >>= 1) { \
+            if (lane < step) TREE_STEP(vals, idxs, lid, step); \
+            barrier(CLK_LOCAL_MEM_FENCE); \
+        } \
+    } while (0)
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void reduce(const long n_red, const long chunk, const long groups, const long count,
@@ -237,7 +279,11 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
             __global const IN_T* restrict in, const long in_off,
             __global const long* restrict idx_in,
             __global OUT_T* restrict out, const long out_off, const long8 out_stride,
-            __global long* restrict idx_out, const long n_slots)
+            __global long* restrict idx_out, const long n_slots
+#if FINISH_LAST
+            , __global FINAL_T* restrict final_out, __global volatile int* restrict counters
+#endif
+            )
 {
     __local ACC vals[WG];
 #if IS_ARG
@@ -329,21 +375,7 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
 #if IS_ARG
     idxs[lid] = best;
 #endif
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int step = LANES / 2; step > 0; step >>= 1) {
-        if (lane < step) {
-#if IS_ARG
-            const long ib = idxs[lid + step];
-            if (ib >= 0 && (idxs[lid] < 0 || better(vals[lid], idxs[lid], vals[lid + step], ib))) {
-                vals[lid] = vals[lid + step];
-                idxs[lid] = ib;
-            }
-#else
-            vals[lid] = combine(vals[lid], vals[lid + step]);
-#endif
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    LANE_TREE(vals, idxs, lid, lane);
     if (lane == 0 && live) {
 #if PARTIAL
         out[slot] = TO_OUT(vals[lid]);
@@ -356,6 +388,42 @@ void reduce(const long n_red, const long chunk, const long groups, const long co
         out[out_off + offset_of(o, osh, ust, NDIM_OUT)] = finish(vals[lid], count);
 #endif
     }
+#if FINISH_LAST
+    // (ROWS 1: the work-group is slot o * groups + g; every one is live)
+    __local int last;
+    LAST_GROUP_ARRIVE(counters + o, groups, last);
+    if (last) {  // the same for every lane of the group
+        // other groups' partials, read past any cache this compute unit holds
+        __global volatile const ACC* parts = (__global volatile const ACC*)out + o * groups;
+        ACC fin = IDENTITY;
+        long fbest = -1;
+        for (long q = lane; q < groups; q += LANES) {
+            const ACC v = parts[q];
+#if IS_ARG
+            const long iq = ((__global volatile const long*)idx_out)[o * groups + q];
+            if (iq >= 0 && (fbest < 0 || better(fin, fbest, v, iq))) {
+                fin = v;
+                fbest = iq;
+            }
+#else
+            fin = combine(fin, v);
+#endif
+        }
+        vals[lid] = fin;
+#if IS_ARG
+        idxs[lid] = fbest;
+#endif
+        LANE_TREE(vals, idxs, lid, lane);
+        if (lid == 0) {
+#if IS_ARG
+            final_out[out_off + offset_of(o, osh, ust, NDIM_OUT)] = (FINAL_T)idxs[0];
+#else
+            final_out[out_off + offset_of(o, osh, ust, NDIM_OUT)] = finish(vals[0], count);
+#endif
+            counters[o] = 0;  // ready for the next launch
+        }
+    }
+#endif
 }
 
 __kernel void reduce_cols(const long n_out, const long n_red, const long chunk, const long count,

@@ -4,6 +4,7 @@ device for every dtype it takes, at small odd sizes, and print one JSON line:
 ``{"ran": [...], "refused": {...}, "wrong": [...]}``.
 
     python oclgrind_child.py matmul <kernel> [dtype,dtype,...]
+    python oclgrind_child.py last_group <kernel> [dtype,dtype,...]
     python oclgrind_child.py convolve <kernel> [dtype,dtype,...]
     python oclgrind_child.py parity
 """
@@ -58,14 +59,30 @@ EXTRA_NARROW = {"gpu_blocked": [("uint8", {"KSPLIT": 3}), ("int16", {"PRESET": 1
                                 ("int8", {"PRESET": 3})]}
 
 
-def run_matmul(kernel: str, dev: cg.Device, report: dict, dtypes: list[str]) -> None:
+# Split kernels finished by their last work-group (opencl/last_group.h), K deep enough for
+# several slices; run without the race check (see test_kernels_oclgrind.py).
+LAST_GROUP_PARAMS = {"gemv_split": [{"KSPLIT": 3, "WG": 32, "LANES": 8, "RT": 8, "FINISH_LAST": 1}],
+                     "thin": [{"KSPLIT": 3, "KCH": 16, "FINISH_LAST": 1}],
+                     "gpu_blocked": [{"PRESET": 4, "KSPLIT": 3, "FINISH_LAST": 1}]}
+LAST_GROUP_CASES = {"gemv_split": [("7x1x50", 7, 1, 50, 1, False), ("1x9x50/2T", 1, 9, 50, 2, True)],
+                    "thin": [("13x29x70", 13, 29, 70, 1, False), ("7x9x50/2T", 7, 9, 50, 2, True)],
+                    "gpu_blocked": [("13x29x37", 13, 29, 37, 1, False),
+                                    ("7x9x50/2T", 7, 9, 50, 2, True)]}
+
+
+def run_matmul(kernel: str, dev: cg.Device, report: dict, dtypes: list[str],
+               last_group: bool = False) -> None:
     rng = np.random.default_rng(0)
     runs = [(dtype, {}) for dtype in dtypes]
     if "float32" in dtypes:
         runs += [("float32", params) for params in EXTRA_PARAMS.get(kernel, [])]
     runs += [(dtype, params) for dtype, params in EXTRA_NARROW.get(kernel, []) if dtype in dtypes]
+    cases = matmul_cases(kernel)
+    if last_group:
+        runs = [(dtype, params) for dtype in dtypes for params in LAST_GROUP_PARAMS[kernel]]
+        cases = LAST_GROUP_CASES[kernel]
     for dtype, params in runs:
-        for name, M, N, K, batch, trans in matmul_cases(kernel):
+        for name, M, N, K, batch, trans in cases:
             a, b = operand(rng, (batch, M, K), dtype), operand(rng, (batch, K, N), dtype)
             if trans:  # Fortran-order matrices: TRANS_A / TRANS_B views
                 x = cg.asarray(np.ascontiguousarray(a.swapaxes(1, 2)), device=dev).mT
@@ -138,8 +155,9 @@ def run_parity(dev: cg.Device, report: dict) -> None:
 def main(argv: list[str]) -> None:
     report: dict = {"ran": [], "refused": {}, "wrong": []}
     dev = simulator()
-    if argv[0] == "matmul":
-        run_matmul(argv[1], dev, report, argv[2].split(",") if len(argv) > 2 else DTYPES)
+    if argv[0] in ("matmul", "last_group"):
+        run_matmul(argv[1], dev, report, argv[2].split(",") if len(argv) > 2 else DTYPES,
+                   last_group=argv[0] == "last_group")
     elif argv[0] == "convolve":
         run_convolve(argv[1], dev, report, argv[2].split(",") if len(argv) > 2 else DTYPES)
     else:

@@ -88,6 +88,8 @@ def test_edge_tiles_keep_the_last_row_and_column_to_themselves(cpu, params, ta, 
 
 
 @pytest.mark.parametrize("params", [{"PRESET": 7, "KSPLIT": 3}, {"PRESET": 4, "KSPLIT": 5},
+                                    {"PRESET": 7, "KSPLIT": 3, "FINISH_LAST": 1},
+                                    {"PRESET": 4, "KSPLIT": 5, "FINISH_LAST": 0},
                                     {"PRESET": 7, "EDGE_ONLY_CLAMP": 0},
                                     {"PRESET": 1, "EDGE_ONLY_CLAMP": 0, "KSPLIT": 2},
                                     {"PRESET": 7, "WARP_X": 4, "GROUP_M": 1, "PAD_B": 4},
@@ -160,12 +162,30 @@ def test_packed_operand_refusals(cpu, h100_info):
     assert packs(dataclasses.replace(trans_b, M=2048)) == (1, 0)  # short: B's pack does not pay
 
 
-def test_split_k_with_empty_slices(cpu):
-    # K = 9 in 8 slices of one K step each: slices past K write zeros that the sum must ignore.
+@pytest.mark.parametrize("last", [0, 1])
+def test_split_k_with_empty_slices(cpu, last):
+    # K = 9 in 8 slices of one K step each: slices past K write zeros that the sum must ignore
+    # (summed by the reduction kernel, or with FINISH_LAST by each tile's last slice).
     rng = np.random.default_rng(11)
     got, want = _product(cpu, *_operands(rng, 33, 40, 9, False, False), False, False,
-                         {"PRESET": 4, "KSPLIT": 8})
+                         {"PRESET": 4, "KSPLIT": 8, "FINISH_LAST": last})
     assert rel_error(got, want) < 1e-5
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint16])
+def test_split_k_finished_in_the_last_slice_wraps_and_narrows(cpu, dtype):
+    """Integers split over K and summed by each tile's last slice: NumPy's wrapped sums, kept
+    narrow in C, the same as the reduction kernel's, twice in a row (the counters reset)."""
+    rng = np.random.default_rng(12)
+    a = rng.integers(0, 120, (3, 37, 300)).astype(dtype)
+    b = rng.integers(0, 120, (3, 300, 29)).astype(dtype)
+    x, y = cg.asarray(a, device=cpu), cg.asarray(b, device=cpu)
+    with np.errstate(over="ignore"):
+        want = np.matmul(a, b)
+    for last in (1, 1, 0):
+        got = cg.matmul(x, y, kernel=KERNEL, params={"PRESET": 4, "KSPLIT": 4,
+                                                     "FINISH_LAST": last})
+        np.testing.assert_array_equal(np.asarray(got), want)
 
 
 def test_batches_and_broadcast(cpu):

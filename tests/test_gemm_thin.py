@@ -19,7 +19,9 @@ KERNEL = "thin"
 # (M, N, K): odd sizes, K = 1, K not a multiple of the staged chunk, several rows of groups.
 SIZES = [(7, 300, 1), (300, 7, 1), (5, 129, 67), (129, 5, 67), (33, 257, 100), (257, 33, 100),
          (2, 2, 1), (40, 1000, 130), (1000, 40, 130), (1, 513, 31), (513, 1, 31)]
-PARAMS = [{}, {"KSPLIT": 3, "KCH": 16}, {"RV": 1, "JB": 4, "WG": 64}, {"KSPLIT": 1, "KCH": 64}]
+# FINISH_LAST 1/0: the last slice sums the slices (opencl/last_group.h) / a second kernel does
+PARAMS = [{}, {"KSPLIT": 3, "KCH": 16}, {"RV": 1, "JB": 4, "WG": 64}, {"KSPLIT": 1, "KCH": 64},
+          {"KSPLIT": 3, "KCH": 16, "FINISH_LAST": 1}, {"KSPLIT": 3, "FINISH_LAST": 0}]
 
 
 @pytest.mark.parametrize("params", PARAMS)
@@ -58,7 +60,7 @@ def test_sixteen_bit_operands_as_they_are(M, N, K, transposed, device):
         if transposed:
             x = cg.asarray(np.ascontiguousarray(a.T), device=device).T
             y = cg.asarray(np.ascontiguousarray(b.T), device=device).T
-        for params in ({}, {"KSPLIT": 2, "KCH": 16}):
+        for params in ({}, {"KSPLIT": 2, "KCH": 16}, {"KSPLIT": 2, "FINISH_LAST": 1}):
             got = np.asarray(cg.matmul(x, y, kernel=KERNEL, params=params))
             assert got.dtype == np.matmul(a, b).dtype
             exact = a.astype(np.float64) @ b.astype(np.float64)
@@ -66,7 +68,8 @@ def test_sixteen_bit_operands_as_they_are(M, N, K, transposed, device):
             assert err < 2e-3, (dtype, params, err)
 
 
-@pytest.mark.parametrize("params", [{}, {"KSPLIT": 4}, {"RV": 1}])
+@pytest.mark.parametrize("params", [{}, {"KSPLIT": 4}, {"RV": 1},
+                                    {"KSPLIT": 4, "FINISH_LAST": 1}])
 @pytest.mark.parametrize("M,N,K", [(257, 6, 100), (6, 257, 100)])
 def test_transposed_batched(M, N, K, params, device):
     a = random_array((3, M, K), np.float32, seed=13)
@@ -82,7 +85,8 @@ def test_passes_over_a_wide_thin_side(device):
     pass reading the wide operand again."""
     a = random_array((100, 90), np.float32, seed=21)
     b = random_array((90, 700), np.float32, seed=22)
-    for params in ({}, {"JB": 8}, {"JB": 12, "KSPLIT": 2}):
+    for params in ({}, {"JB": 8}, {"JB": 12, "KSPLIT": 2},
+                   {"JB": 12, "KSPLIT": 2, "FINISH_LAST": 1}):
         check_every_element(run_into_poison(a, b, KERNEL, device, params=params), a, b)
     info = fake_device(device, **NVIDIA).info
     d = gemm_thin.resolve(problem(100, 700, 90), info, {"JB": 8})

@@ -374,12 +374,17 @@ sys.exit(0 if ok else 3)
     ("float16", 33, 70, 40, 1, 0, 0, SMALL), ("float16", 7, 65, 33, 2, 1, 1, SMALL),
     ("float16", 65, 9, 50, 1, 1, 0, {**SMALL, "BK": 32, "STAGES": 3, "WG_INFLIGHT": 1}),
     ("tf32", 33, 40, 37, 2, 1, 0, SMALL), ("tf32", 9, 35, 70, 1, 0, 1, SMALL),
+    # split-K finished by each tile's last slice: no race check (Oclgrind does not follow the
+    # order a global fence and an atomic counter make between work-groups)
+    ("float16", 33, 70, 200, 2, 0, 1, {**SMALL, "KSPLIT": 3, "FINISH_LAST": 1}),
 ])
 def test_emulated_wgmma_is_clean_under_oclgrind(oclgrind, kind, M, N, K, batch, ta, tb,
                                                 params):
     from test_gemm_oclgrind import oclgrind_problems
     env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
                OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
+    if params.get("FINISH_LAST"):
+        del env["OCLGRIND_DATA_RACES"]
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", OCLGRIND_SCRIPT, kind, str(M),
            str(N), str(K), str(batch), str(ta), str(tb), json.dumps(params)]
@@ -390,15 +395,16 @@ def test_emulated_wgmma_is_clean_under_oclgrind(oclgrind, kind, M, N, K, batch, 
 
 
 @pytest.mark.parametrize("dtype", [np.float16, BF16], ids=["float16", "bfloat16"])
-@pytest.mark.parametrize("ks", [2, 3])
-def test_emulated_split_k_sums_float32_partials_then_rounds_once(device, dtype, ks):
-    """K sliced over work-groups: the slices write float32 partial products, the reduction sums
-    them and rounds a float16 C once (bfloat16 products give float32, as NumPy's)."""
+@pytest.mark.parametrize("ks,last", [(2, 0), (3, 0), (3, 1)])
+def test_emulated_split_k_sums_float32_partials_then_rounds_once(device, dtype, ks, last):
+    """K sliced over work-groups: the slices write float32 partial products, the reduction (or
+    with FINISH_LAST each tile's last slice) sums them and rounds a float16 C once (bfloat16
+    products give float32, as NumPy's)."""
     if dtype is None:
         pytest.skip("needs ml_dtypes (bfloat16)")
     a, b = _inputs(dtype, 37, 70, 301, batch=2, seed=ks)
     x, y = _operand(device, a, False), _operand(device, b, True)
-    params = {**SMALL, "KSPLIT": ks}
+    params = {**SMALL, "KSPLIT": ks, "FINISH_LAST": last}
     out_dtype = np.float16 if dtype == np.float16 else np.float32
     out = _poisoned_out(device, (2, 37, 70), out_dtype)
     got = np.asarray(cg.matmul(x, y, out=out, kernel="wgmma", params=params))
@@ -409,6 +415,9 @@ def test_emulated_split_k_sums_float32_partials_then_rounds_once(device, dtype, 
         bound = bound + np.abs(exact) * 2.0 ** -11
     assert (np.abs(got.astype(np.float64) - exact) <= bound + 1e-30).all()
     assert "KSPLIT=" + str(ks) in cg.explain_matmul(x, y, kernel="wgmma", params=params)
+    # the other way of summing: the same sums in the same order, the same bits
+    again = cg.matmul(x, y, kernel="wgmma", params={**params, "FINISH_LAST": 1 - last})
+    np.testing.assert_array_equal(np.asarray(again), got)
 
 
 def test_tiles_by_shape(device):

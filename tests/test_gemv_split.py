@@ -19,8 +19,11 @@ KERNEL = "gemv_split"
 # (M, N, K): N == 1 runs gemv_rows, M == 1 gemv_cols; odd sizes, K = 1, rows past any tile.
 SIZES = [(1000, 1, 257), (1, 1000, 257), (1, 1, 33), (7, 1, 1), (1, 31, 7), (257, 1, 1000),
          (1, 257, 1000), (33, 1, 5000), (1, 33, 5000)]
+# FINISH_LAST 1/0: the last slice sums the slices (opencl/last_group.h) / a second kernel does
 PARAMS = [{}, {"KSPLIT": 1}, {"KSPLIT": 7}, {"VW": 1, "KSPLIT": 2},
-          {"WG": 64, "LANES": 8, "RT": 4, "KSPLIT": 3}, {"WG": 32, "LANES": 32, "RT": 32}]
+          {"WG": 64, "LANES": 8, "RT": 4, "KSPLIT": 3}, {"WG": 32, "LANES": 32, "RT": 32},
+          {"KSPLIT": 7, "FINISH_LAST": 1}, {"KSPLIT": 7, "FINISH_LAST": 0},
+          {"WG": 64, "LANES": 8, "RT": 4, "KSPLIT": 3, "FINISH_LAST": 1}]
 
 
 @pytest.mark.parametrize("params", PARAMS)
@@ -44,7 +47,8 @@ def test_dtypes(dtype, M, N, K, device):
     check_every_element(got, a, b)
 
 
-@pytest.mark.parametrize("params", [{}, {"KSPLIT": 4}, {"VW": 1}])
+@pytest.mark.parametrize("params", [{}, {"KSPLIT": 4}, {"VW": 1},
+                                    {"KSPLIT": 4, "FINISH_LAST": 1}])
 @pytest.mark.parametrize("M,N,K", [(257, 1, 100), (1, 257, 100)])
 def test_transposed_batched(M, N, K, params, device):
     a = random_array((3, M, K), np.float32, seed=13)
@@ -78,7 +82,8 @@ def _bf16():
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("params", [{}, {"KSPLIT": 5}, {"VW": 1, "KSPLIT": 2},
-                                    {"WG": 64, "LANES": 8, "RT": 4, "KSPLIT": 3}])
+                                    {"WG": 64, "LANES": 8, "RT": 4, "KSPLIT": 3},
+                                    {"KSPLIT": 5, "FINISH_LAST": 1}])
 @pytest.mark.parametrize("M,N,K", [(257, 1, 1000), (1, 257, 1000), (1, 31, 7), (33, 1, 5),
                                    (1, 1, 33)])
 def test_sixteen_bit_read_as_they_are(dtype, params, M, N, K, device):
@@ -115,6 +120,30 @@ def test_float16_batched_strided(trans, device):
     exact = a.astype(np.float64) @ b.astype(np.float64)
     bound = 300 * 2.0 ** -23 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
     assert (np.abs(got - exact) <= bound + np.abs(exact) * 2.0 ** -11).all()
+
+
+@pytest.mark.parametrize("M,N,K", [(257, 1, 1000), (1, 257, 1000)])
+def test_last_slice_sums_in_one_launch(M, N, K, device, monkeypatch):
+    """FINISH_LAST: one launch whose last slice of each group of rows sums the slices, called
+    again and again (the group counters return to zero) and beside the two-launch form."""
+    import pyopencl as cl
+    a = random_array((2, M, K), np.float32, seed=21)
+    b = random_array((2, K, N), np.float32, seed=22)
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    launches = []
+    real = cl.enqueue_nd_range_kernel
+    monkeypatch.setattr(cl, "enqueue_nd_range_kernel",
+                        lambda q, k, *args, **kw: launches.append(k.function_name)
+                        or real(q, k, *args, **kw))
+    one = cg.matmul(x, y, kernel=KERNEL, params={"KSPLIT": 6, "FINISH_LAST": 1})
+    assert len(launches) == 1, launches
+    for _ in range(3):
+        check_every_element(cg.matmul(x, y, kernel=KERNEL, params={"KSPLIT": 6,
+                                                                   "FINISH_LAST": 1}), a, b)
+    two = cg.matmul(x, y, kernel=KERNEL, params={"KSPLIT": 6, "FINISH_LAST": 0})
+    np.testing.assert_array_equal(np.asarray(one), np.asarray(two))   # the same sums in order
+    with pytest.raises(ValueError, match="FINISH_LAST must be"):
+        cg.matmul(x, y, kernel=KERNEL, params={"FINISH_LAST": 2})
 
 
 def test_refuses_non_gemv_and_bad_params(device):

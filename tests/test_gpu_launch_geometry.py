@@ -221,3 +221,35 @@ def test_reductions_over_gpu_work_groups(gpu, shape):
         y = cg.asarray(b, device=gpu)
         assert np.isnan(np.asarray(np.max(y)))
         assert int(np.asarray(np.argmax(y))) == np.argmax(b)
+        # split reductions finish in the last work-group (one launch): mean, var and std, the
+        # norm's square root, float16 in and out, twice (the group counters return to zero)
+        wide = a.astype(np.float64)
+        h = a.astype(np.float16)
+        xh = cg.asarray(h, device=gpu)
+        for _ in range(2):
+            for func in (np.mean, np.var, np.std):
+                np.testing.assert_allclose(np.asarray(func(x, axis=None)), func(wide),
+                                           rtol=1e-4, atol=1e-6)
+            np.testing.assert_allclose(np.asarray(np.linalg.norm(x)), np.linalg.norm(wide),
+                                       rtol=1e-5)
+            got = np.sum(xh)
+            assert got.dtype == np.float16
+            np.testing.assert_allclose(float(np.asarray(got)), h.astype(np.float64).sum(),
+                                       rtol=2e-3, atol=0.05 * np.sqrt(a.size))
+            assert int(np.asarray(np.argmin(xh))) == np.argmin(h)
+
+
+def test_gpu_split_reductions_take_one_launch(gpu):
+    """A full reduction of 2^20 elements splits over work-groups and finishes in the last one:
+    one launch (the simulator keeps two, and a forced plan can too)."""
+    a = np.arange(1 << 20, dtype=np.float32)
+    with cg.host_path(False):
+        x = cg.asarray(a, device=gpu)
+        f32 = np.dtype(np.float32)
+        plan = reduce_plan.reduce_plan("sum", x, (0,), f32, f32)
+        assert plan.groups > 1 and plan.finish_last and len(plan.stages) == 1
+        two = reduce_plan.ReducePlan("sum", x, (0,), f32, f32, False, gpu, finish_last=False)
+        assert two.groups > 1 and not two.finish_last and len(two.stages) == 2
+        want = a.astype(np.float64).sum()
+        for p in (plan, two, plan):
+            np.testing.assert_allclose(float(np.asarray(p.run(x))), want, rtol=1e-6)

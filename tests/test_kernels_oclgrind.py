@@ -52,12 +52,14 @@ EXPECTED_REFUSALS = {
 TENSOR_CORE_KERNELS = ("mma", "wgmma", "dmma", "tf32x3")
 
 
-def run_child(*args: str, uninitialized: bool = True) -> dict:
+def run_child(*args: str, uninitialized: bool = True, races: bool = True) -> dict:
     """One child run; raises AssertionError with Oclgrind's reports or the wrong cases."""
     env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
                OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
     if not uninitialized:
         del env["OCLGRIND_UNINITIALIZED"]
+    if not races:
+        del env["OCLGRIND_DATA_RACES"]
     env.pop("PYOPENCL_CTX", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS.parent), str(TESTS),
                                                       env.get("PYTHONPATH")]))
@@ -105,6 +107,18 @@ def test_gemm_kernel_is_clean_for_every_dtype(kernel):
     assert not unexpected, unexpected
     if kernel not in TENSOR_CORE_KERNELS:
         assert reports["float32"]["ran"], "every GEMM kernel takes float32"
+
+
+@pytest.mark.parametrize("kernel", ["gemv_split", "thin", "gpu_blocked"])
+def test_split_kernels_finished_by_their_last_group_are_clean(kernel):
+    """FINISH_LAST (opencl/last_group.h): no out-of-bounds access or uninitialized value, and
+    NumPy's products. Without the race check: Oclgrind does not follow the order that a global
+    fence and an atomic counter make between work-groups, and reports the last group's reads of
+    the others' partials as races."""
+    # (gpu_blocked's float64 tiles of that preset need more local memory than Oclgrind has)
+    dtypes = ["float32", "int32"] + (["int8"] if kernel == "gpu_blocked" else ["float64"])
+    for dtype, report in run_per_dtype("last_group", kernel, dtypes, races=False).items():
+        assert report["ran"] and not report["refused"], (dtype, report["refused"])
 
 
 @pytest.mark.parametrize("kernel", cg.kernels("convolve"))

@@ -4,6 +4,10 @@ first. Each call takes a fresh epoch; the kernel stores the epoch it was given, 
 an older epoch means "not this call" and no launch or write ever resets it. One word per thread:
 another thread's launches may run between a call's kernel and the read (or gated launch) that
 follows it on the same in-order queue.
+
+Group counters: int32 words per (device, thread), zero between launches, that the work-groups
+of one launch count themselves on so that the last one can finish the launch's work (a split
+reduction's partials summed without a second launch); that last group sets its word back to 0.
 """
 from __future__ import annotations
 
@@ -16,10 +20,12 @@ import pyopencl as cl
 from ..device import Device, register_fork_reset
 from ..drivers import calls
 
-__all__ = ["flag_word", "next_epoch"]
+__all__ = ["flag_word", "next_epoch", "group_counters", "finish_in_last_group"]
 
 _words: dict[tuple, cl.Buffer] = {}
 register_fork_reset(_words)
+_counters: dict[tuple, cl.Buffer] = {}
+register_fork_reset(_counters)
 _epochs = itertools.count(1)
 
 
@@ -28,11 +34,34 @@ def flag_word(device: Device) -> cl.Buffer:
     key = (device, threading.get_ident())
     buf = _words.get(key)
     if buf is None:
-        # COPY_HOST_PTR rather than a fill: Oclgrind's uninitialized-value checker sees it
-        with calls.guard():
-            buf = _words[key] = cl.Buffer(device.context,
-                                          cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                                          hostbuf=np.zeros(1, np.int32))
+        buf = _words[key] = _zeros(device, 1)
+    return buf
+
+
+def _zeros(device: Device, count: int) -> cl.Buffer:
+    # COPY_HOST_PTR rather than a fill: Oclgrind's uninitialized-value checker sees it
+    with calls.guard():
+        return cl.Buffer(device.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                         hostbuf=np.zeros(count, np.int32))
+
+
+def finish_in_last_group(info, forced: int = -1) -> bool:
+    """Whether a split kernel finishes in its last work-group (``opencl/last_group.h``):
+    ``forced`` 1 or 0, or with -1 on GPUs, whose launches cost more than the last group's
+    extra reads. The simulator keeps the second launch by default: its race checker cannot
+    follow the counters' ordering."""
+    if forced in (0, 1):
+        return bool(forced)
+    return bool(info.is_gpu and not info.is_simulator)
+
+
+def group_counters(device: Device, count: int) -> cl.Buffer:
+    """This thread's group counters on ``device``: at least ``count`` int32 words, all zero
+    (kernels that count on them leave them zero)."""
+    key = (device, threading.get_ident())
+    buf = _counters.get(key)
+    if buf is None or buf.size < 4 * count:
+        buf = _counters[key] = _zeros(device, max(count, 1024))
     return buf
 
 

@@ -19,6 +19,7 @@ from ..memo import Memo
 from ..drivers import calls
 from ..memory import Storage, new_buffer, register_scratch
 from .copy import strided_copy
+from .flags import group_counters
 from ..dtypes import ctype, dtype_defines, unsupported_dtype
 from . import measured
 from .programs import BoundLaunch, Launcher, get_kernel
@@ -108,15 +109,18 @@ def split_workspace(device: Device, nbytes: int, slot: int = 0) -> cl.Buffer:
 
 
 def matrix_vector_run(device: Device, product: BoundLaunch, total: BoundLaunch | None,
-                      work_bytes: int, wide_is_a: bool):
+                      work_bytes: int, wide_is_a: bool, counters: int = 0):
     """``run(a_buf, a_off, b_buf, b_off, c_buf)`` for the kernels that take the wide operand X
     and the thin one V (``gemv_split``, ``thin``): ``product(x_buf, x_off, v_buf, v_off, c_buf,
     work)``, then with split-K ``total(work, c_buf)`` summing the slices from this thread's
-    workspace into C."""
+    workspace into C; or, with ``counters`` (the count of group counters the product's last
+    slices finish on, ``opencl/last_group.h``), the product alone, given those counters."""
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
         (xb, xo), (vb, vo) = ((a_buf, a_off), (b_buf, b_off)) if wide_is_a else \
             ((b_buf, b_off), (a_buf, a_off))
         work = split_workspace(device, work_bytes)  # this thread's: see split_workspace
+        if counters:
+            return product(xb, xo, vb, vo, c_buf, work, group_counters(device, counters))
         event = product(xb, xo, vb, vo, c_buf, work)
         return event if total is None else total(work, c_buf)
     return run

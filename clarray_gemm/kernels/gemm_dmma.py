@@ -65,6 +65,8 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
         return "needs BM % WM == BN % WN == 0, WM and WN multiples of 8, BK a multiple of 4"
     if not 0 <= int(params["KSPLIT"]) <= MAX_KSPLIT:
         return f"KSPLIT must be 0 (by shape) to {MAX_KSPLIT}"
+    if params["FINISH_LAST"] not in (-1, 0, 1):
+        return "FINISH_LAST must be -1 (by device), 0 or 1"
     if params["KPAIR"] and g["BK"] % 8:
         return "KPAIR=1 needs BK a multiple of 8"
     threads = warp_tiled_threads(g)
@@ -128,19 +130,22 @@ def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> di
 
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     """``run(a_buf, a_off, b_buf, b_off, c_buf)``; with split-K the slices write their partial
-    products to this thread's scratch buffer and gemm_gpu.cl's reduction sums them into C."""
+    products to this thread's scratch buffer and the last slice of each tile (FINISH_LAST) or
+    gemm_gpu.cl's reduction sums them into C."""
     ks = ksplit(p, device.info, params)
     if ks == 1:
         d = defines_for(device, p, params)
         gs, ls = warp_tiled_sizes(p, d)
         return prepared_standard(device, p, get_kernel(device, SOURCE, "gemm_dmma", d), gs, ls)
 
-    def slices(work: GemmProblem):
-        d = {**defines_for(device, work, params), "KSPLIT": ks}
+    def slices(work: GemmProblem, final):
+        d = {**defines_for(device, work, params), "KSPLIT": ks,
+             "FINISH_LAST": int(final is not None), "SPLIT_T": "double"}
         gs, ls = warp_tiled_sizes(work, d)
-        return prepared_standard(device, work, get_kernel(device, SOURCE, "gemm_dmma", d),
-                                 (gs[0], gs[1], gs[2] * ks), ls)
-    return gemm_gpu.prepare_split_k(device, p, ks, slices, dtype=np.float64)
+        return gemm_gpu.split_k_slices(device, work, get_kernel(device, SOURCE, "gemm_dmma", d),
+                                       (gs[0], gs[1], gs[2] * ks), ls, final)
+    return gemm_gpu.prepare_split_k(device, p, ks, slices, dtype=np.float64,
+                                    finish_last=params["FINISH_LAST"])
 
 
 def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
@@ -157,12 +162,12 @@ DMMA = Variant(
     # register-staged double buffer, and stayed so with m16n8k8 and the cp.async ring (ten more,
     # 2026-11-25): 2048^3 0.52-0.58 ms, 4096^3 3.81 ms.
     defaults={"BM": 128, "BN": 64, "BK": 8, "WM": 64, "WN": 32, "GROUP_M": 8, "KPAIR": 1,
-              "M16": 1, "STAGES": 0, "EMULATE": 0, "KSPLIT": 0},
+              "M16": 1, "STAGES": 0, "EMULATE": 0, "KSPLIT": 0, "FINISH_LAST": -1},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     resolved=lambda p, info, params: f"KSPLIT={ksplit(p, info, params)}",
     tunable={"BM": (64, 128), "BN": (64, 128), "BK": (8, 16, 32), "WM": (32, 64),
              "WN": (32, 64), "GROUP_M": (1, 8), "KPAIR": (0, 1), "M16": (0, 1),
-             "STAGES": (2, 3, 4, 5), "KSPLIT": (0, 1, 2, 4, 8)},
+             "STAGES": (2, 3, 4, 5), "KSPLIT": (0, 1, 2, 4, 8), "FINISH_LAST": (0, 1)},
 )
 
 VARIANTS: tuple[Variant[GemmProblem], ...] = (DMMA,)

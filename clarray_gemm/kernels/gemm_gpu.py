@@ -22,8 +22,9 @@ import pyopencl as cl
 from ..device import Device, DeviceInfo
 from ..memo import Memo
 from ..dtypes import FLOATING, dtype_defines, unsupported_dtype
+from .flags import finish_in_last_group, group_counters
 from .gemm import GemmOperand, GemmProblem, base_defines, prepared_standard, split_workspace
-from .programs import get_kernel
+from .programs import BoundLaunch, get_kernel
 from .variant import Variant
 
 __all__ = ["PRESETS", "resolve", "VARIANT", "VARIANTS"]
@@ -112,7 +113,7 @@ def _preset_model(problem: GemmProblem) -> tuple[tuple[int, ...], dict[int, floa
     return (_AUTO_FP64, _EFFICIENCY_FP64) if wide else (_AUTO, _EFFICIENCY)
 
 DEFAULTS = {"PRESET": 0, "BK": 0, "KSPLIT": 0, "GROUP_M": 16, "WARP_X": 8, "PAD_A": -1,
-            "PAD_B": 0, "EDGE_ONLY_CLAMP": -1, "PACK_A": -1, "PACK_B": -1}
+            "PAD_B": 0, "EDGE_ONLY_CLAMP": -1, "PACK_A": -1, "PACK_B": -1, "FINISH_LAST": -1}
 
 
 def _vec_ok(op: GemmOperand, contiguous_extent: int) -> bool:
@@ -258,6 +259,8 @@ def _fits(problem: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> 
         return why
     if int(params.get("PRESET", 0)) not in (0, *PRESETS):
         return f"PRESET must be one of {sorted(PRESETS)} (0: by shape)"
+    if int(params.get("FINISH_LAST", -1)) not in (-1, 0, 1):
+        return "FINISH_LAST must be -1 (by device), 0 or 1"
     if (max(int(params.get("PACK_A", -1)), int(params.get("PACK_B", -1))) > 0
             and (why := _pack_unfit(problem))):
         return why
@@ -325,6 +328,8 @@ def _resolve_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -
                        B_BATCH_INNER=p.b.inner_stride)
     nt = (d["BM"] // d["TM"]) * (d["BN"] // d["TN"])
     ks = d["KSPLIT"]
+    defines["FINISH_LAST"] = int(ks > 1 and finish_in_last_group(device.info,
+                                                                  d.get("FINISH_LAST", -1)))
     gsize = (nt * math.ceil(p.N / d["BN"]), math.ceil(p.M / d["BM"]), p.batch * ks)
     found = (defines, nt, ks, gsize, packs)
     return _resolved.get(key, lambda: found)
@@ -352,6 +357,15 @@ def _prepare(device: Device, problem: GemmProblem, params: Mapping[str, int]):
     lda, sa, ldb, sb = i32(p.a.ld), i64(p.a.batch_stride), i32(p.b.ld), i64(p.b.batch_stride)
     zero, ldw, sw = i64(0), i32(p.N), i64(p.M * p.N)
     c_off, ldc, sc = i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride)
+    if defines["FINISH_LAST"]:   # the last slice of each tile sums: one launch
+        tiles = gsize[0] // nt * gsize[1] * p.batch
+
+        def run_one(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
+            work = split_workspace(device, work_bytes)
+            return kernel(device.queue, gsize, (nt, 1, 1), m, n, k, a_buf, a_off, lda, sa,
+                          b_buf, b_off, ldb, sb, work, zero, ldw, sw, c_off, ldc, sc, c_buf,
+                          group_counters(device, tiles))
+        return run_one
     reduce = get_kernel(device, SOURCE, "gemm_gpu_splitk_reduce", defines)
     rsize = (math.ceil(p.N / 64) * 64, p.M, p.batch)
 
@@ -443,22 +457,48 @@ def prepare_splitk_reduce(device: Device, p: GemmProblem, ks: int, half_c: bool 
 
 
 def prepare_split_k(device: Device, p: GemmProblem, ks: int, prepare_slices, dtype=np.float32,
-                    half_c: bool = False):
+                    half_c: bool = False, finish_last: int = -1):
     """``run(a_buf, a_off, b_buf, b_off, c_buf)`` of a tensor-core kernel's split-K
-    (``opencl/split_k.h``): ``prepare_slices(work)`` prepares the kernel built with KSPLIT =
-    ``ks`` on ``work``, the problem whose C is the batch * ks partial products (M x N each, from
-    the start of this thread's scratch buffer); those, of ``dtype``, are then summed into C by
-    :func:`prepare_splitk_reduce` (``half_c``: a float16 C)."""
+    (``opencl/split_k.h``): ``prepare_slices(work, final)`` prepares the kernel built with
+    KSPLIT = ``ks`` on ``work``, the problem whose C is the batch * ks partial products (M x N
+    each, from the start of this thread's scratch buffer); those, of ``dtype``, are summed into
+    C by :func:`prepare_splitk_reduce` (``half_c``: a float16 C), or where the split finishes
+    in its last work-group (``finish_last`` as in :func:`flags.finish_in_last_group`) by that
+    group: ``final`` is then the fixed arguments saying where C lies (``SPLIT_K_FINAL_ARGS``),
+    which the slices take after the standard ones, followed per call by C and the counters;
+    else None."""
     work = replace(p, c=GemmOperand(None, 0, p.N, p.M * p.N))  # partial product z = b*ks + s
-    product = prepare_slices(work)
-    reduce = prepare_splitk_reduce(device, p, ks, half_c=half_c, dtype=dtype)
     nbytes = np.dtype(dtype).itemsize * ks * p.batch * p.M * p.N
+    if finish_in_last_group(device.info, finish_last):
+        final = (np.int64(p.c.offset), np.int32(p.c.ld), np.int64(p.c.batch_stride))
+        product = prepare_slices(work, final)
+        gs, ls = product.global_size, product.local_size
+        tiles = gs[0] // ls[0] * gs[1] * p.batch   # one counter per tile and batch
+
+        def run_one(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
+            scratch = split_workspace(device, nbytes)
+            return product(a_buf, a_off, b_buf, b_off, scratch, c_buf,
+                           group_counters(device, tiles))
+        return run_one
+    product = prepare_slices(work, None)
+    reduce = prepare_splitk_reduce(device, p, ks, half_c=half_c, dtype=dtype)
 
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
         scratch = split_workspace(device, nbytes)
         product(a_buf, a_off, b_buf, b_off, scratch)
         return reduce(scratch, c_buf)
     return run
+
+
+def split_k_slices(device: Device, work: GemmProblem, kernel, global_size, local_size,
+                   final: tuple | None) -> BoundLaunch:
+    """The slices' launch for :func:`prepare_split_k`: ``prepared_standard`` of ``kernel``
+    (built with FINISH_LAST 1 where ``final`` is given), taking C and the group counters per
+    call after ``final``."""
+    if final is None:
+        return prepared_standard(device, work, kernel, global_size, local_size)
+    return prepared_standard(device, work, kernel, global_size, local_size, extra=final,
+                             per_call=2)
 
 
 FALLBACK_PARAMS = {"KSPLIT": 1, "PACK_A": 0, "PACK_B": 0}

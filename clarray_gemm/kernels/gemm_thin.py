@@ -19,6 +19,7 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo
 from ..dtypes import dtype_defines
+from .flags import finish_in_last_group
 from .gemm import GemmProblem, dtype_supported, matrix_vector_run
 from .gemm_small import io16
 from .programs import get_kernel
@@ -27,7 +28,7 @@ from .variant import Variant
 __all__ = ["VARIANT", "VARIANTS", "MAX_THIN", "resolve", "geometry"]
 
 SOURCE = "gemm_thin.cl"
-DEFAULTS = {"WG": 128, "RV": 0, "JB": 0, "KCH": 32, "KSPLIT": 0, "UNROLL": 2}
+DEFAULTS = {"WG": 128, "RV": 0, "JB": 0, "KCH": 32, "KSPLIT": 0, "UNROLL": 2, "FINISH_LAST": -1}
 MAX_THIN = 128
 """The thickest thin side the kernel takes (beyond it the register-tiled kernels do more per
 load)."""
@@ -110,6 +111,8 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
     for name in ("RV", "JB", "KCH", "KSPLIT", "UNROLL"):
         if params.get(name, 0) < 0:
             return f"{name} must be positive (or 0: by shape)"
+    if params.get("FINISH_LAST", -1) not in (-1, 0, 1):
+        return "FINISH_LAST must be -1 (by device), 0 or 1"
     d = resolve(p, info, params)
     if d["JB"] % 4:
         return "JB must be a multiple of 4"
@@ -137,7 +140,8 @@ def _rank(p: GemmProblem, info: DeviceInfo) -> float:
 
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     """A launch function ``run(a_buf, a_off, b_buf, b_off, c_buf)`` with the parameters, kernels
-    and scalar arguments resolved once: one launch for KSPLIT 1, two (slices, sum) above."""
+    and scalar arguments resolved once: one launch for KSPLIT 1, and above it two (slices,
+    sum), or one whose last slice sums (FINISH_LAST, ``opencl/last_group.h``)."""
     d = resolve(p, device.info, params)
     rows_r, nv, x, v, y = geometry(p)
     defines = {"IO16": io16(p)} if io16(p) else dtype_defines(p.dtype)
@@ -145,8 +149,11 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
                  "UNROLL"):
         defines[name] = d[name]
     wg, ks = d["WG"], d["KSPLIT"]
+    last = ks > 1 and finish_in_last_group(device.info, d["FINISH_LAST"])
+    defines["FINISH_LAST"] = int(last)
     kernel = get_kernel(device, SOURCE, "gemm_thin", defines)
-    reduce = get_kernel(device, SOURCE, "gemm_thin_reduce", defines) if ks > 1 else None
+    reduce = (get_kernel(device, SOURCE, "gemm_thin_reduce", defines) if ks > 1 and not last
+              else None)
     work_bytes = max(ks * p.batch * nv * rows_r, 1) * _acc_itemsize(p) if ks > 1 else 16
     gs = (wg * -(-rows_r // (wg * d["RV"])), ks * d["PASSES"], p.batch)
     ls = (wg, 1, 1)
@@ -156,12 +163,15 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     y_args = (i64(y[1]), i64(y[2]), i64(y[3]), i64(y[4]))
     rsize = (-(-rows_r // 64) * 64, nv, p.batch)
     a_is_x = p.M > p.N
-    product = kernel.bind(device, gs, ls, (r, k, n, None, None, *x_strides, None, None,
-                                           *v_strides, None, *y_args, None),
-                          (3, 4, 8, 9, 13, 18))
+    args = (r, k, n, None, None, *x_strides, None, None, *v_strides, None, *y_args, None)
+    per_call = (3, 4, 8, 9, 13, 18)
+    if last:   # the group counters: one per (batch, pass, group of rows)
+        args, per_call = args + (None,), per_call + (19,)
+    product = kernel.bind(device, gs, ls, args, per_call)
     total = reduce.bind(device, rsize, None, (r, n, None, None, *y_args), (2, 3)) \
         if reduce is not None else None
-    return matrix_vector_run(device, product, total, work_bytes, a_is_x)
+    return matrix_vector_run(device, product, total, work_bytes, a_is_x,
+                             gs[0] // wg * d["PASSES"] * p.batch if last else 0)
 
 
 def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
@@ -177,6 +187,6 @@ VARIANT = Variant(
             "float16/bfloat16 read as they are",
     defaults=DEFAULTS, fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     tunable={"WG": (64, 128, 256), "RV": (0, 1, 2), "KCH": (16, 32, 64), "UNROLL": (1, 2, 4),
-             "KSPLIT": (0, 1, 4, 16)},
+             "KSPLIT": (0, 1, 4, 16), "FINISH_LAST": (0, 1)},
 )
 VARIANTS: tuple[Variant[GemmProblem], ...] = (VARIANT,)

@@ -113,6 +113,8 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
         return f"KSPLIT must be 0 (by shape) to {MAX_KSPLIT}"
     if any(params.get(k, -1) not in (-1, 0, 1) for k in ("PACK_A", "PACK_B")):
         return "PACK_A and PACK_B must be -1 (by size), 0 or 1"
+    if params.get("FINISH_LAST", -1) not in (-1, 0, 1):
+        return "FINISH_LAST must be -1 (by device), 0 or 1"
     bm, bn, wgs, stages = (params[k] for k in ("BM", "BN", "WGS", "STAGES"))
     bk, esize = _bk(elem, params), _esize(elem)
     if wgs < 1 or bm % (64 * wgs) or bm // (64 * wgs) not in (1, 2):
@@ -288,8 +290,8 @@ def _packed_layout(p: GemmProblem, pack_a: bool, pack_b: bool):
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     """``run(a_buf, a_off, b_buf, b_off, c_buf)``: the unaligned operands packed first (see
     :func:`packs`), then the product; with split-K the slices write float32 partial products
-    to this thread's scratch buffer and gemm_gpu.cl's reduction sums them into C (rounding a
-    float16 C once)."""
+    to this thread's scratch buffer and the last slice of each tile (FINISH_LAST) or
+    gemm_gpu.cl's reduction sums them into C (rounding a float16 C once)."""
     params = tile_shape(p, device.info, params)
     if mma_elem(p) == _TF32:
         return _prepare_tf32(device, p, params)
@@ -323,11 +325,14 @@ def _prepare_product(device: Device, p: GemmProblem, params: Mapping[str, int]):
         gs, ls = _sizes(p, d)
         return prepared_standard(device, p, _kernel(device, d), gs, ls)
 
-    def slices(work: GemmProblem):
-        d = {**defines_for(device, work, params), "KSPLIT": ks}
+    def slices(work: GemmProblem, final):
+        d = {**defines_for(device, work, params), "KSPLIT": ks,
+             "FINISH_LAST": int(final is not None), "FINAL_HALF": int(mma_elem(p) == 1)}
         gs, ls = _sizes(work, d)
-        return prepared_standard(device, work, _kernel(device, d), (gs[0], gs[1], gs[2] * ks), ls)
-    return gemm_gpu.prepare_split_k(device, p, ks, slices, half_c=mma_elem(p) == 1)
+        return gemm_gpu.split_k_slices(device, work, _kernel(device, d),
+                                       (gs[0], gs[1], gs[2] * ks), ls, final)
+    return gemm_gpu.prepare_split_k(device, p, ks, slices, half_c=mma_elem(p) == 1,
+                                    finish_last=params["FINISH_LAST"])
 
 
 def _resolved(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str:
@@ -349,13 +354,14 @@ WGMMA = Variant(
     # (KSPLIT 0: by shape, see ksplit)
     defaults={"BM": 0, "BN": 0, "BK": 0, "WGS": 0, "STAGES": 4, "WG_INFLIGHT": 1,
               "GROUP_M": 8, "MN_LBO": 0, "MN_SBO": 0, "EMULATE": 0, "PROMOTE": 0, "KSPLIT": 0,
-              "PACK_A": -1, "PACK_B": -1},
+              "PACK_A": -1, "PACK_B": -1, "FINISH_LAST": -1},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     resolved=lambda p, info, params: _resolved(p, info, params),
     tunable={"BM": (0, 64, 128, 256), "BN": (0, 64, 128, 256), "BK": (8, 16, 32, 64),
              "WGS": (0, 1, 2),
              "STAGES": (2, 3, 4, 5), "WG_INFLIGHT": (0, 1), "GROUP_M": (1, 8),
-             "KSPLIT": (0, 1, 2, 4, 8), "PACK_A": (-1, 0, 1), "PACK_B": (-1, 0, 1)},
+             "KSPLIT": (0, 1, 2, 4, 8), "PACK_A": (-1, 0, 1), "PACK_B": (-1, 0, 1),
+             "FINISH_LAST": (0, 1)},
 )
 
 VARIANTS: tuple[Variant[GemmProblem], ...] = (WGMMA,)

@@ -19,6 +19,7 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo
 from ..dtypes import dtype_defines
+from .flags import finish_in_last_group
 from .gemm import GemmProblem, dtype_supported, matrix_vector_run
 from .gemm_small import io16
 from .gemm_variants import TINY_VOLUME, _gemv_geometry
@@ -28,7 +29,7 @@ from .variant import Variant
 __all__ = ["VARIANT", "VARIANTS", "resolve"]
 
 SOURCE = "gemv_split.cl"
-DEFAULTS = {"WG": 0, "VW": 0, "LANES": 0, "RT": 0, "KSPLIT": 0}
+DEFAULTS = {"WG": 0, "VW": 0, "LANES": 0, "RT": 0, "KSPLIT": 0, "FINISH_LAST": -1}
 # Work-group size (WG 0) and rows per work-item group of the column kernel (RT 0, x @ A), by
 # matrix size. H100, 2026-11-25, float32, wall time with the queue drained, forced sweep of
 # benches/probes/gemv_sweep.py (copy bandwidth 2743 GB/s in the same run):
@@ -118,6 +119,8 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
         return f"VW must be 0 (16 bytes) or one of {_WIDTHS}"
     if params.get("KSPLIT", 0) < 0:
         return "KSPLIT must be positive (or 0: by shape)"
+    if params.get("FINISH_LAST", -1) not in (-1, 0, 1):
+        return "FINISH_LAST must be -1 (by device), 0 or 1"
     _, x, _, _ = _gemv_geometry(p)
     if x[3] != 1 and x[2] != 1:
         return "the matrix has no contiguous axis"
@@ -152,7 +155,8 @@ def _rank(p: GemmProblem, info: DeviceInfo) -> float:
 
 def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     """A launch function ``run(a_buf, a_off, b_buf, b_off, c_buf)`` with the parameters, kernels
-    and scalar arguments resolved once: one launch for KSPLIT 1, two (slices, sum) above."""
+    and scalar arguments resolved once: one launch for KSPLIT 1, and above it two (slices,
+    sum), or one whose last slice sums (FINISH_LAST, ``opencl/last_group.h``)."""
     d = resolve(p, device.info, params)
     rows_r, x, v, y = _gemv_geometry(p)
     sixteen = io16(p)
@@ -160,6 +164,8 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     for name in ("WG", "VW", "LANES", "RT", "KSPLIT", "KC", "ALIGNED", "V_UNIT"):
         defines[name] = d[name]
     wg, ks = d["WG"], d["KSPLIT"]
+    last = ks > 1 and finish_in_last_group(device.info, d["FINISH_LAST"])
+    defines["FINISH_LAST"] = int(last)
     kernel = get_kernel(device, SOURCE, "gemv_rows" if d["ROWS"] else "gemv_cols", defines)
     work_bytes = max(ks * p.batch * rows_r, 1) * _acc_size(p)
     gs, ls = (wg * d["GROUPS"], ks, p.batch), (wg, 1, 1)
@@ -167,14 +173,20 @@ def _prepare(device: Device, p: GemmProblem, params: Mapping[str, int]):
     x_strides, v_strides = (i64(x[2]), i64(x[3]), i64(x[4])), (i64(v[2]), i64(v[3]))
     y_off, y_strides = i64(y[1]), (i64(y[2]), i64(y[3]))
     matrix_is_a = p.N == 1          # A @ v: X is A; v @ B: X is B
-    reduce = (get_kernel(device, SOURCE, "gemv_split_reduce", defines) if ks > 1 else None)
-    rsize = (math.ceil(rows_r / 64) * 64, p.batch)
-    product = kernel.bind(device, gs, ls, (rows, k, None, None, *x_strides, None, None,
-                                           *v_strides, None, y_off, *y_strides, None),
-                          (2, 3, 7, 8, 11, 15))
-    total = reduce.bind(device, rsize, (64, 1), (rows, None, None, y_off, *y_strides),
-                        (1, 2)) if reduce is not None else None
-    return matrix_vector_run(device, product, total, work_bytes, matrix_is_a)
+    args = (rows, k, None, None, *x_strides, None, None, *v_strides, None, y_off, *y_strides,
+            None)
+    per_call = (2, 3, 7, 8, 11, 15)
+    if last:   # the group counters: one per (batch, group of rows)
+        args, per_call = args + (None,), per_call + (16,)
+    product = kernel.bind(device, gs, ls, args, per_call)
+    total = None
+    if ks > 1 and not last:
+        reduce = get_kernel(device, SOURCE, "gemv_split_reduce", defines)
+        rsize = (math.ceil(rows_r / 64) * 64, p.batch)
+        total = reduce.bind(device, rsize, (64, 1), (rows, None, None, y_off, *y_strides),
+                            (1, 2))
+    return matrix_vector_run(device, product, total, work_bytes, matrix_is_a,
+                             d["GROUPS"] * p.batch if last else 0)
 
 
 def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Event:
@@ -189,6 +201,6 @@ VARIANT = Variant(
             "slices summed by a second kernel, enough work-groups to fill the GPU",
     defaults=DEFAULTS, fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     tunable={"WG": (128, 256, 512), "LANES": (0, 8, 16, 32), "RT": (0, 8, 16, 32),
-             "KSPLIT": (0, 1, 2, 4, 8, 16)},
+             "KSPLIT": (0, 1, 2, 4, 8, 16), "FINISH_LAST": (0, 1)},
 )
 VARIANTS: tuple[Variant[GemmProblem], ...] = (VARIANT,)

@@ -17,6 +17,7 @@ from ..array.geometry import c_strides
 from ..device import Device
 from ..dtypes import storage_ctype
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
+from ..kernels.flags import finish_in_last_group, group_counters
 from ..kernels.plans import PlanCache
 from ..kernels.programs import ctype, get_kernel
 from ..memory import Storage
@@ -107,9 +108,10 @@ class ReducePlan:
 
     def __init__(self, rop: str, x: DeviceArray, axes: tuple, acc: np.dtype, out_dtype: np.dtype,
                  mean: bool, device: Device, norm: bool = False, centred: bool = False,
-                 root: bool = False):
+                 root: bool = False, finish_last: bool | None = None):
         # centred (with sum): the squared deviations from a centre per output (``run``'s
-        # ``centre``), np.var's second pass; root: the result's square root (np.std)
+        # ``centre``), np.var's second pass; root: the result's square root (np.std);
+        # finish_last: a split reduction in one launch (None: on GPUs; see FINISH_LAST)
         acc = compute_acc(acc)
         self.device, self.out_dtype, self.acc = device, out_dtype, acc
         kept = [a for a in range(x.ndim) if a not in axes]
@@ -163,11 +165,17 @@ class ReducePlan:
         if vec and chunk % 4 and (groups - 1) * (-(-chunk // 4) * 4) < n_red:
             chunk = -(-chunk // 4) * 4
         root = root or norm
+        last = finish_in_last_group(device.info, -1 if finish_last is None else int(finish_last))
+        self.finish_last = last = last and groups > 1 and not cols and rows == 1
         first = dict(base, WG=local * rows, ROWS=rows, PARTIAL=int(groups > 1), VEC_RED=int(vec),
-                     MEAN=int(mean and groups == 1), SQUARE_IN=int(norm or centred),
-                     CENTRED=int(centred), SQRT_OUT=int(root and groups == 1))
-        self.centred = centred
+                     MEAN=int(mean and (groups == 1 or last)), SQUARE_IN=int(norm or centred),
+                     CENTRED=int(centred), SQRT_OUT=int(root and (groups == 1 or last)),
+                     FINISH_LAST=int(last))
+        self.centred, self.is_arg = centred, rop in ("argmax", "argmin")
         if groups > 1:
+            if last:   # the result's type, written by the last group
+                first["FINAL_T"] = first["OUT_T"]
+                first["FINAL_HALF"] = int(first.pop("OUT_HALF", 0))
             first["OUT_T"] = ctype(acc)  # the partial results
             first.pop("OUT_HALF", None)
         kernel = "reduce_cols" if cols else "reduce"
@@ -178,8 +186,8 @@ class ReducePlan:
         options = device.info.rounding_options if root else ()  # sqrt as NumPy's
         self.stages.append(_bind(device, get_kernel(device, "reduce.cl", kernel, first, options),
                                  geometry, (n_red, chunk, groups, n_out), shapes,
-                                 self.out_stride))
-        if groups == 1:
+                                 self.out_stride, last))
+        if groups == 1 or last:
             return
         second = _defines(rop, acc, acc, out_dtype, 1)
         second.update(NDIM_OUT=1, NDIM_RED=1, MEAN=int(mean), FROM_PARTIALS=1,
@@ -213,12 +221,17 @@ class ReducePlan:
         out_buf = result.storage.kernel_buffer(write=True)
         n = self.count if count is None else np.int64(count)
         aside = centre.storage.kernel_buffer() if self.centred else src  # idx_in's slot
-        if len(self.stages) == 1:
+        if self.groups == 1:
             self.stages[0](n, src, off, aside, out_buf, src)
             return result
         n_partial = self.n_out * self.groups
         p_buf = Storage.for_output(device, n_partial * self.acc.itemsize).kernel_buffer(True)
-        i_buf = Storage.for_output(device, n_partial * 8).kernel_buffer(True)
+        i_buf = (Storage.for_output(device, n_partial * 8).kernel_buffer(True) if self.is_arg
+                 else p_buf)   # (the index output is only written by arg reductions)
+        if self.finish_last:
+            self.stages[0](n, src, off, aside, p_buf, i_buf, out_buf,
+                           group_counters(device, self.n_out))
+            return result
         self.stages[0](n, src, off, aside, p_buf, i_buf)
         self.stages[1](n, p_buf, _ZERO, i_buf, out_buf, i_buf)
         return result
@@ -227,17 +240,21 @@ class ReducePlan:
 _ZERO = np.int64(0)
 
 
-def _bind(device: Device, launcher, geometry, sizes, shapes, out_stride):
+def _bind(device: Device, launcher, geometry, sizes, shapes, out_stride, finish_last=False):
     """One stage of ``reduce`` or ``reduce_cols`` with everything fixed but, per call, the
     count a mean divides by, the source's buffer and offset, the index input, the output and
-    the index output (the two kernels' arguments differ only in the order of the sizes)."""
+    the index output (the two kernels' arguments differ only in the order of the sizes), and
+    with ``finish_last`` the result and the group counters."""
     n_red, chunk, groups, n_out = (np.int64(v) for v in sizes)
     if launcher.name == "reduce":
         head, tail = (n_red, chunk, groups, None), (np.int64(n_out * groups),)
     else:
         head, tail = (n_out, n_red, chunk, None), ()
     args = head + tuple(shapes) + (None, None, None, None, _ZERO, out_stride, None) + tail
-    return launcher.bind(device, *geometry, args, (3, 8, 9, 10, 11, 14))
+    per_call = (3, 8, 9, 10, 11, 14)
+    if finish_last:
+        args, per_call = args + (None, None), per_call + (len(args), len(args) + 1)
+    return launcher.bind(device, *geometry, args, per_call)
 
 
 class ScanPlan:
