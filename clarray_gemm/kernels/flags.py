@@ -20,7 +20,8 @@ import pyopencl as cl
 from ..device import Device, register_fork_reset
 from ..drivers import calls
 
-__all__ = ["flag_word", "next_epoch", "group_counters", "finish_in_last_group"]
+__all__ = ["flag_word", "next_epoch", "group_counters", "finish_in_last_group",
+           "LAST_GROUP_MAX_READS", "LAST_GROUP_MAX_BYTES"]
 
 _words: dict[tuple, cl.Buffer] = {}
 register_fork_reset(_words)
@@ -45,14 +46,31 @@ def _zeros(device: Device, count: int) -> cl.Buffer:
                          hostbuf=np.zeros(count, np.int32))
 
 
-def finish_in_last_group(info, forced: int = -1) -> bool:
+LAST_GROUP_MAX_READS = 32
+"""The most partial results one work-item of a last work-group may read for the group to finish
+a split product by default (:func:`finish_in_last_group`'s ``reads``)."""
+
+LAST_GROUP_MAX_BYTES = 1 << 24
+"""The largest operand (bytes) a split reduction finishes in its last work-group by default."""
+# On an NVIDIA H200 (driver 580.159.04, 2026-11-28; each kernel forced with FINISH_LAST 0 and
+# 1, and the reductions' plans with and without, in one run) the second launch cost a short kernel
+# 5-15 us of wall clock (np.sum of 1000 x 1000 float32: 38.8 -> 24.5 us; gemv_split 1 x 4097 x
+# 1024 float16: 57.6 -> 50.0; thin 4097 x 4097 x 10 float32: 107.7 -> 91.5; gpu_blocked 10 x
+# 1024 x 256 float32, 20 reads a work-item: 44.8 -> 37.1), while behind a long kernel it hides:
+# np.sum of 4096^2 float32 46.0 -> 50.6, gpu_blocked 33 x 4097 x 127 (132 reads) 50.2 -> 58.1,
+# wgmma and dmma slower in every case tried (their tiles leave a last group 20 to 900 reads).
+
+
+def finish_in_last_group(info, forced: int = -1, reads: float = 0, nbytes: int = 0) -> bool:
     """Whether a split kernel finishes in its last work-group (``opencl/last_group.h``):
-    ``forced`` 1 or 0, or with -1 on GPUs, whose launches cost more than the last group's
-    extra reads. The simulator keeps the second launch by default: its race checker cannot
-    follow the counters' ordering."""
+    ``forced`` 1 or 0, or with -1 on GPUs where the last group's work is short: at most
+    LAST_GROUP_MAX_READS partial results read per work-item (``reads``) and an operand of at most
+    LAST_GROUP_MAX_BYTES (``nbytes``, reductions). The simulator keeps the second launch by
+    default: its race checker cannot follow the counters' ordering."""
     if forced in (0, 1):
         return bool(forced)
-    return bool(info.is_gpu and not info.is_simulator)
+    return bool(info.is_gpu and not info.is_simulator and reads <= LAST_GROUP_MAX_READS
+                and nbytes <= LAST_GROUP_MAX_BYTES)
 
 
 def group_counters(device: Device, count: int) -> cl.Buffer:

@@ -66,7 +66,7 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
     if not 0 <= int(params["KSPLIT"]) <= MAX_KSPLIT:
         return f"KSPLIT must be 0 (by shape) to {MAX_KSPLIT}"
     if params["FINISH_LAST"] not in (-1, 0, 1):
-        return "FINISH_LAST must be -1 (by device), 0 or 1"
+        return "FINISH_LAST must be -1 (by device), 0 (the default: slower on Hopper) or 1"
     if params["KPAIR"] and g["BK"] % 8:
         return "KPAIR=1 needs BK a multiple of 8"
     threads = warp_tiled_threads(g)
@@ -162,7 +162,7 @@ DMMA = Variant(
     # register-staged double buffer, and stayed so with m16n8k8 and the cp.async ring (ten more,
     # 2026-11-25): 2048^3 0.52-0.58 ms, 4096^3 3.81 ms.
     defaults={"BM": 128, "BN": 64, "BK": 8, "WM": 64, "WN": 32, "GROUP_M": 8, "KPAIR": 1,
-              "M16": 1, "STAGES": 0, "EMULATE": 0, "KSPLIT": 0, "FINISH_LAST": -1},
+              "M16": 1, "STAGES": 0, "EMULATE": 0, "KSPLIT": 0, "FINISH_LAST": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     resolved=lambda p, info, params: f"KSPLIT={ksplit(p, info, params)}",
     tunable={"BM": (64, 128), "BN": (64, 128), "BK": (8, 16, 32), "WM": (32, 64),

@@ -328,8 +328,9 @@ def _resolve_launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -
                        B_BATCH_INNER=p.b.inner_stride)
     nt = (d["BM"] // d["TM"]) * (d["BN"] // d["TN"])
     ks = d["KSPLIT"]
-    defines["FINISH_LAST"] = int(ks > 1 and finish_in_last_group(device.info,
-                                                                  d.get("FINISH_LAST", -1)))
+    reads = min(d["BM"], p.M) * min(d["BN"], p.N) * ks / nt   # a last group's, per work-item
+    defines["FINISH_LAST"] = int(ks > 1 and finish_in_last_group(
+        device.info, d.get("FINISH_LAST", -1), reads=reads))
     gsize = (nt * math.ceil(p.N / d["BN"]), math.ceil(p.M / d["BM"]), p.batch * ks)
     found = (defines, nt, ks, gsize, packs)
     return _resolved.get(key, lambda: found)

@@ -114,7 +114,7 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
     if any(params.get(k, -1) not in (-1, 0, 1) for k in ("PACK_A", "PACK_B")):
         return "PACK_A and PACK_B must be -1 (by size), 0 or 1"
     if params.get("FINISH_LAST", -1) not in (-1, 0, 1):
-        return "FINISH_LAST must be -1 (by device), 0 or 1"
+        return "FINISH_LAST must be -1 (by device), 0 (the default: slower on Hopper) or 1"
     bm, bn, wgs, stages = (params[k] for k in ("BM", "BN", "WGS", "STAGES"))
     bk, esize = _bk(elem, params), _esize(elem)
     if wgs < 1 or bm % (64 * wgs) or bm // (64 * wgs) not in (1, 2):
@@ -354,7 +354,7 @@ WGMMA = Variant(
     # (KSPLIT 0: by shape, see ksplit)
     defaults={"BM": 0, "BN": 0, "BK": 0, "WGS": 0, "STAGES": 4, "WG_INFLIGHT": 1,
               "GROUP_M": 8, "MN_LBO": 0, "MN_SBO": 0, "EMULATE": 0, "PROMOTE": 0, "KSPLIT": 0,
-              "PACK_A": -1, "PACK_B": -1, "FINISH_LAST": -1},
+              "PACK_A": -1, "PACK_B": -1, "FINISH_LAST": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     resolved=lambda p, info, params: _resolved(p, info, params),
     tunable={"BM": (0, 64, 128, 256), "BN": (0, 64, 128, 256), "BK": (8, 16, 32, 64),

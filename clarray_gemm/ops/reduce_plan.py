@@ -165,7 +165,8 @@ class ReducePlan:
         if vec and chunk % 4 and (groups - 1) * (-(-chunk // 4) * 4) < n_red:
             chunk = -(-chunk // 4) * 4
         root = root or norm
-        last = finish_in_last_group(device.info, -1 if finish_last is None else int(finish_last))
+        last = finish_in_last_group(device.info, -1 if finish_last is None else int(finish_last),
+                                    nbytes=n_out * n_red * x.itemsize)
         self.finish_last = last = last and groups > 1 and not cols and rows == 1
         first = dict(base, WG=local * rows, ROWS=rows, PARTIAL=int(groups > 1), VEC_RED=int(vec),
                      MEAN=int(mean and (groups == 1 or last)), SQUARE_IN=int(norm or centred),
