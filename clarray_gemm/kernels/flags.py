@@ -52,13 +52,10 @@ a split product by default (:func:`finish_in_last_group`'s ``reads``)."""
 
 LAST_GROUP_MAX_BYTES = 1 << 24
 """The largest operand (bytes) a split reduction finishes in its last work-group by default."""
-# On an NVIDIA H200 (driver 580.159.04, 2026-11-28; each kernel forced with FINISH_LAST 0 and
-# 1, and the reductions' plans with and without, in one run) the second launch cost a short kernel
-# 5-15 us of wall clock (np.sum of 1000 x 1000 float32: 38.8 -> 24.5 us; gemv_split 1 x 4097 x
-# 1024 float16: 57.6 -> 50.0; thin 4097 x 4097 x 10 float32: 107.7 -> 91.5; gpu_blocked 10 x
-# 1024 x 256 float32, 20 reads a work-item: 44.8 -> 37.1), while behind a long kernel it hides:
-# np.sum of 4096^2 float32 46.0 -> 50.6, gpu_blocked 33 x 4097 x 127 (132 reads) 50.2 -> 58.1,
-# wgmma and dmma slower in every case tried (their tiles leave a last group 20 to 900 reads).
+# From benches/probes/finish_last.py on an NVIDIA H200 (2026-11-28, table in benches/RESULTS.md):
+# a second launch costs a short kernel 5-15 us of wall clock and hides behind a long one; last
+# groups reading 20 partials a work-item won, 132 lost (wgmma, dmma: slower in every case
+# tried); np.sum won at 4 MB and lost at 64 MB.
 
 
 def finish_in_last_group(info, forced: int = -1, reads: float = 0, nbytes: int = 0) -> bool:
