@@ -25,6 +25,7 @@ from .ops.arrayfuncs import arange, eye, linspace
 from .ops.convolve import convolve, correlate, explain_convolve
 from .kernels.registry import CATALOGUES as _CATALOGUES
 from . import array_api  # noqa: F401,E402  (registers the Array API namespace)
+from . import random  # noqa: F401,E402  (random numbers on the device)
 from . import interop  # noqa: F401,E402  (pickling; dask/distributed hooks, run when they import)
 
 __version__ = "0.3.0"

@@ -1,8 +1,8 @@
-"""``bench shapes`` and ``bench patterns`` on the device under test (NumPy as the peer off CUDA
+"""``bench shapes``, ``bench patterns`` and ``bench random`` on the device under test (NumPy as the peer off CUDA
 machines): every cell timed and checked, the distribution printed, the raw numbers written."""
 import json
 
-from clarray_gemm.bench import patterns, shapes
+from clarray_gemm.bench import patterns, rng, shapes
 from clarray_gemm.cli import main
 
 
@@ -32,6 +32,18 @@ def test_bench_patterns_smoke(tmp_path, capsys):
     assert len(rows) == len(patterns.SMOKE_SHAPES) * len(patterns.PATTERNS)
     assert all(r["ours_s"] and r["numpy_s"] and not r["note"] for r in rows), \
         [r for r in rows if r["note"]][:3]
+
+
+def test_bench_random_smoke(tmp_path, capsys):
+    out = tmp_path / "random.json"
+    assert main(["bench", "random", "--smoke", "--quiet", "--budget", "0", "--json",
+                 str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "| peer | cells | median |" in text and "| draw | n | ours us |" in text
+    rows = json.loads(out.read_text())["rows"]
+    assert len(rows) == len(rng.SMOKE_SIZES) * len(rng.DRAWS)
+    assert all((r["ours_s"] and r["numpy_s"] and not r["note"]) or r["note"] == "no fp64"
+               for r in rows), [r for r in rows if r["note"]][:3]
 
 
 def test_grid_cells_cover_what_the_grid_promises():

@@ -200,6 +200,26 @@ with np.errstate(all="ignore"):
                     same(np.asarray(got).astype(np.float64), np.asarray(want, np.float64), tol)
                 else:
                     same(got, np.asarray(want))
+    elif case == "random":
+        # philox.cl: every distribution and word width, odd lengths (a partial last block)
+        from clarray_gemm.random import default_rng
+        rng = default_rng(9, device=dev)
+        for n in (7, 33):
+            for dt in (np.float32, np.float64):
+                for draw in (rng.random, rng.standard_normal, rng.standard_exponential):
+                    v = np.asarray(draw(n, dtype=dt))
+                    if v.dtype != dt or v.shape != (n,) or not np.isfinite(v).all():
+                        print("MISMATCH", draw.__name__, v)
+                        sys.exit(3)
+            k = np.asarray(rng.integers(-3, 4, n, dtype=np.int8))
+            if k.dtype != np.int8 or k.min() < -3 or k.max() > 3:
+                print("MISMATCH integers", k)
+                sys.exit(3)
+            np.asarray(rng.integers(0, 2 ** 64, n, dtype=np.uint64))   # every 64-bit value
+            u = np.asarray(rng.uniform(-1.0, 2.0, n))
+            if u.min() < -1.0 or u.max() >= 2.0:
+                print("MISMATCH uniform", u)
+                sys.exit(3)
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))
         same(np.cumprod(x[:, :5], axis=0), np.cumprod(a[:, :5], axis=0), 1e-5)
@@ -223,7 +243,7 @@ print("ok")
 """
 
 CASES = ["elementwise", "elementwise_per_item", "elementwise_half", "conv_flipped", "reduce",
-         "reduce_split", "reduce_finish_last", "scan", "gather"]
+         "reduce_split", "reduce_finish_last", "scan", "gather", "random"]
 # Oclgrind's race checker does not follow an order made by a global fence and an atomic counter
 # between work-groups (the last group reading the others' partials is reported as a race), so
 # those cases run with its other checks only.

@@ -12,7 +12,7 @@ from ..device import Device
 from .progress import Progress
 from .report import write_json
 
-__all__ = ["latency", "programs", "shapes", "patterns", "host_load", "LATENCY_BUDGET_S",
+__all__ = ["latency", "programs", "shapes", "patterns", "random", "host_load", "LATENCY_BUDGET_S",
            "PROGRAMS_BUDGET_S", "SHAPES_BUDGET_S"]
 
 LATENCY_BUDGET_S = 0.2  # seconds of calls per measurement (at least --min-reps calls)
@@ -127,3 +127,22 @@ def patterns(device: Device, args: argparse.Namespace) -> int:
                  f"device drained, median of >= 3 calls and ~{budget:g} s per cell; peers in the "
                  f"same run; ratio = peer / ours (> 1: ours is faster)")
     return 1 if any(r.note == "WRONG result" for r in rows) else 0
+
+
+def random(device: Device, args: argparse.Namespace) -> int:
+    """Random numbers drawn into device arrays against CuPy's generator (NumPy's on devices
+    without CUDA peers); exit status 1 when a draw's values were implausible."""
+    from . import rng as bench
+    sizes = bench.SMOKE_SIZES if args.smoke else (tuple(args.sizes) if args.sizes
+                                                   else bench.SIZES)
+    budget = args.budget if args.budget is not None else SHAPES_BUDGET_S
+    with Progress(len(sizes) * len(bench.DRAWS), "bench random", not args.quiet,
+                  unit="cell") as bar:
+        rows = bench.run(device, sizes, budget_s=budget, progress=bar,
+                         cuda_peers=not args.no_peers)
+    _grid_report(bench, rows, args,
+                 f"clarray_gemm.random.default_rng(seed).METHOD(size=n) into device arrays, wall "
+                 f"clock per call with the device drained, median of >= 3 calls and ~{budget:g} "
+                 f"s per cell; peer: CuPy's default_rng (NumPy's on the host without CUDA), same "
+                 f"run; ratio = peer / ours (> 1: ours is faster)")
+    return 1 if any(r.note == "WRONG values" for r in rows) else 0

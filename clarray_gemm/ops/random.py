@@ -1,0 +1,241 @@
+"""Random numbers on the device: :func:`default_rng` and :class:`Generator`, with NumPy's method
+names and signatures, drawn by the counter-based Philox4x32-10 (``opencl/philox.cl``), as CuPy's
+and JAX's generators are.
+
+Value ``i`` of a draw is a function of the generator's key (from the seed, through NumPy's
+``SeedSequence``), the draw's number and ``i`` alone: a seed gives the same numbers on every
+device, one kernel launch fills a draw at memory bandwidth, and :meth:`Generator.spawn` splits a
+generator into independent ones (dask workers). The values differ from NumPy's PCG64 streams for
+the same seed (as CuPy's do); their distributions are NumPy's.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..array import DeviceArray, empty, is_device_array
+from ..device import Device, get_device
+from ..dtypes import ctype
+from ..kernels.programs import get_kernel
+from ..memo import Memo
+
+__all__ = ["Generator", "default_rng", "philox4x32_10"]
+
+SOURCE = "philox.cl"
+_UNIFORM, _NORMAL, _EXPONENTIAL, _INTEGERS = 1, 2, 3, 4
+_WORK_GROUP = 256
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_M0, _M1, _W0, _W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
+_CHECKER = np.random.default_rng(0)   # checks arguments with NumPy's errors (its draws unused)
+_MASK = 0xFFFFFFFF
+
+
+def philox4x32_10(counters: np.ndarray, key: tuple[int, int]) -> np.ndarray:
+    """Philox4x32-10 on the host (NumPy): ``counters`` an (n, 4) uint32 array, ``key`` two
+    32-bit words; returns the (n, 4) uint32 blocks, the kernel's bits (tests and reference)."""
+    c = [counters[:, j].astype(np.uint64) for j in range(4)]
+    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
+    mask = np.uint64(_MASK)
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + np.uint64(_W0)) & mask, (k1 + np.uint64(_W1)) & mask
+        p0, p1 = c[0] * np.uint64(_M0), c[2] * np.uint64(_M1)
+        hi0, lo0 = p0 >> np.uint64(32), p0 & mask
+        hi1, lo1 = p1 >> np.uint64(32), p1 & mask
+        c = [hi1 ^ c[1] ^ k0, lo1, hi0 ^ c[3] ^ k1, lo0]
+    return np.stack(c, axis=1).astype(np.uint32)
+
+
+_KERNELS: Memo[Any] = Memo("random number kernels")
+
+
+def _kernel(device: Device, dist: int, dtype: np.dtype, affine: bool):
+    """philox_fill for a distribution and output dtype (``affine``: shift and scale)."""
+    wide = dtype.itemsize == 8 or dist == _INTEGERS
+    defines: dict[str, object] = {"OUT_T": ctype(dtype), "DIST": dist, "WIDE": int(wide),
+                                  "AFFINE": int(affine)}
+    if dtype == np.float64:
+        defines["IS_FP64"] = 1
+    return get_kernel(device, SOURCE, "philox_fill", defines)
+
+
+def _shape(size: Any) -> tuple[int, ...] | None:
+    if size is None:
+        return None
+    if isinstance(size, (int, np.integer)):
+        size = (size,)
+    shape = tuple(operator.index(s) for s in size)
+    if any(s < 0 for s in shape):
+        raise ValueError("negative dimensions are not allowed")
+    return shape
+
+
+class Generator:
+    """A random number generator on a device, after ``numpy.random.Generator``: ``random``,
+    ``standard_normal``, ``normal``, ``uniform``, ``standard_exponential``, ``exponential``,
+    ``integers``, and :meth:`spawn`. Results are device arrays (a Python scalar for
+    ``size=None``, as NumPy gives); ``out=`` takes a C-contiguous device array."""
+
+    def __init__(self, seed: Any = None, device: Any = None):
+        seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        self._seed_seq = seq
+        self._key = tuple(int(w) for w in seq.generate_state(2, np.uint32))
+        self._draws = 0
+        self.device: Device = get_device(device)
+
+    def __repr__(self) -> str:
+        return f"Generator(Philox4x32-10) on {self.device}"
+
+    def spawn(self, n_children: int) -> list["Generator"]:
+        """``n_children`` independent generators (``Generator.spawn``): children of this one's
+        ``SeedSequence``, on the same device."""
+        return [Generator(child, self.device) for child in self._seed_seq.spawn(n_children)]
+
+    # -- the draws ---------------------------------------------------------------------------
+    def _fill(self, dist: int, shape: tuple[int, ...], dtype: np.dtype, out: Any,
+              affine: tuple[float, float] | None = None,
+              integers: tuple[int, int] | None = None) -> DeviceArray:
+        if out is not None:
+            if not is_device_array(out):
+                raise TypeError("out must be a clarray_gemm device array")
+            if out.dtype != dtype:
+                raise TypeError(f"Supplied output array has the wrong type. Expected "
+                                f"{dtype}, got {out.dtype}")
+            if not out.flags.c_contiguous:
+                raise ValueError("Supplied output array is not contiguous, writable or aligned.")
+            if shape is not None and tuple(shape) != out.shape:
+                raise ValueError("size must match out.shape when used together")
+            target = out
+        else:
+            target = empty(shape, dtype, device=self.device)
+        n = target.size
+        call = self._draws
+        self._draws += 1
+        if n == 0:
+            return target
+        wide = dtype.itemsize == 8 or dist == _INTEGERS
+        key = (target.device, dist, dtype, affine is not None)
+        kernel = _KERNELS.find(key) or _KERNELS.get(key, lambda: _kernel(*key))
+        per_block = 2 if wide else 4
+        blocks = -(-n // per_block)
+        size = -(-blocks // _WORK_GROUP) * _WORK_GROUP
+        args: list[Any] = [np.int64(n), np.uint32(self._key[0]), np.uint32(self._key[1]),
+                           np.uint32(call & _MASK), np.uint32(call >> 32),
+                           target.storage.kernel_buffer(write=True),
+                           np.int64(target.offset // target.itemsize)]
+        if affine is not None:
+            args += [np.float64(affine[0]), np.float64(affine[1])]
+        if integers is not None:
+            args += [np.uint64(integers[0] % (1 << 64)), np.uint64(integers[1] % (1 << 64))]
+        kernel(target.device.queue, (size,), (_WORK_GROUP,), *args)
+        return target
+
+    def _floats(self, dist: int, size: Any, dtype: Any, out: Any, name: str,
+                affine: tuple[float, float] | None = None) -> Any:
+        dt = np.dtype(dtype)
+        if dt not in _FLOATS:
+            raise TypeError(f"Unsupported dtype {dt!r} for {name}")
+        shape = _shape(size)
+        result = self._fill(dist, shape if shape is not None or out is not None else (),
+                            dt, out, affine)
+        if size is None and out is None:
+            return result.__array__()[()].item()
+        return result
+
+    def random(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
+        """Floats uniform on [0, 1) (``Generator.random``)."""
+        return self._floats(_UNIFORM, size, dtype, out, "random")
+
+    def standard_normal(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
+        """Standard normal floats (``Generator.standard_normal``; Box-Muller)."""
+        return self._floats(_NORMAL, size, dtype, out, "standard_normal")
+
+    def standard_exponential(self, size: Any = None, dtype: Any = np.float64,
+                             method: str = "zig", out: Any = None) -> Any:
+        """Standard exponential floats (``Generator.standard_exponential``; every ``method``
+        by the inversion -log(U), U in (0, 1])."""
+        if method not in ("zig", "inv"):
+            raise ValueError(f"Unknown method {method!r}; use 'zig' or 'inv'")
+        return self._floats(_EXPONENTIAL, size, dtype, out, "standard_exponential")
+
+    def _scaled(self, dist: int, shift: Any, scale: Any, size: Any) -> Any:
+        """float64 ``shift + scale * X`` of NumPy's broadcasting: scalar parameters in the
+        kernel, array ones with device ufuncs."""
+        if np.ndim(shift) == 0 and np.ndim(scale) == 0 and not is_device_array(shift) \
+                and not is_device_array(scale):
+            shape = _shape(size)
+            result = self._fill(dist, shape if shape is not None else (), np.dtype(np.float64),
+                                None, (float(shift), float(scale)))
+            return result if shape is not None else result.__array__()[()].item()
+        params = np.broadcast_shapes(np.shape(shift), np.shape(scale))
+        shape = params if size is None else _shape(size)
+        np.broadcast_shapes(shape, params)   # NumPy's error where size does not hold them
+        draw = self._fill(dist, shape, np.dtype(np.float64), None)
+        return np.add(np.multiply(draw, scale), shift)
+
+    def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
+        """Normal floats of mean ``loc`` and standard deviation ``scale`` (``Generator.normal``)."""
+        _check_scale(scale)
+        return self._scaled(_NORMAL, loc, scale, size)
+
+    def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None) -> Any:
+        """Floats uniform on [low, high) (``Generator.uniform``: low + (high - low) * U)."""
+        if is_device_array(low) or is_device_array(high):
+            return self._scaled(_UNIFORM, low, np.subtract(high, low), size)
+        span = np.subtract(high, low, dtype=np.float64)
+        if not np.all(np.isfinite(span)):
+            raise OverflowError("high - low range exceeds valid bounds")
+        if np.ndim(span) == 0:
+            span = float(span)
+        return self._scaled(_UNIFORM, low, span, size)
+
+    def exponential(self, scale: Any = 1.0, size: Any = None) -> Any:
+        """Exponential floats of mean ``scale`` (``Generator.exponential``)."""
+        _check_scale(scale)
+        return self._scaled(_EXPONENTIAL, 0.0, scale, size)
+
+    def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
+                 endpoint: bool = False) -> Any:
+        """Integers in [low, high) (``endpoint``: [low, high]) (``Generator.integers``), scalar
+        bounds; NumPy's errors for empty or out-of-range bounds."""
+        dt = np.dtype(dtype)
+        if is_device_array(low) or is_device_array(high) or np.ndim(low) or np.ndim(high):
+            raise NotImplementedError("integers with array bounds: pass scalar bounds")
+        # NumPy's own checks (types, bounds against the dtype, empty ranges) and messages
+        _CHECKER.integers(low, high, size=1, dtype=dt, endpoint=endpoint)
+        if high is None:
+            low, high = 0, low
+        lo, hi = int(low), int(high) + (1 if endpoint else 0)
+        if dt == np.bool_:
+            dt_out, lo_bits = np.dtype(np.uint8), lo
+        else:
+            dt_out, lo_bits = dt, lo
+        shape = _shape(size)
+        result = self._fill(_INTEGERS, shape if shape is not None else (), dt_out, None,
+                            integers=(lo_bits, hi - lo))
+        if dt == np.bool_:
+            result = result.astype(np.bool_)
+        if shape is None:
+            return result.__array__()[()].item() if dt != np.bool_ else bool(result.__array__())
+        return result
+
+
+def _check_scale(scale: Any) -> None:
+    """NumPy's ValueError for a negative scale (a device array's minimum read back)."""
+    if type(scale) in (float, int):
+        negative = scale < 0
+    else:
+        negative = bool(np.asarray(np.min(scale) if is_device_array(scale) else scale).min() < 0)
+    if negative:
+        raise ValueError("scale < 0")
+
+
+def default_rng(seed: Any = None, device: Any = None) -> Generator:
+    """A :class:`Generator` on ``device`` (the current one by default) seeded like
+    ``numpy.random.default_rng``: None (fresh entropy), an int or a sequence of ints, a
+    ``SeedSequence``; a Generator is returned as it is."""
+    if isinstance(seed, Generator):
+        return seed
+    return Generator(seed, device)

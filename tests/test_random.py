@@ -1,0 +1,203 @@
+"""``clarray_gemm.random``: Philox4x32-10 against Random123's known-answer vectors, the kernel's
+words against the host reference bit for bit, NumPy's conversions of words to numbers, the same
+numbers for a seed on every device, NumPy's signatures, results and errors, and the
+distributions at n = 10^6 (moments; two-sample Kolmogorov-Smirnov against NumPy's own
+generator)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+from clarray_gemm.random import Generator, default_rng, philox4x32_10
+
+
+def test_philox_known_answers():
+    """Random123's kat_vectors for philox4x32_10."""
+    cases = [((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+             ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6,
+                                                      0x6D5451FD)),
+             ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+              (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1))]
+    for counter, key, want in cases:
+        got = philox4x32_10(np.array([counter], np.uint32), key)[0]
+        assert tuple(int(v) for v in got) == want
+
+
+def _words(rng: Generator, draw: int, blocks: int) -> np.ndarray:
+    """The host reference's words of draw number ``draw``: block b's counter is (b, draw)."""
+    b = np.arange(blocks, dtype=np.uint64)
+    counters = np.stack([b & np.uint64(0xFFFFFFFF), b >> np.uint64(32),
+                         np.full(blocks, draw & 0xFFFFFFFF, np.uint64),
+                         np.full(blocks, draw >> 32, np.uint64)], axis=1).astype(np.uint32)
+    return philox4x32_10(counters, rng._key)
+
+
+@pytest.mark.parametrize("n", [1, 7, 31, 257, 1001])
+def test_kernel_words_are_the_references(device, n):
+    """The kernel's numbers are the reference's words converted as NumPy converts them: 24 bits
+    a float32, 53 a float64 ((a >> 5) * 2^26 + (b >> 6)), 64-bit integers scaled by range."""
+    rng = default_rng(12345, device=device)
+    x = np.asarray(rng.random(n, dtype=np.float32))            # draw 0
+    words = _words(rng, 0, -(-n // 4)).reshape(-1)[:n]
+    np.testing.assert_array_equal(x, (words >> 8).astype(np.float32) * np.float32(2.0 ** -24))
+    if device.info.fp64:
+        y = np.asarray(rng.random(n))                           # draw 1
+        w = _words(rng, 1, -(-n // 2)).reshape(-1, 2)[:n]
+        want = ((w[:, 0] >> 5).astype(np.float64) * 67108864.0
+                + (w[:, 1] >> 6).astype(np.float64)) * 2.0 ** -53
+        np.testing.assert_array_equal(y, want)
+    k = np.asarray(rng.integers(-5, 1000, size=n))              # draw 2 (or 1)
+    w = _words(rng, rng._draws - 1, -(-n // 2)).reshape(-1, 2)[:n].astype(np.uint64)
+    full = (w[:, 0] << np.uint64(32)) | w[:, 1]
+    want = np.array([-5 + ((int(v) * 1005) >> 64) for v in full], np.int64)
+    np.testing.assert_array_equal(k, want)
+
+
+def test_a_seed_gives_the_same_numbers_on_every_device():
+    usable = [d for d in cg.devices() if d.usable]
+    draws = []
+    for dev in usable:
+        rng = default_rng(7, device=dev)
+        draws.append((np.asarray(rng.random(1000, dtype=np.float32)),
+                      np.asarray(rng.integers(0, 1 << 40, size=999)),
+                      np.asarray(rng.standard_normal(333, dtype=np.float32))))
+    for other in draws[1:]:
+        np.testing.assert_array_equal(other[0], draws[0][0])
+        np.testing.assert_array_equal(other[1], draws[0][1])
+        np.testing.assert_allclose(other[2], draws[0][2], rtol=1e-5, atol=1e-6)
+
+
+def test_streams_seeds_and_spawn(device):
+    a, b = default_rng(3, device=device), default_rng(3, device=device)
+    first = np.asarray(a.random(100))
+    np.testing.assert_array_equal(first, np.asarray(b.random(100)))
+    assert not np.array_equal(first, np.asarray(a.random(100)))       # the next draw differs
+    assert not np.array_equal(first, np.asarray(default_rng(4, device=device).random(100)))
+    seq = np.random.SeedSequence(3)
+    np.testing.assert_array_equal(first, np.asarray(default_rng(seq, device=device).random(100)))
+    assert default_rng(a) is a
+    kids = a.spawn(3)
+    values = [np.asarray(k.random(64)) for k in kids]
+    assert all(isinstance(k, Generator) and k.device is device for k in kids)
+    assert len({v.tobytes() for v in values}) == 3
+    fresh = [np.asarray(default_rng(device=device).random(8)) for _ in range(2)]
+    assert not np.array_equal(*fresh)                                  # entropy when unseeded
+
+
+def test_numpys_signatures_results_and_errors(device):
+    rng = default_rng(0, device=device)
+    assert type(rng.random()) is float and 0.0 <= rng.random() < 1.0
+    assert type(rng.standard_normal()) is float and type(rng.integers(5)) is int
+    assert type(rng.normal(2.0, 3.0)) is float
+    x = rng.random((3, 4), dtype=np.float32)
+    assert isinstance(x, cg.DeviceArray) and x.shape == (3, 4) and x.dtype == np.float32
+    assert rng.standard_normal((0, 5)).shape == (0, 5)
+    out = cg.zeros((5, 6), np.float32, device=device)
+    assert rng.standard_normal(dtype=np.float32, out=out) is out
+    assert np.asarray(out).std() > 0
+    assert rng.random((5, 6), dtype=np.float32, out=out) is out
+    with pytest.raises(ValueError):
+        rng.random((2, 2), dtype=np.float32, out=out)
+    with pytest.raises(TypeError):
+        rng.random(3, dtype=np.float64, out=out)
+    with pytest.raises(TypeError):
+        rng.random(3, dtype=np.int32)
+    with pytest.raises(TypeError):
+        rng.standard_normal(3, dtype=np.float16)
+    with pytest.raises(ValueError, match="negative dimensions"):
+        rng.random(-1)
+    with pytest.raises(ValueError, match="scale < 0"):
+        rng.normal(0.0, -1.0, 3)
+    with pytest.raises(ValueError, match="scale < 0"):
+        rng.exponential(-2.0, 3)
+    with pytest.raises(OverflowError):
+        rng.uniform(-np.inf, 0.0, 3)
+    # integers: NumPy's own checks and messages
+    for args, kwargs in (((5, 5), {}), ((0,), {}), ((0, 300), {"dtype": np.uint8}),
+                         ((-1, 3), {"dtype": np.uint16}), ((3, 2), {"endpoint": True})):
+        with pytest.raises(ValueError) as ours:
+            rng.integers(*args, **kwargs)
+        with pytest.raises(ValueError) as numpys:
+            np.random.default_rng(0).integers(*args, **kwargs)
+        assert str(ours.value) == str(numpys.value)
+    with pytest.raises(ValueError, match="Unknown method"):
+        rng.standard_exponential(3, method="x")
+
+
+@pytest.mark.parametrize("dtype,low,high,endpoint", [
+    (np.int64, -5, 5, False), (np.int32, 0, 7, True), (np.uint8, 0, 256, False),
+    (np.int8, -128, 127, True), (np.bool_, 0, 2, False), (np.uint64, 0, 2 ** 64, False),
+    (np.int64, -2 ** 63, 2 ** 63, False), (np.uint16, 65530, 65535, True)])
+def test_integers_cover_their_range(device, dtype, low, high, endpoint):
+    rng = default_rng(11, device=device)
+    got = np.asarray(rng.integers(low, high, size=20001, dtype=dtype, endpoint=endpoint))
+    assert got.dtype == np.dtype(dtype) and got.shape == (20001,)
+    top = high if endpoint else high - 1
+    wide = got.astype(object) if np.dtype(dtype) == np.uint64 else got.astype(np.int64)
+    assert wide.min() >= low and wide.max() <= top
+    span = top - low + 1
+    if span <= 1000:   # every value drawn, in about equal numbers
+        counts = np.bincount((got.astype(np.int64) - low))
+        assert len(counts) == span and counts.min() > 0
+        expected = 20001 / span
+        assert np.abs(counts - expected).max() < 6 * np.sqrt(expected) + 1
+    one = rng.integers(low, high, dtype=dtype, endpoint=endpoint)
+    assert type(one) is (bool if np.dtype(dtype) == np.bool_ else int)
+
+
+def _ks_two_sample(a: np.ndarray, b: np.ndarray) -> float:
+    """The two-sample Kolmogorov-Smirnov statistic."""
+    a, b = np.sort(a), np.sort(b)
+    grid = np.concatenate([a, b])
+    return float(np.abs(np.searchsorted(a, grid, side="right") / a.size
+                        - np.searchsorted(b, grid, side="right") / b.size).max())
+
+
+N = 10 ** 6
+KS_LIMIT = 1.95 * np.sqrt(2.0 / N)   # alpha = 0.001 for two samples of N
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_distributions_at_a_million(device, dtype):
+    if dtype == np.float64 and not device.info.fp64:
+        pytest.skip("no fp64")
+    rng, ref = default_rng(2026, device=device), np.random.default_rng(2026)
+    u = np.asarray(rng.random(N, dtype=dtype)).astype(np.float64)
+    assert u.min() >= 0.0 and u.max() < 1.0
+    assert abs(u.mean() - 0.5) < 5 * np.sqrt(1 / 12 / N) and abs(u.var() - 1 / 12) < 1e-3
+    assert _ks_two_sample(u, ref.random(N)) < KS_LIMIT
+    z = np.asarray(rng.standard_normal(N, dtype=dtype)).astype(np.float64)
+    assert np.isfinite(z).all()
+    assert abs(z.mean()) < 5 / np.sqrt(N) and abs(z.var() - 1) < 5 * np.sqrt(2 / N)
+    assert abs(np.mean(z ** 3)) < 0.02 and abs(np.mean(z ** 4) - 3) < 0.05
+    assert _ks_two_sample(z, ref.standard_normal(N)) < KS_LIMIT
+    e = np.asarray(rng.standard_exponential(N, dtype=dtype)).astype(np.float64)
+    assert e.min() >= 0 and abs(e.mean() - 1) < 5 / np.sqrt(N)
+    assert _ks_two_sample(e, ref.standard_exponential(N)) < KS_LIMIT
+
+
+def test_scaled_distributions_and_broadcast_parameters(device):
+    if not device.info.fp64:
+        pytest.skip("no fp64")
+    rng, ref = default_rng(5, device=device), np.random.default_rng(5)
+    n = 200000
+    limit = 1.95 * np.sqrt(2.0 / n)
+    for ours, numpys in ((rng.normal(3.0, 2.0, n), ref.normal(3.0, 2.0, n)),
+                         (rng.uniform(-2.0, 5.0, n), ref.uniform(-2.0, 5.0, n)),
+                         (rng.exponential(0.5, n), ref.exponential(0.5, n))):
+        got = np.asarray(ours)
+        assert got.dtype == np.float64
+        assert _ks_two_sample(got, numpys) < limit
+    u = np.asarray(rng.uniform(-2.0, 5.0, n))
+    assert u.min() >= -2.0 and u.max() < 5.0
+    loc = np.array([0.0, 100.0, -100.0])
+    scale = cg.asarray(np.array([[1.0], [0.001]]), device=device)
+    got = rng.normal(loc, scale)
+    assert isinstance(got, cg.DeviceArray) and got.shape == (2, 3)
+    g = np.asarray(got)
+    assert np.all(np.abs(g[1] - loc) < 0.01) and np.all(np.abs(g[0] - loc) < 7)
+    assert rng.normal(loc, 1.0, size=(4, 3)).shape == (4, 3)
+    with pytest.raises(ValueError):
+        rng.normal(loc, 1.0, size=(4, 2))
+    assert np.asarray(rng.uniform(cg.asarray(np.zeros(4), device=device), 1.0)).shape == (4,)
