@@ -220,6 +220,23 @@ with np.errstate(all="ignore"):
             if u.min() < -1.0 or u.max() >= 2.0:
                 print("MISMATCH uniform", u)
                 sys.exit(3)
+    elif case == "sort":
+        # sort.cl: the bitonic network over padded rows, keys and indices, NaN, float16 bits
+        b = a.copy()
+        b[2, 5] = np.nan
+        b[3, :4] = [-0.0, 0.0, np.inf, b[3, 7]]
+        xb = cg.asarray(b, device=dev)
+        same(np.sort(xb), np.sort(b, kind="stable"))
+        same(np.argsort(xb, axis=0), np.argsort(b, axis=0, kind="stable"))
+        same(np.sort(xi, axis=0), np.sort(i, axis=0, kind="stable"))
+        h = b.astype(np.float16)
+        same(np.argsort(cg.asarray(h, device=dev)), np.argsort(h, kind="stable"))
+        same(np.sort(cg.asarray(b.astype(np.float64), device=dev)[:, 3:]),
+             np.sort(b.astype(np.float64)[:, 3:], kind="stable"))
+        from clarray_gemm.ops import sorting   # rows in blocks of 16: the scratch kernels
+        sorting.max_row = lambda device, dt: 16
+        same(np.sort(xb), np.sort(b, kind="stable"))
+        same(np.argsort(xb.T, axis=0), np.argsort(b.T, axis=0, kind="stable"))
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))
         same(np.cumprod(x[:, :5], axis=0), np.cumprod(a[:, :5], axis=0), 1e-5)
@@ -243,7 +260,7 @@ print("ok")
 """
 
 CASES = ["elementwise", "elementwise_per_item", "elementwise_half", "conv_flipped", "reduce",
-         "reduce_split", "reduce_finish_last", "scan", "gather", "random"]
+         "reduce_split", "reduce_finish_last", "scan", "gather", "random", "sort"]
 # Oclgrind's race checker does not follow an order made by a global fence and an atomic counter
 # between work-groups (the last group reading the others' partials is reported as a race), so
 # those cases run with its other checks only.

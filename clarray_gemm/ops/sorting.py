@@ -1,0 +1,163 @@
+"""``np.sort`` and ``np.argsort`` (and the ``sort``/``argsort`` methods) on the device: a
+bitonic network of (key, index) pairs (``opencl/sort.cl``), NumPy's stable order bit for bit
+(NaNs last, equal keys in their order) for every kind: a stable order is a valid answer to
+each. Rows of up to :func:`max_row` elements sort in local memory, one work-group a row, in one
+launch; longer ones in scratch arrays, blocks of :func:`max_row` slots sorted in local memory,
+then the network's larger steps (a launch each at strides of a block or more, one launch for the
+strides below).
+
+Where it runs: on devices without a host path (discrete GPUs). On devices whose memory is the
+host's (CPU drivers), NumPy's sort on the mapping is the faster one and runs there (a device
+result, not a fallback). ``order=`` and structured or complex data go through NumPy on host
+views (counted).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
+
+from .._dispatch import implements
+from ..array import DeviceArray, adopt_host, empty, host_function
+from ..device import Device
+from ..dtypes import storage_ctype
+from ..kernels.crossover import has_host_path
+from ..kernels.programs import get_kernel
+from ..memo import Memo
+
+__all__ = ["sort", "argsort", "max_row"]
+
+SOURCE = "sort.cl"
+_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+_MAX_WG = 256
+_LOCAL_SHARE = 0.75   # of the device's local memory, for one row's keys and indices
+
+
+def max_row(device: Device, dtype: np.dtype) -> int:
+    """The longest row the device sorts in local memory for ``dtype`` (a power of two)."""
+    budget = int(device.info.local_mem_bytes * _LOCAL_SHARE)
+    p = 2
+    while 2 * p * (dtype.itemsize + 4) <= budget:
+        p *= 2
+    return p
+
+
+def _slots(n: int) -> int:
+    p = 2
+    while p < n:
+        p *= 2
+    return p
+
+
+_KERNELS: Memo[Any] = Memo("sort kernels")
+_LONGEST = 1 << 30   # slots of a row in scratch (indices are int32)
+
+
+def _kernel(device: Device, dtype: np.dtype, slots: int, arg: bool, name: str):
+    wg = min(slots // 2, _MAX_WG, device.info.max_work_group_size)
+    defines = {"T": storage_ctype(dtype), "P": slots, "WG": wg,
+               "IS_FLOAT": int(dtype.kind == "f"), "HALF": int(dtype == np.float16),
+               "ARG": int(arg)}
+    if dtype == np.float64:
+        defines["IS_FP64"] = 1
+    return get_kernel(device, SOURCE, name, defines), wg
+
+
+def _launcher(device: Device, dtype: np.dtype, slots: int, arg: bool, name: str):
+    key = (device, dtype, slots, arg, name)
+    return _KERNELS.find(key) or _KERNELS.get(key, lambda: _kernel(*key))
+
+
+def _sort_long_rows(x: DeviceArray, out: DeviceArray, rows: int, n: int, block: int,
+                    arg: bool) -> None:
+    """Rows longer than a block: the network over ``total`` slots in scratch arrays."""
+    device, dtype = x.device, x.dtype
+    total = _slots(n)
+    i32, i64 = np.int32, np.int64
+    keys = empty((rows * total,), dtype, device=device).storage.kernel_buffer(write=True)
+    idx = empty((rows * total,), np.int32, device=device).storage.kernel_buffer(write=True)
+    q = device.queue
+    blocks = rows * (total // block)
+    kernel, wg = _launcher(device, dtype, block, arg, "sort_blocks")
+    kernel(q, (blocks * wg,), (wg,), i32(n), i64(total), x.storage.kernel_buffer(),
+           i64(x.offset // x.itemsize), keys, idx)
+    merge_global = _launcher(device, dtype, block, arg, "merge_global")[0]
+    merge_local = _launcher(device, dtype, block, arg, "merge_local")[0]
+    size = 2 * block
+    while size <= total:
+        stride = size // 2
+        while stride >= block:
+            merge_global(q, (rows * total // 2,), None, i32(n), i64(total), i64(size),
+                         i64(stride), keys, idx)
+            stride //= 2
+        merge_local(q, (blocks * wg,), (wg,), i32(n), i64(total), i64(size), keys, idx)
+        size *= 2
+    emit = _launcher(device, dtype, block, arg, "emit_rows")[0]
+    emit(q, (rows * n,), None, i32(n), i64(total), keys, idx,
+         out.storage.kernel_buffer(write=True))
+
+
+def _device_sorts(a: Any, kind: Any, order: Any, stable: Any) -> bool:
+    if type(a) is not DeviceArray or a.ndim == 0 or order is not None:
+        return False
+    if kind not in _KINDS or (stable is not None and kind is not None):
+        return False   # NumPy's errors
+    dt = a.dtype
+    if dt.kind not in "biuf" or (dt == np.float64 and not a.device.info.fp64):
+        return False
+    return True
+
+
+def _rows_sorted(a: DeviceArray, axis: int, arg: bool) -> Any:
+    """The rows along ``axis`` sorted (``arg``: their indices, int64), NumPy's result layout
+    (C order); None for rows beyond 2^30 elements."""
+    device = a.device
+    axis = normalize_axis_index(axis, a.ndim)
+    x = a if axis == a.ndim - 1 else a.geometry_view(lambda t: np.moveaxis(t, axis, -1))
+    n = x.shape[-1]
+    if n > _LONGEST:
+        return None
+    if not x.is_c_contiguous:
+        x = x.copy()
+    out_dtype = np.dtype(np.int64) if arg else a.dtype
+    out = empty(x.shape, out_dtype, device=device)
+    rows = x.size // n if n else 0
+    block = max_row(device, a.dtype)
+    if rows and n > block:
+        _sort_long_rows(x, out, rows, n, block, arg)
+    elif rows:
+        kernel, wg = _launcher(device, a.dtype, _slots(n), arg, "sort_rows")
+        kernel(device.queue, (rows * wg,), (wg,), np.int32(n), x.storage.kernel_buffer(),
+               np.int64(x.offset // x.itemsize), out.storage.kernel_buffer(write=True))
+    if axis == a.ndim - 1:
+        return out
+    return out.geometry_view(lambda t: np.moveaxis(t, -1, axis)).copy()
+
+
+def _sorted(func: Any, a: Any, axis: Any, kind: Any, order: Any, stable: Any, arg: bool) -> Any:
+    kwargs = {"axis": axis, "kind": kind, "order": order, "stable": stable}
+    if not _device_sorts(a, kind, order, stable):
+        return host_function(func, (a,), kwargs)
+    if has_host_path(a.device):   # NumPy's sort on the mapping: a device result
+        return adopt_host(np.asarray(func(a.host_view(), **kwargs)), a.device)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    result = _rows_sorted(a, axis, arg)
+    if result is None:
+        return host_function(func, (a,), kwargs)
+    return result
+
+
+@implements(np.sort)
+def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
+         stable: Any = None) -> Any:
+    """``np.sort`` of a device array: NumPy's stable order (see the module's doc)."""
+    return _sorted(np.sort, a, axis, kind, order, stable, arg=False)
+
+
+@implements(np.argsort)
+def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
+            stable: Any = None) -> Any:
+    """``np.argsort`` of a device array: the indices of NumPy's stable order (int64)."""
+    return _sorted(np.argsort, a, axis, kind, order, stable, arg=True)

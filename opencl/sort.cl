@@ -1,0 +1,200 @@
+// Sorting rows in local memory: one work-group sorts one row of a C-contiguous (rows x n) array
+// with a bitonic network over P (a power of two >= n) slots, the slots past n holding
+// sentinels that sort last. Each slot is a (key, index) pair and pairs compare by key, then by
+// index: equal keys keep their order, so the result is NumPy's stable sort (kind="stable"),
+// bit for bit, whatever the network does.
+//
+//   sort_rows     out[r, :] = the row's keys in order, or their indices (ARG: np.argsort).
+//                 Global size (rows * WG), local (WG).
+// Rows longer than P slots run the same network over `total` slots (a power of two) kept in
+// scratch arrays of keys and indices (rows x total), blocks of P slots in local memory:
+//   sort_blocks   each block sorted for the network's sizes up to P, directions as in the
+//                 whole row's network. Global size (rows * total / P * WG).
+//   merge_global  one compare-exchange step of `size` at a `stride` of P or more, a pair per
+//                 work-item. Global size (rows * total / 2).
+//   merge_local   the steps of `size` at strides below P, in each block. As sort_blocks.
+//   emit_rows     out[r, :n] = the first n keys (or indices) of each row. Global (rows * n).
+//
+// Parameters:
+//   T        the key type (float, double, an integer type; float16 as its bits: HALF)
+//   P        slots a work-group sorts (a power of two), WG work-items (a power of two <= P / 2)
+//   IS_FLOAT 1: NaNs sort last (all equal to one another), -0.0 equal to 0.0, as NumPy orders
+//   HALF     1: T is ushort holding float16 bits, compared as floats (half_bits.h)
+//   ARG      1: write the indices (long) instead of the keys
+#ifndef T
+#define T float
+#endif
+#ifndef P
+#define P 1024
+#endif
+#ifndef WG
+#define WG 256
+#endif
+#ifndef IS_FLOAT
+#define IS_FLOAT 1
+#endif
+#ifndef HALF
+#define HALF 0
+#endif
+#ifndef ARG
+#define ARG 0
+#endif
+#if (P & (P - 1)) != 0 || (WG & (WG - 1)) != 0 || 2 * WG > P
+#error "P and WG must be powers of two with 2 * WG <= P"
+#endif
+#if ARG
+#define OUT_T long
+#else
+#define OUT_T T
+#endif
+
+#include "half_bits.h"
+#if HALF
+#define KEY(v) half_bits_to_float(v)
+#else
+#define KEY(v) (v)
+#endif
+
+// Whether slot (a, ia) sorts before (b, ib): sentinels (index >= n) last, then NaNs, then by
+// value; equal keys by index.
+inline bool before(const T a, const int ia, const T b, const int ib, const int n)
+{
+    if (ib >= n) return ia < n || ia < ib;
+    if (ia >= n) return false;
+#if IS_FLOAT || HALF
+    const bool na = isnan(KEY(a)), nb = isnan(KEY(b));
+    if (na || nb) return !na || (nb && ia < ib);
+#endif
+    return KEY(a) < KEY(b) || (KEY(a) == KEY(b) && ia < ib);
+}
+
+// Whether the pair (lo, hi) of slots must be exchanged, the pair's block of `size` ascending
+// when the first slot's number in the whole row has bit `size` clear.
+inline bool swap_pair(const T ka, const int ia, const T kb, const int ib, const int n,
+                      const long lo_in_row, const long size)
+{
+    return before(kb, ib, ka, ia, n) == ((lo_in_row & size) == 0);
+}
+
+// The network's steps of `size` from stride `top` down to 1 over the P slots in local memory,
+// which are slots base .. base + P - 1 of the row.
+inline void local_steps(__local T* keys, __local int* idx, const int n, const long base,
+                        const long size, const int top)
+{
+    const int lid = get_local_id(0);
+    for (int stride = top; stride > 0; stride >>= 1) {
+        for (int t = lid; t < P / 2; t += WG) {
+            const int lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
+            const T ka = keys[lo], kb = keys[hi];
+            const int ia = idx[lo], ib = idx[hi];
+            if (swap_pair(ka, ia, kb, ib, n, base + lo, size)) {
+                keys[lo] = kb; keys[hi] = ka;
+                idx[lo] = ib; idx[hi] = ia;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sort_rows(const int n, __global const T* restrict in, const long in_off,
+               __global OUT_T* restrict out)
+{
+    __local T keys[P];
+    __local int idx[P];
+    const int lid = get_local_id(0);
+    const long row = get_group_id(0);
+    __global const T* src = in + in_off + row * n;
+    for (int i = lid; i < P; i += WG) {
+        keys[i] = i < n ? src[i] : (T)0;   // (a sentinel's key is never compared)
+        idx[i] = i;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int size = 2; size <= P; size <<= 1)
+        local_steps(keys, idx, n, 0, size, size >> 1);
+    for (int i = lid; i < n; i += WG) {
+#if ARG
+        out[row * n + i] = idx[i];
+#else
+        out[row * n + i] = keys[i];
+#endif
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void sort_blocks(const int n, const long total, __global const T* restrict in,
+                 const long in_off, __global T* restrict keys_out,
+                 __global int* restrict idx_out)
+{
+    __local T keys[P];
+    __local int idx[P];
+    const int lid = get_local_id(0);
+    const long blocks = total / P;
+    const long row = get_group_id(0) / blocks;
+    const long base = (get_group_id(0) - row * blocks) * P;   // the block's first slot
+    __global const T* src = in + in_off + row * n;
+    for (int i = lid; i < P; i += WG) {
+        const long s = base + i;
+        keys[i] = s < n ? src[s] : (T)0;
+        idx[i] = (int)min(s, (long)INT_MAX);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int size = 2; size <= P; size <<= 1)
+        local_steps(keys, idx, n, base, size, size >> 1);
+    for (int i = lid; i < P; i += WG) {
+        keys_out[row * total + base + i] = keys[i];
+        idx_out[row * total + base + i] = idx[i];
+    }
+}
+
+__kernel void merge_global(const int n, const long total, const long size, const long stride,
+                           __global T* restrict keys, __global int* restrict idx)
+{
+    const long g = get_global_id(0), pairs = total / 2;
+    const long row = g / pairs, t = g - row * pairs;
+    const long lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
+    __global T* k = keys + row * total;
+    __global int* ix = idx + row * total;
+    const T ka = k[lo], kb = k[hi];
+    const int ia = ix[lo], ib = ix[hi];
+    if (swap_pair(ka, ia, kb, ib, n, lo, size)) {
+        k[lo] = kb; k[hi] = ka;
+        ix[lo] = ib; ix[hi] = ia;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void merge_local(const int n, const long total, const long size, __global T* restrict keys,
+                 __global int* restrict idx)
+{
+    __local T lk[P];
+    __local int li[P];
+    const int lid = get_local_id(0);
+    const long blocks = total / P;
+    const long row = get_group_id(0) / blocks;
+    const long base = (get_group_id(0) - row * blocks) * P;
+    __global T* k = keys + row * total + base;
+    __global int* ix = idx + row * total + base;
+    for (int i = lid; i < P; i += WG) {
+        lk[i] = k[i];
+        li[i] = ix[i];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    local_steps(lk, li, n, base, size, P / 2);
+    for (int i = lid; i < P; i += WG) {
+        k[i] = lk[i];
+        ix[i] = li[i];
+    }
+}
+
+__kernel void emit_rows(const int n, const long total, __global const T* restrict keys,
+                        __global const int* restrict idx, __global OUT_T* restrict out)
+{
+    const long g = get_global_id(0);
+    const long row = g / n, i = g - row * n;
+#if ARG
+    out[g] = idx[row * total + i];
+#else
+    out[g] = keys[row * total + i];
+#endif
+}

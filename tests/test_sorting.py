@@ -1,0 +1,136 @@
+"""``np.sort`` / ``np.argsort`` and the methods on device arrays: the rows sorted on the device
+(``opencl/sort.cl``) give NumPy's stable order bit for bit for every dtype (NaN last, -0.0 and
+0.0 in their order, infinities, ties), along every axis, odd lengths, rows in local memory and
+rows in blocks; the host path gives NumPy's; ``order=`` and bad arguments go to NumPy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+from clarray_gemm.ops import sorting
+
+DTYPES = [np.float32, np.float64, np.float16, np.int8, np.uint8, np.int16, np.uint16, np.int32,
+          np.uint32, np.int64, np.uint64, np.bool_]
+
+
+def _data(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        a = (rng.standard_normal(shape) * 4).round(1).astype(dt)   # rounding: many ties
+        flat = a.reshape(-1)
+        specials = [np.nan, -0.0, 0.0, np.inf, -np.inf, np.nan, -0.0]
+        for i, v in enumerate(specials[:flat.size]):
+            flat[(i * 7919) % flat.size] = v
+        return a
+    if dt.kind == "b":
+        return rng.integers(0, 2, shape).astype(dt)
+    info = np.iinfo(dt)
+    a = rng.integers(max(info.min, -50), min(info.max, 50), shape).astype(dt)
+    a.reshape(-1)[0] = info.max
+    a.reshape(-1)[-1] = info.min
+    return a
+
+
+def _same_bits(got, want):
+    got = np.asarray(got)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.fixture
+def on_device(device):
+    if not device.info.fp64:
+        pytest.skip("the cases include float64")
+    with cg.host_path(False):
+        yield device
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1,), (7,), (33,), (257,), (3, 31), (31, 3), (4, 5, 6)])
+def test_sort_and_argsort_are_numpys_stable_order(on_device, dtype, shape):
+    a = _data(shape, dtype, seed=sum(shape))
+    x = cg.asarray(a, device=on_device)
+    cg.reset_host_calls()
+    for axis in range(-1, -len(shape) - 1, -1):
+        got = np.sort(x, axis=axis)
+        assert isinstance(got, cg.DeviceArray) and got.flags.c_contiguous
+        _same_bits(got, np.sort(a, axis=axis, kind="stable"))
+        _same_bits(np.argsort(x, axis=axis), np.argsort(a, axis=axis, kind="stable"))
+    _same_bits(np.sort(x, axis=None), np.sort(a, axis=None, kind="stable"))
+    _same_bits(np.argsort(x, axis=None), np.argsort(a, axis=None, kind="stable"))
+    assert cg.on_host_calls() == {}
+
+
+def test_kinds_views_methods_and_empty_rows(on_device):
+    a = _data((6, 40), np.float32, seed=3)
+    x = cg.asarray(a, device=on_device)
+    cg.reset_host_calls()
+    for kind in (None, "quicksort", "mergesort", "heapsort", "stable"):
+        _same_bits(np.sort(x, kind=kind), np.sort(a, kind="stable"))
+    _same_bits(np.sort(x, stable=True), np.sort(a, kind="stable"))
+    view = x.T[::2, 1:]                       # a strided view, sorted along each axis
+    host = a.T[::2, 1:]
+    for axis in (0, 1):
+        _same_bits(np.sort(view, axis=axis), np.sort(host, axis=axis, kind="stable"))
+        _same_bits(np.argsort(view, axis=axis), np.argsort(host, axis=axis, kind="stable"))
+    _same_bits(x.argsort(axis=0), np.argsort(a, axis=0, kind="stable"))
+    y = cg.asarray(a.copy(), device=on_device)
+    assert y.sort(axis=0) is None             # in place, as ndarray.sort
+    _same_bits(y, np.sort(a, axis=0, kind="stable"))
+    assert np.sort(cg.zeros((3, 0), np.int32, device=on_device)).shape == (3, 0)
+    assert np.argsort(cg.zeros((0, 4), np.int32, device=on_device), axis=0).shape == (0, 4)
+    assert cg.on_host_calls() == {}
+    x[...] = 1.0                              # the caller's array stays as it was otherwise
+    assert np.all(np.asarray(np.sort(x)) == 1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.float16, np.uint64])
+@pytest.mark.parametrize("shape", [(65,), (1000,), (3, 257), (2, 129, 3)])
+def test_rows_longer_than_a_block_sort_in_scratch(on_device, monkeypatch, dtype, shape):
+    """Blocks of 32 slots (forced small) sorted in local memory, then the network's larger
+    steps: across blocks (a launch each) and within them; padded rows, several rows."""
+    monkeypatch.setattr(sorting, "max_row", lambda device, dt: 32)
+    a = _data(shape, dtype, seed=len(shape) + shape[-1])
+    x = cg.asarray(a, device=on_device)
+    cg.reset_host_calls()
+    for axis in (-1, 0):
+        _same_bits(np.sort(x, axis=axis), np.sort(a, axis=axis, kind="stable"))
+        _same_bits(np.argsort(x, axis=axis), np.argsort(a, axis=axis, kind="stable"))
+    assert cg.on_host_calls() == {}
+
+
+def test_a_long_row_and_bad_arguments(on_device):
+    n = sorting.max_row(on_device, np.dtype(np.float32)) * 2 + 3
+    a = _data((n,), np.float32, seed=5)
+    x = cg.asarray(a, device=on_device)
+    cg.reset_host_calls()
+    _same_bits(np.sort(x), np.sort(a, kind="stable"))
+    _same_bits(np.argsort(x), np.argsort(a, kind="stable"))
+    assert cg.on_host_calls() == {}
+    with pytest.raises(ValueError):
+        np.sort(x, kind="bogus")
+    with pytest.raises(ValueError):
+        np.sort(x, kind="stable", stable=True)
+    with pytest.raises(np.exceptions.AxisError):
+        np.sort(cg.asarray(a[:10], device=on_device), axis=1)
+    with pytest.raises(np.exceptions.AxisError):
+        np.sort(cg.asarray(np.float32(3.0), device=on_device))
+    zero_d = np.argsort(cg.asarray(np.float32(3.0), device=on_device))   # NumPy: [0]
+    np.testing.assert_array_equal(np.asarray(zero_d), np.argsort(np.float32(3.0)))
+    cg.reset_host_calls()
+
+
+def test_host_path_gives_numpys_sort(device):
+    if not device.info.host_unified_memory:
+        pytest.skip("the host path needs a device whose memory is the host's")
+    a = _data((5, 33), np.float64 if device.info.fp64 else np.float32, seed=9)
+    x = cg.asarray(a, device=device)
+    cg.reset_host_calls()
+    with cg.host_path(True):
+        got = np.sort(x, axis=0)
+        assert isinstance(got, cg.DeviceArray)
+        _same_bits(got, np.sort(a, axis=0))
+        _same_bits(np.argsort(x), np.argsort(a))
+    assert cg.on_host_calls() == {}
