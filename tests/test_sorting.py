@@ -39,6 +39,12 @@ def _same_bits(got, want):
     assert got.tobytes() == want.tobytes()
 
 
+def _same_values(got, want):
+    got = np.asarray(got)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)   # NaN where NumPy has NaN; -0.0 == 0.0
+
+
 @pytest.fixture
 def on_device(device):
     if not device.info.fp64:
@@ -133,4 +139,65 @@ def test_host_path_gives_numpys_sort(device):
         assert isinstance(got, cg.DeviceArray)
         _same_bits(got, np.sort(a, axis=0))
         _same_bits(np.argsort(x), np.argsort(a))
+    assert cg.on_host_calls() == {}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.uint8,
+                                   np.int64, np.bool_])
+@pytest.mark.parametrize("shape", [(1,), (7,), (8,), (4, 9), (5, 2, 6)])
+def test_median_is_numpys(on_device, dtype, shape):
+    a = _data(shape, dtype, seed=shape[-1] + 1)
+    x = cg.asarray(a, device=on_device)
+    cg.reset_host_calls()
+    axes = [None] + list(range(len(shape))) + ([(0, len(shape) - 1)] if len(shape) > 1 else [])
+    with np.errstate(invalid="ignore"):
+        for axis in axes:
+            for keepdims in (False, True):
+                got = np.median(x, axis=axis, keepdims=keepdims)
+                want = np.asarray(np.median(a, axis=axis, keepdims=keepdims))
+                assert isinstance(got, cg.DeviceArray)
+                got = np.asarray(got)
+                assert got.dtype == want.dtype and got.shape == want.shape, (axis, keepdims)
+                np.testing.assert_array_equal(got, want)   # NaN where NumPy has NaN
+    assert cg.on_host_calls() == {}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.uint64, np.bool_])
+@pytest.mark.parametrize("shape", [(1,), (31,), (6, 9), (3, 4, 5)])
+def test_unique_with_every_flag_is_numpys(on_device, dtype, shape):
+    a = _data(shape, dtype, seed=7 + shape[0])
+    x = cg.asarray(a, device=on_device)
+    cg.reset_host_calls()
+    # Without return_index NumPy sorts unstably: which of -0.0 and 0.0 stands for the zeros is
+    # its sort's choice (ours: the first in the input); the values are equal
+    _same_values(np.unique(x), np.unique(a))
+    for flags in ((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 1)):
+        index, inverse, counts = flags
+        got = np.unique(x, return_index=index, return_inverse=inverse, return_counts=counts)
+        want = np.unique(a, return_index=index, return_inverse=inverse, return_counts=counts)
+        assert type(got) is type(want) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert isinstance(g, cg.DeviceArray)
+            (_same_bits if index else _same_values)(g, np.asarray(w))
+    if a.dtype.kind == "f":   # NaNs each their own value without equal_nan
+        _same_values(np.unique(x, equal_nan=False), np.unique(a, equal_nan=False))
+    assert cg.on_host_calls() == {}
+    if a.ndim > 1:   # axis=: NumPy's, counted
+        _same_values(np.unique(x, axis=0), np.unique(a, axis=0))
+        assert cg.on_host_calls() == {"unique": 1}
+    cg.reset_host_calls()
+
+
+def test_median_and_unique_on_the_host_path(device):
+    if not device.info.host_unified_memory:
+        pytest.skip("the host path needs a device whose memory is the host's")
+    a = _data((5, 8), np.float32, seed=4)
+    x = cg.asarray(a, device=device)
+    cg.reset_host_calls()
+    with cg.host_path(True), np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(np.asarray(np.median(x, axis=0)), np.median(a, axis=0))
+        got = np.unique(x, return_counts=True)
+        for g, w in zip(got, np.unique(a, return_counts=True)):
+            assert isinstance(g, cg.DeviceArray)
+            _same_values(g, w)
     assert cg.on_host_calls() == {}

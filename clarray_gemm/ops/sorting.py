@@ -26,7 +26,7 @@ from ..kernels.crossover import has_host_path
 from ..kernels.programs import get_kernel
 from ..memo import Memo
 
-__all__ = ["sort", "argsort", "max_row"]
+__all__ = ["sort", "argsort", "median", "unique", "max_row"]
 
 SOURCE = "sort.cl"
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -161,3 +161,100 @@ def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
             stable: Any = None) -> Any:
     """``np.argsort`` of a device array: the indices of NumPy's stable order (int64)."""
     return _sorted(np.argsort, a, axis, kind, order, stable, arg=True)
+
+
+def _on_gpu_path(a: Any) -> bool:
+    """Whether a function computed by sorting runs on the device: a real device array on a
+    device without a host path (where NumPy on the mapping is the faster one)."""
+    return (type(a) is DeviceArray and a.dtype.kind in "biuf" and a.size > 0
+            and not has_host_path(a.device)
+            and (a.dtype != np.float64 or a.device.info.fp64))
+
+
+@implements(np.median)
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> Any:
+    """``np.median`` of a device array: the sorted rows' middle element, or NumPy's mean of the
+    middle two; NaN where a row holds one (NumPy's rule: the NaN itself)."""
+    kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input,
+              "keepdims": keepdims}
+    if not _on_gpu_path(a) or out is not None:
+        if type(a) is DeviceArray and has_host_path(a.device) and out is None:
+            return adopt_host(np.asarray(np.median(a.host_view(), **kwargs)), a.device)
+        return host_function(np.median, (a,), kwargs)
+    axes = tuple(range(a.ndim)) if axis is None else tuple(
+        normalize_axis_index(ax, a.ndim) for ax in (axis if isinstance(axis, tuple) else (axis,)))
+    if len(set(axes)) != len(axes):
+        return host_function(np.median, (a,), kwargs)   # NumPy's error
+    kept = [ax for ax in range(a.ndim) if ax not in axes]
+    x = a.geometry_view(lambda t: np.transpose(t, kept + list(axes)))
+    shape = tuple(a.shape[ax] for ax in kept)
+    n = int(np.prod([a.shape[ax] for ax in axes], dtype=np.int64))
+    if n == 0:
+        return host_function(np.median, (a,), kwargs)
+    rows = x.reshape(shape + (n,))
+    s = _rows_sorted(rows, -1, arg=False)
+    if s is None:
+        return host_function(np.median, (a,), kwargs)
+    middle = np.mean(s[..., (n - 1) // 2:n // 2 + 1], axis=-1)
+    if a.dtype.kind == "f":   # a NaN sorts last: the row's median is that NaN
+        last = s[..., n - 1]
+        middle = np.where(np.isnan(last), last.astype(middle.dtype), middle)
+    if keepdims:
+        middle = middle.reshape(tuple(1 if ax in axes else a.shape[ax] for ax in range(a.ndim)))
+    return middle
+
+
+_INVERSE_KEEPS_SHAPE: list[bool] = []
+
+
+def _inverse_keeps_shape() -> bool:
+    """Whether this NumPy's ``unique(..., return_inverse=True)`` gives the inverse the input's
+    shape (NumPy 2.x; 1.x flattened it)."""
+    if not _INVERSE_KEEPS_SHAPE:
+        _INVERSE_KEEPS_SHAPE.append(
+            np.unique(np.zeros((2, 2)), return_inverse=True)[1].shape == (2, 2))
+    return _INVERSE_KEEPS_SHAPE[0]
+
+
+@implements(np.unique)
+def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
+           return_counts: bool = False, axis: Any = None, *, equal_nan: bool = True,
+           sorted: bool = True) -> Any:
+    """``np.unique`` of a device array (``axis=None``): a stable sort, then a mask of the first
+    of each run of equal values (NaNs one run with ``equal_nan``), its compaction; the first
+    indices, the inverse (through the inverse permutation) and the counts from the same mask."""
+    kwargs = {"return_index": return_index, "return_inverse": return_inverse,
+              "return_counts": return_counts, "axis": axis, "equal_nan": equal_nan,
+              "sorted": sorted}
+    if axis is not None or not _on_gpu_path(ar):
+        if type(ar) is DeviceArray and has_host_path(ar.device):
+            result = np.unique(ar.host_view(), **kwargs)
+            if isinstance(result, tuple):
+                return tuple(adopt_host(np.asarray(r), ar.device) for r in result)
+            return adopt_host(np.asarray(result), ar.device)
+        return host_function(np.unique, (ar,), kwargs)
+    flat = ar.reshape(-1)
+    n = flat.size
+    perm = _rows_sorted(flat, 0, arg=True)
+    if perm is None:
+        return host_function(np.unique, (ar,), kwargs)
+    s = flat[perm]
+    first = np.concatenate([np.ones(1, bool), s[1:] != s[:-1]])
+    if equal_nan and ar.dtype.kind == "f":   # every NaN after the first joins its run
+        nan = np.isnan(s)
+        first = first & ~(nan & np.concatenate([np.zeros(1, bool), nan[:-1]]))
+    values = s[first]
+    if not (return_index or return_inverse or return_counts):
+        return values
+    result = [values]
+    if return_index:
+        result.append(perm[first])
+    if return_inverse:
+        runs = np.cumsum(first, dtype=np.int64) - 1
+        inverse = runs[_rows_sorted(perm, 0, arg=True)]   # the inverse permutation's gather
+        result.append(inverse.reshape(ar.shape) if _inverse_keeps_shape() else inverse)
+    if return_counts:
+        starts = np.flatnonzero(first)
+        result.append(np.diff(np.concatenate([starts, np.full(1, n, np.int64)])))
+    return tuple(result)
