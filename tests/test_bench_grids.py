@@ -1,8 +1,8 @@
-"""``bench shapes``, ``bench patterns`` and ``bench random`` on the device under test (NumPy as the peer off CUDA
+"""``bench shapes``, ``patterns``, ``random`` and ``sort`` on the device under test (NumPy as the peer off CUDA
 machines): every cell timed and checked, the distribution printed, the raw numbers written."""
 import json
 
-from clarray_gemm.bench import patterns, rng, shapes
+from clarray_gemm.bench import patterns, rng, shapes, sorts
 from clarray_gemm.cli import main
 
 
@@ -44,6 +44,17 @@ def test_bench_random_smoke(tmp_path, capsys):
     assert len(rows) == len(rng.SMOKE_SIZES) * len(rng.DRAWS)
     assert all((r["ours_s"] and r["numpy_s"] and not r["note"]) or r["note"] == "no fp64"
                for r in rows), [r for r in rows if r["note"]][:3]
+
+
+def test_bench_sort_smoke(tmp_path, capsys):
+    out = tmp_path / "sort.json"
+    assert main(["bench", "sort", "--smoke", "--quiet", "--budget", "0", "--json",
+                 str(out)]) == 0
+    assert "| case | shape | dtype | ours us |" in capsys.readouterr().out
+    rows = json.loads(out.read_text())["rows"]
+    assert len(rows) == len(sorts.SMOKE_CASES)
+    assert all(r["ours_s"] and r["numpy_s"] and not r["note"] for r in rows), \
+        [r for r in rows if r["note"]][:3]
 
 
 def test_grid_cells_cover_what_the_grid_promises():

@@ -12,7 +12,8 @@ from ..device import Device
 from .progress import Progress
 from .report import write_json
 
-__all__ = ["latency", "programs", "shapes", "patterns", "random", "host_load", "LATENCY_BUDGET_S",
+__all__ = ["latency", "programs", "shapes", "patterns", "random", "sort", "host_load",
+           "LATENCY_BUDGET_S",
            "PROGRAMS_BUDGET_S", "SHAPES_BUDGET_S"]
 
 LATENCY_BUDGET_S = 0.2  # seconds of calls per measurement (at least --min-reps calls)
@@ -146,3 +147,20 @@ def random(device: Device, args: argparse.Namespace) -> int:
                  f"s per cell; peer: CuPy's default_rng (NumPy's on the host without CUDA), same "
                  f"run; ratio = peer / ours (> 1: ours is faster)")
     return 1 if any(r.note == "WRONG values" for r in rows) else 0
+
+
+def sort(device: Device, args: argparse.Namespace) -> int:
+    """Sorting and the functions computed from it against CuPy (NumPy on devices without CUDA
+    peers); exit status 1 when an answer was wrong."""
+    from . import sorts as bench
+    cases = bench.SMOKE_CASES if args.smoke else bench.CASES
+    budget = args.budget if args.budget is not None else SHAPES_BUDGET_S
+    with Progress(len(cases), "bench sort", not args.quiet, unit="case") as bar:
+        rows = bench.run(device, cases, budget_s=budget, progress=bar,
+                         cuda_peers=not args.no_peers)
+    _grid_report(bench, rows, args,
+                 f"np.sort, np.argsort, np.unique, np.median on device arrays, wall clock per "
+                 f"call with the device drained, median of >= 3 calls and ~{budget:g} s per "
+                 f"case; peer: CuPy (NumPy without CUDA), same run; ratio = peer / ours (> 1: "
+                 f"ours is faster)")
+    return 1 if any(r.note == "WRONG result" for r in rows) else 0
