@@ -14,6 +14,9 @@
 //                 work-item. Global size (rows * total / 2).
 //   merge_local   the steps of `size` at strides below P, in each block. As sort_blocks.
 //   emit_rows     out[r, :n] = the first n keys (or indices) of each row. Global (rows * n).
+//   search_sorted out[j] = where v[j] goes in the sorted a (np.searchsorted: the first slot
+//                 whose key is not before v[j], RIGHT 1: the first after it), a binary search
+//                 a work-item. Global size (m).
 //
 // Parameters:
 //   T        the key type (float, double, an integer type; float16 as its bits: HALF)
@@ -21,6 +24,7 @@
 //   IS_FLOAT 1: NaNs sort last (all equal to one another), -0.0 equal to 0.0, as NumPy orders
 //   HALF     1: T is ushort holding float16 bits, compared as floats (half_bits.h)
 //   ARG      1: write the indices (long) instead of the keys
+//   RIGHT    search_sorted's side: 0 left, 1 right
 #ifndef T
 #define T float
 #endif
@@ -38,6 +42,9 @@
 #endif
 #ifndef ARG
 #define ARG 0
+#endif
+#ifndef RIGHT
+#define RIGHT 0
 #endif
 #if (P & (P - 1)) != 0 || (WG & (WG - 1)) != 0 || 2 * WG > P
 #error "P and WG must be powers of two with 2 * WG <= P"
@@ -197,4 +204,37 @@ __kernel void emit_rows(const int n, const long total, __global const T* restric
 #else
     out[g] = keys[row * total + i];
 #endif
+}
+
+// Whether key p sorts before key q (NaN last, as the sort orders them)
+inline bool key_before(const T p, const T q)
+{
+#if IS_FLOAT || HALF
+    if (isnan(KEY(q))) return !isnan(KEY(p));
+#endif
+    return KEY(p) < KEY(q);
+}
+
+__kernel void search_sorted(const long n, __global const T* restrict a, const long a_off,
+                            const long m, __global const T* restrict v, const long v_off,
+                            __global long* restrict out)
+{
+    const long j = get_global_id(0);
+    if (j >= m)
+        return;
+    const T x = v[v_off + j];
+    long lo = 0, hi = n;
+    while (lo < hi) {
+        const long mid = lo + ((hi - lo) >> 1);
+#if RIGHT
+        const bool go_right = !key_before(x, a[a_off + mid]);   // a[mid] <= x
+#else
+        const bool go_right = key_before(a[a_off + mid], x);    // a[mid] < x
+#endif
+        if (go_right)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    out[j] = lo;
 }

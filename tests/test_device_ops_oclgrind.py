@@ -233,6 +233,9 @@ with np.errstate(all="ignore"):
         same(np.argsort(cg.asarray(h, device=dev)), np.argsort(h, kind="stable"))
         same(np.sort(cg.asarray(b.astype(np.float64), device=dev)[:, 3:]),
              np.sort(b.astype(np.float64)[:, 3:], kind="stable"))
+        ordered = np.sort(b[0], kind="stable")
+        same(np.searchsorted(cg.asarray(ordered, device=dev), xb[1], side="right"),
+             np.searchsorted(ordered, b[1], side="right"))
         from clarray_gemm.ops import sorting   # rows in blocks of 16: the scratch kernels
         sorting.max_row = lambda device, dt: 16
         same(np.sort(xb), np.sort(b, kind="stable"))

@@ -201,3 +201,40 @@ def test_median_and_unique_on_the_host_path(device):
             assert isinstance(g, cg.DeviceArray)
             _same_values(g, w)
     assert cg.on_host_calls() == {}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.uint8,
+                                   np.int64])
+def test_searchsorted_is_numpys(on_device, dtype):
+    a = np.sort(_data((101,), dtype, seed=13), kind="stable")
+    probe = np.concatenate([a[::7], _data((40,), dtype, seed=14)])
+    x, v = cg.asarray(a, device=on_device), cg.asarray(probe, device=on_device)
+    cg.reset_host_calls()
+    for side in ("left", "right"):
+        strided = (v[1:].reshape(6, -1)[:, ::2], probe[1:].reshape(6, -1)[:, ::2])
+        for values, host in ((v, probe), strided, (probe[:9].tolist(), probe[:9].tolist())):
+            got = np.searchsorted(x, values, side=side)
+            assert isinstance(got, cg.DeviceArray)
+            _same_bits(got, np.searchsorted(a, host, side=side))
+        got = np.searchsorted(x, a[50].item(), side=side)   # a scalar: NumPy's intp scalar
+        assert type(got) is np.intp and got == np.searchsorted(a, a[50].item(), side=side)
+    shuffled = np.random.default_rng(1).permutation(len(a))
+    unsorted = a[shuffled]
+    order = np.argsort(unsorted, kind="stable")
+    got = np.searchsorted(cg.asarray(unsorted, device=on_device), v, side="right",
+                          sorter=cg.asarray(order, device=on_device))
+    _same_bits(got, np.searchsorted(unsorted, probe, side="right", sorter=order))
+    assert cg.on_host_calls() == {}
+    with pytest.raises(ValueError):
+        np.searchsorted(x, v, side="middle")
+    cg.reset_host_calls()
+
+
+def test_searchsorted_on_the_host_path(device):
+    if not device.info.host_unified_memory:
+        pytest.skip("the host path needs a device whose memory is the host's")
+    a = np.arange(0.0, 50.0, 0.5)
+    with cg.host_path(True):
+        got = np.searchsorted(cg.asarray(a, device=device), [3.25, -1.0, 80.0])
+        assert isinstance(got, cg.DeviceArray)
+        _same_bits(got, np.searchsorted(a, [3.25, -1.0, 80.0]))

@@ -19,14 +19,14 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from .._dispatch import implements
-from ..array import DeviceArray, adopt_host, empty, host_function
+from ..array import DeviceArray, adopt_host, asarray, empty, host_function
 from ..device import Device
 from ..dtypes import storage_ctype
 from ..kernels.crossover import has_host_path
 from ..kernels.programs import get_kernel
 from ..memo import Memo
 
-__all__ = ["sort", "argsort", "median", "unique", "max_row"]
+__all__ = ["sort", "argsort", "median", "unique", "searchsorted", "max_row"]
 
 SOURCE = "sort.cl"
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -258,3 +258,53 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
         starts = np.flatnonzero(first)
         result.append(np.diff(np.concatenate([starts, np.full(1, n, np.int64)])))
     return tuple(result)
+
+
+@implements(np.searchsorted)
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+    """``np.searchsorted`` into a sorted 1-D device array: a binary search per value on the
+    device, in the sort's order (NaN last); ``sorter`` (a device index array) gathers first.
+    A scalar value gives NumPy's intp scalar."""
+    kwargs = {"side": side, "sorter": sorter}
+    on_gpu = (_on_gpu_path(a) and a.ndim == 1 and side in ("left", "right")
+              and (sorter is None or (type(sorter) is DeviceArray and sorter.dtype.kind in "iu"
+                                      and sorter.shape == a.shape)))
+    values = v if type(v) is DeviceArray else np.asarray(v)
+    if not on_gpu or values.dtype.kind not in "biuf":
+        if type(a) is DeviceArray and has_host_path(a.device) and type(v) is not DeviceArray \
+                and sorter is None:
+            found = np.searchsorted(a.host_view(), v, side)
+            return found if np.ndim(found) == 0 else adopt_host(found, a.device)
+        return host_function(np.searchsorted, (a, v), kwargs)
+    dt = np.result_type(a.dtype, v if np.ndim(v) == 0 and type(v) is not DeviceArray
+                        else values.dtype)
+    if dt.kind not in "biuf" or (dt == np.float64 and not a.device.info.fp64):
+        return host_function(np.searchsorted, (a, v), kwargs)
+    device = a.device
+    if sorter is not None:
+        a = a[sorter]
+    keys = a if a.dtype == dt and a.is_c_contiguous else a.astype(dt)
+    x = values if type(values) is DeviceArray else asarray(values, device=device)
+    x = x if x.dtype == dt and x.is_c_contiguous else x.astype(dt)
+    out = empty(x.shape, np.int64, device=device)
+    if x.size:
+        key = (device, dt, side)
+        kernel = _SEARCHES.find(key) or _SEARCHES.get(key, lambda: _search_kernel(*key))
+        kernel(device.queue, (-(-x.size // 64) * 64,), (64,), np.int64(keys.size),
+               keys.storage.kernel_buffer(), np.int64(keys.offset // keys.itemsize),
+               np.int64(x.size), x.storage.kernel_buffer(),
+               np.int64(x.offset // x.itemsize), out.storage.kernel_buffer(write=True))
+    if type(v) is not DeviceArray and np.ndim(v) == 0:
+        return out.__array__()[()]   # NumPy's intp scalar for a scalar value
+    return out
+
+
+_SEARCHES: Memo[Any] = Memo("searchsorted kernels")
+
+
+def _search_kernel(device: Device, dtype: np.dtype, side: str):
+    defines = {"T": storage_ctype(dtype), "IS_FLOAT": int(dtype.kind == "f"),
+               "HALF": int(dtype == np.float16), "RIGHT": int(side == "right")}
+    if dtype == np.float64:
+        defines["IS_FP64"] = 1
+    return get_kernel(device, SOURCE, "search_sorted", defines)
