@@ -4,8 +4,8 @@
 * ``demo``: multiply and convolve on the default device; prints the kernel that ran, the check
   against NumPy and the speed next to NumPy's, measured in the same run (exit status 1 if a
   check fails).
-* ``bench [matmul|convolve|latency|programs|shapes|patterns|random|sort]``: the benchmark tables (see
-  ``clarray_gemm.bench``); ``latency`` and ``programs`` are wall-clock time per call.
+* ``bench [matmul|convolve|latency|programs|shapes|patterns|random|sort]``: the benchmark
+  tables (see ``clarray_gemm.bench``); ``latency`` and ``programs`` are wall-clock time per call.
 * ``tune``: search kernel parameters for this device and store the winners, and measure the
   host/OpenCL crossovers (see ``clarray_gemm.tuning``); ``--crossover-only`` measures just the
   crossovers, ``--reset`` removes the stored results.

@@ -52,7 +52,8 @@ def main() -> None:
             params = {"FINISH_LAST": last}
             try:
                 cg.matmul(x, y, kernel=kernel, params=params)
-                cells.append(f"{us(lambda: cg.matmul(x, y, kernel=kernel, params=params), dev.synchronize):.1f}")
+                call = lambda: cg.matmul(x, y, kernel=kernel, params=params)  # noqa: E731
+                cells.append(f"{us(call, dev.synchronize):.1f}")
             except ValueError as exc:
                 cells.append(str(exc)[:40])
         cells.append(f"{us(lambda: x @ y, dev.synchronize):.1f}")
@@ -74,7 +75,8 @@ def main() -> None:
                 plan = reduce_plan.ReducePlan(rop, x, axes, f32, out, False, dev, finish_last=last)
                 times[rop, last] = us(lambda: plan.run(x), dev.synchronize)
         print(f"| {' x '.join(map(str, shape))} | {plan.groups} | {times['sum', False]:.1f} / "
-              f"{times['sum', True]:.1f} | {times['argmin', False]:.1f} / {times['argmin', True]:.1f} |")
+              f"{times['sum', True]:.1f} | {times['argmin', False]:.1f} / "
+              f"{times['argmin', True]:.1f} |")
 
 
 if __name__ == "__main__":

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .timing import Timing
 
 __all__ = ["Row", "format_table", "plot", "skip_note", "error_text", "markdown_table", "micros",
+           "peer_distribution", "cell_failure",
            "noise_note", "timing_json", "write_json"]
 
 
@@ -74,6 +76,25 @@ def _bytes(t: Timing | None) -> str:
     if n >= 2**20:
         return f"{n / 2**20:.1f} MiB"
     return f"{n / 2**10:.1f} KiB" if n else "0"
+
+
+def peer_distribution(rows: Sequence[Any]) -> list[str]:
+    """The distribution of ``row.ratio(peer)`` against CuPy (where measured) or NumPy, as a
+    Markdown table: cells, median, below 0.5x and 0.8x, at or above 1.0x, the worst."""
+    peer = "cupy" if any(r.ratio("cupy") for r in rows) else "numpy"
+    ratios = sorted(x for x in (r.ratio(peer) for r in rows) if x is not None)
+    lines = ["| peer | cells | median | < 0.5x | < 0.8x | >= 1.0x | worst |",
+             "|---|---|---|---|---|---|---|"]
+    if ratios:
+        lines.append(f"| {peer} | {len(ratios)} | {statistics.median(ratios):.2f}x | "
+                     f"{sum(x < 0.5 for x in ratios)} | {sum(x < 0.8 for x in ratios)} | "
+                     f"{sum(x >= 1.0 for x in ratios)} | {ratios[0]:.2f}x |")
+    return lines
+
+
+def cell_failure(exc: BaseException) -> str:
+    """A grid cell's note for a call that raised (the cell is reported, the grid goes on)."""
+    return f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
 
 
 def markdown_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -5,7 +5,6 @@ bound. Each draw's values are checked for their range (and the normal ones for t
 """
 from __future__ import annotations
 
-import statistics
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
@@ -14,6 +13,7 @@ import numpy as np
 from ..device import Device
 from ..ops.random import default_rng
 from .peers import CudaPeers
+from .report import cell_failure, peer_distribution
 from .timing import microseconds as us, per_call_seconds
 
 __all__ = ["SIZES", "SMOKE_SIZES", "DRAWS", "Row", "run", "format_report", "as_json"]
@@ -90,7 +90,7 @@ def run(device: Device, sizes: Sequence[int] = SIZES, budget_s: float = 0.03,
                     hdraw = getattr(host, method)
                     row.numpy_s = per_call_seconds(lambda: hdraw(size=n, **kwargs), budget_s)
             except Exception as exc:  # noqa: BLE001 - one failing cell is reported, not fatal
-                row.note = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
+                row.note = cell_failure(exc)
             finally:
                 if progress is not None:
                     progress.update()
@@ -100,13 +100,7 @@ def run(device: Device, sizes: Sequence[int] = SIZES, budget_s: float = 0.03,
 def format_report(rows: Sequence[Row]) -> str:
     """The distribution against the peer, then every cell."""
     peer = "cupy" if any(r.ratio("cupy") for r in rows) else "numpy"
-    ratios = sorted(x for x in (r.ratio(peer) for r in rows) if x is not None)
-    lines = ["| peer | cells | median | < 0.5x | < 0.8x | >= 1.0x | worst |",
-             "|---|---|---|---|---|---|---|"]
-    if ratios:
-        lines.append(f"| {peer} | {len(ratios)} | {statistics.median(ratios):.2f}x | "
-                     f"{sum(x < 0.5 for x in ratios)} | {sum(x < 0.8 for x in ratios)} | "
-                     f"{sum(x >= 1.0 for x in ratios)} | {ratios[0]:.2f}x |")
+    lines = peer_distribution(rows)
     lines += ["", "| draw | n | ours us | CuPy us | NumPy us | ratio | GB/s (ours) |",
               "|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -5,7 +5,6 @@ NumPy's.
 """
 from __future__ import annotations
 
-import statistics
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
 
@@ -14,6 +13,7 @@ import numpy as np
 from ..array import asarray
 from ..device import Device
 from .peers import CudaPeers
+from .report import cell_failure, peer_distribution
 from .timing import microseconds as us, per_call_seconds
 
 __all__ = ["CASES", "SMOKE_CASES", "Row", "run", "format_report", "as_json"]
@@ -91,7 +91,7 @@ def run(device: Device, cases: Sequence[Case] = CASES, budget_s: float = 0.03,
             else:
                 row.numpy_s = per_call_seconds(lambda: case.call(np, host), budget_s)
         except Exception as exc:  # noqa: BLE001 - one failing cell is reported, not fatal
-            row.note = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:100]}"
+            row.note = cell_failure(exc)
         finally:
             if progress is not None:
                 progress.update()
@@ -101,12 +101,7 @@ def run(device: Device, cases: Sequence[Case] = CASES, budget_s: float = 0.03,
 def format_report(rows: Sequence[Row]) -> str:
     """The distribution against the peer, then every case."""
     peer = "cupy" if any(r.ratio("cupy") for r in rows) else "numpy"
-    ratios = sorted(x for x in (r.ratio(peer) for r in rows) if x is not None)
-    lines = ["| peer | cases | median | < 0.5x | >= 1.0x | worst |", "|---|---|---|---|---|---|"]
-    if ratios:
-        lines.append(f"| {peer} | {len(ratios)} | {statistics.median(ratios):.2f}x | "
-                     f"{sum(x < 0.5 for x in ratios)} | {sum(x >= 1.0 for x in ratios)} | "
-                     f"{ratios[0]:.2f}x |")
+    lines = peer_distribution(rows)
     lines += ["", "| case | shape | dtype | ours us | CuPy us | NumPy us | ratio |",
               "|---|---|---|---|---|---|---|"]
     for r in rows:
