@@ -238,3 +238,34 @@ def test_searchsorted_on_the_host_path(device):
         got = np.searchsorted(cg.asarray(a, device=device), [3.25, -1.0, 80.0])
         assert isinstance(got, cg.DeviceArray)
         _same_bits(got, np.searchsorted(a, [3.25, -1.0, 80.0]))
+
+
+QS = [0.3, 0.0, 1.0, [0.1, 0.5, 0.99], [[0.2], [0.7]], np.float64(0.75), np.float32(0.5)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.uint8])
+@pytest.mark.parametrize("q", QS, ids=range(len(QS)))
+def test_quantile_and_percentile_linear_are_numpys(on_device, dtype, q):
+    a = _data((6, 9), dtype, seed=21)
+    x = cg.asarray(a, device=on_device)
+    cg.reset_host_calls()
+    tol = 2e-3 if dtype == np.float16 else 1e-6 if dtype == np.float32 else 1e-12
+    percent = np.multiply(q, 100) if not isinstance(q, np.floating) else type(q)(q * 100)
+    with np.errstate(invalid="ignore"):
+        for func, qq in ((np.quantile, q), (np.percentile, percent)):
+            for axis in (None, 0, 1, (0, 1)):
+                for keepdims in (False, True):
+                    got = np.asarray(func(x, qq, axis=axis, keepdims=keepdims))
+                    want = np.asarray(func(a, qq, axis=axis, keepdims=keepdims))
+                    assert got.dtype == want.dtype and got.shape == want.shape
+                    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+                    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 10)
+    assert cg.on_host_calls() == {}
+    with pytest.raises(ValueError, match="Quantiles must be in the range"):
+        np.quantile(x, 1.5)
+    with pytest.raises(ValueError, match="Percentiles must be in the range"):
+        np.percentile(x, -1)
+    got = np.quantile(x, 0.4, method="nearest")   # other methods: NumPy's, counted
+    np.testing.assert_array_equal(np.asarray(got), np.quantile(a, 0.4, method="nearest"))
+    assert cg.on_host_calls() == {"quantile": 1}
+    cg.reset_host_calls()

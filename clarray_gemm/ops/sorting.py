@@ -26,7 +26,8 @@ from ..kernels.crossover import has_host_path
 from ..kernels.programs import get_kernel
 from ..memo import Memo
 
-__all__ = ["sort", "argsort", "median", "unique", "searchsorted", "max_row"]
+__all__ = ["sort", "argsort", "median", "unique", "searchsorted", "quantile", "percentile",
+           "max_row"]
 
 SOURCE = "sort.cl"
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -308,3 +309,74 @@ def _search_kernel(device: Device, dtype: np.dtype, side: str):
     if dtype == np.float64:
         defines["IS_FP64"] = 1
     return get_kernel(device, SOURCE, "search_sorted", defines)
+
+
+def _quantiles(func: Any, a: Any, q: Any, scale: float, axis: Any, out: Any,
+               overwrite_input: bool, method: str, keepdims: bool, weights: Any) -> Any:
+    """``np.quantile`` / ``np.percentile`` (``scale`` 1 / 100) with the linear method: the
+    sorted rows' two neighbours of index q * (n - 1), interpolated as NumPy's ``_lerp`` does
+    (from the lower one below t = 0.5, from the upper one above); a row holding a NaN gives
+    that NaN, as NumPy's do."""
+    kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input, "method": method,
+              "keepdims": keepdims, "weights": weights}
+    if (not _on_gpu_path(a) or out is not None or method != "linear" or weights is not None
+            or type(q) is DeviceArray):
+        if type(a) is DeviceArray and has_host_path(a.device) and out is None \
+                and type(q) is not DeviceArray:
+            found = func(a.host_view(), q, **kwargs)
+            return found if np.ndim(found) == 0 else adopt_host(np.asarray(found), a.device)
+        return host_function(func, (a, q), kwargs)
+    # NumPy's checks of q (its range, its type) and its result dtype, on a stand-in
+    result_dtype = np.asarray(func(np.zeros(2, a.dtype), q)).dtype
+    qs = np.asarray(q, dtype=np.float64) / scale
+    axes = tuple(range(a.ndim)) if axis is None else tuple(
+        normalize_axis_index(ax, a.ndim) for ax in (axis if isinstance(axis, tuple) else (axis,)))
+    if len(set(axes)) != len(axes):
+        return host_function(func, (a, q), kwargs)   # NumPy's error
+    kept = [ax for ax in range(a.ndim) if ax not in axes]
+    n = int(np.prod([a.shape[ax] for ax in axes], dtype=np.int64))
+    rows = a.geometry_view(lambda t: np.transpose(t, kept + list(axes))).reshape(
+        tuple(a.shape[ax] for ax in kept) + (n,))
+    raw = _rows_sorted(rows, -1, arg=False)
+    if raw is None:
+        return host_function(func, (a, q), kwargs)
+    s = raw.astype(result_dtype)
+    parts = []
+    for quantile in qs.reshape(-1):
+        index = quantile * (n - 1)
+        lo = int(np.floor(index))
+        hi = min(lo + 1, n - 1)
+        t = index - lo
+        below, above = s[..., lo], s[..., hi]
+        diff = above - below
+        parts.append(below + diff * result_dtype.type(t) if t < 0.5
+                     else above - diff * result_dtype.type(1 - t))
+    result = parts[0] if qs.ndim == 0 else np.stack(parts).reshape(qs.shape + parts[0].shape)
+    if a.dtype.kind == "f":   # NumPy: a row holding a NaN gives that NaN (its last element)
+        last = raw[..., n - 1]
+        if result.ndim == 0 and bool(np.isnan(last)):
+            result = last   # NumPy's 0-d case: the element itself, in the input's dtype
+        elif result.ndim:
+            result = np.where(np.isnan(last), last.astype(result_dtype), result)
+    if keepdims:
+        result = result.reshape(qs.shape + tuple(1 if ax in axes else a.shape[ax]
+                                                 for ax in range(a.ndim)))
+    return result
+
+
+@implements(np.quantile)
+def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+             method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
+    """``np.quantile`` of a device array (the linear method on the device; see
+    :func:`_quantiles`)."""
+    return _quantiles(np.quantile, a, q, 1.0, axis, out, overwrite_input, method, keepdims,
+                      weights)
+
+
+@implements(np.percentile)
+def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+               overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
+               *, weights: Any = None) -> Any:
+    """``np.percentile`` of a device array (the linear method on the device)."""
+    return _quantiles(np.percentile, a, q, 100.0, axis, out, overwrite_input, method, keepdims,
+                      weights)
