@@ -201,3 +201,13 @@ def test_scaled_distributions_and_broadcast_parameters(device):
     with pytest.raises(ValueError):
         rng.normal(loc, 1.0, size=(4, 2))
     assert np.asarray(rng.uniform(cg.asarray(np.zeros(4), device=device), 1.0)).shape == (4,)
+
+
+def test_threads_drawing_from_one_generator_get_distinct_draws(device):
+    """Each draw takes its own number under the generator's lock: no two threads repeat one."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = default_rng(99, device=device)
+    with ThreadPoolExecutor(4) as pool:
+        draws = list(pool.map(lambda _: np.asarray(rng.random(64, dtype=np.float32)), range(16)))
+    assert rng._draws == 16
+    assert len({d.tobytes() for d in draws}) == 16

@@ -11,6 +11,7 @@ the same seed (as CuPy's do); their distributions are NumPy's.
 from __future__ import annotations
 
 import operator
+import threading
 from typing import Any
 
 import numpy as np
@@ -83,6 +84,7 @@ class Generator:
         self._seed_seq = seq
         self._key = tuple(int(w) for w in seq.generate_state(2, np.uint32))
         self._draws = 0
+        self._lock = threading.Lock()   # each draw its own number, whichever thread draws
         self.device: Device = get_device(device)
 
     def __repr__(self) -> str:
@@ -111,8 +113,9 @@ class Generator:
         else:
             target = empty(shape, dtype, device=self.device)
         n = target.size
-        call = self._draws
-        self._draws += 1
+        with self._lock:
+            call = self._draws
+            self._draws += 1
         if n == 0:
             return target
         wide = dtype.itemsize == 8 or dist == _INTEGERS
