@@ -211,3 +211,44 @@ def test_threads_drawing_from_one_generator_get_distinct_draws(device):
         draws = list(pool.map(lambda _: np.asarray(rng.random(64, dtype=np.float32)), range(16)))
     assert rng._draws == 16
     assert len({d.tobytes() for d in draws}) == 16
+
+
+def test_permutation_shuffle_and_choice(device):
+    rng = default_rng(31, device=device)
+    p = rng.permutation(1000)
+    assert isinstance(p, cg.DeviceArray) and p.dtype == np.int64
+    np.testing.assert_array_equal(np.sort(np.asarray(p)), np.arange(1000))
+    np.testing.assert_array_equal(np.asarray(default_rng(31, device=device).permutation(1000)),
+                                  np.asarray(p))                  # a seed's permutation
+    rows = np.arange(40).reshape(20, 2)
+    shuffled = np.asarray(rng.permutation(cg.asarray(rows, device=device)))
+    assert sorted(map(tuple, shuffled)) == sorted(map(tuple, rows))   # whole rows move
+    cols = np.asarray(rng.permutation(cg.asarray(rows, device=device), axis=1))
+    assert all(sorted(r) == sorted(o) for r, o in zip(cols, rows))
+    x = cg.asarray(rows, device=device)
+    assert rng.shuffle(x) is None                                  # in place, rows intact
+    assert sorted(map(tuple, np.asarray(x))) == sorted(map(tuple, rows))
+    assert not np.array_equal(np.asarray(x), rows)
+    with pytest.raises(TypeError):
+        rng.shuffle(rows)
+    # choice: uniform with replacement, distinct without, NumPy's rule with p
+    k = np.asarray(rng.choice(5, 50000))
+    assert np.abs(np.bincount(k, minlength=5) / 50000 - 0.2).max() < 0.01
+    d = np.asarray(rng.choice(50, 20, replace=False))
+    assert len(set(d.tolist())) == 20 and d.min() >= 0 and d.max() < 50
+    w = np.asarray(rng.choice(4, 40000, p=[0.1, 0.2, 0.3, 0.4]))
+    np.testing.assert_allclose(np.bincount(w, minlength=4) / 40000, [0.1, 0.2, 0.3, 0.4],
+                               atol=0.01)
+    picked = rng.choice(cg.asarray(np.array([10.0, 20.0, 30.0]), device=device), (2, 3))
+    assert isinstance(picked, cg.DeviceArray) and picked.shape == (2, 3)
+    assert set(np.asarray(picked).ravel()) <= {10.0, 20.0, 30.0}
+    assert type(rng.choice(5)) is int
+    assert len(set(np.asarray(rng.choice(5, 3, replace=False, p=[0.1, 0.2, 0.3, 0.2, 0.2]))
+                   .tolist())) == 3
+    for args, kwargs in (((5, 6), {"replace": False}), ((0, 3), {}),
+                         ((5, 3), {"p": [0.5, 0.5, 0.0, 0.0, 0.1]})):
+        with pytest.raises(ValueError) as ours:
+            rng.choice(*args, **kwargs)
+        with pytest.raises(ValueError) as numpys:
+            np.random.default_rng(0).choice(*args, **kwargs)
+        assert str(ours.value) == str(numpys.value)

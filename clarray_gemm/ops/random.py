@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..array import DeviceArray, empty, is_device_array
+from ..array import DeviceArray, asarray, empty, is_device_array
 from ..device import Device, get_device
 from ..dtypes import ctype
 from ..kernels.programs import get_kernel
@@ -76,8 +76,9 @@ def _shape(size: Any) -> tuple[int, ...] | None:
 class Generator:
     """A random number generator on a device, after ``numpy.random.Generator``: ``random``,
     ``standard_normal``, ``normal``, ``uniform``, ``standard_exponential``, ``exponential``,
-    ``integers``, and :meth:`spawn`. Results are device arrays (a Python scalar for
-    ``size=None``, as NumPy gives); ``out=`` takes a C-contiguous device array."""
+    ``integers``, ``permutation``, ``shuffle``, ``choice``, and :meth:`spawn`. Results are
+    device arrays (a Python scalar for ``size=None``, as NumPy gives); ``out=`` takes a
+    C-contiguous device array."""
 
     def __init__(self, seed: Any = None, device: Any = None):
         seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
@@ -199,6 +200,68 @@ class Generator:
         _check_scale(scale)
         return self._scaled(_EXPONENTIAL, 0.0, scale, size)
 
+    def permutation(self, x: Any, axis: int = 0) -> Any:
+        """A random permutation (``Generator.permutation``): of ``range(x)`` for an int, else
+        a shuffled copy of the array along ``axis`` (a device gather)."""
+        population = _as_population(x, self.device)
+        if isinstance(population, int):
+            if population < 0:
+                raise ValueError("negative dimensions are not allowed")
+            return _ranks(self, population)
+        if population.ndim == 0:
+            raise np.exceptions.AxisError("x must be an integer or at least 1-dimensional")
+        axis = int(np.lib.array_utils.normalize_axis_index(axis, population.ndim))
+        order = _ranks(self, population.shape[axis])
+        return np.take(population, order, axis=axis)
+
+    def shuffle(self, x: Any, axis: int = 0) -> None:
+        """Shuffle a device array in place along ``axis`` (``Generator.shuffle``): the rows of
+        a 2-d array move whole (a gather, then the copy back)."""
+        if not is_device_array(x):
+            raise TypeError("shuffle of clarray_gemm.random takes a device array")
+        if x.ndim == 0:
+            raise TypeError("object of type 'DeviceArray' has no len()")
+        x[...] = self.permutation(x, axis=axis)
+
+    def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None,
+               axis: int = 0, shuffle: bool = True) -> Any:
+        """Random samples of ``a`` (``Generator.choice``): an int n or a device array along
+        ``axis``; with ``replace`` uniform indices, or with ``p`` the index where a uniform
+        number falls in p's cumulative sums (NumPy's method); without ``replace`` the first
+        of a random permutation."""
+        population = _as_population(a, self.device)
+        n = population if isinstance(population, int) else (
+            population.shape[axis] if population.ndim else 0)
+        shape = _shape(size)
+        count = 1 if shape is None else int(np.prod(shape, dtype=np.int64))
+        # NumPy's checks of a, size, replace and p (and their messages), on a stand-in
+        _CHECKER.choice(n, size=size, replace=replace,
+                        p=None if p is None else np.asarray(p, dtype=np.float64))
+        if not isinstance(population, int) and population.ndim == 0:
+            raise ValueError("a cannot be empty unless no samples are taken")
+        if p is not None:
+            cdf = np.cumsum(np.asarray(p, dtype=np.float64))
+            cdf /= cdf[-1]
+            if replace:
+                u = self.random(count)
+                index = np.searchsorted(asarray(cdf, device=self.device), u, side="right")
+            else:   # NumPy's without-replacement draw with p is sequential: on the host
+                index = asarray(np.random.default_rng(self._next_seed()).choice(
+                    n, size=count, replace=False, p=p, shuffle=shuffle), device=self.device)
+        elif replace:
+            index = self.integers(0, n, size=count)
+        else:
+            index = _ranks(self, n)[:count]
+        index = index.reshape(shape if shape is not None else ())
+        if isinstance(population, int):
+            return index if shape is not None else int(np.asarray(index))
+        picked = np.take(population, index, axis=axis)
+        return picked if shape is not None or picked.ndim else picked.__array__()[()]
+
+    def _next_seed(self) -> int:
+        """A seed for a host generator, from this generator's stream (one draw)."""
+        return int(np.asarray(self.integers(0, 1 << 62)))
+
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False) -> Any:
         """Integers in [low, high) (``endpoint``: [low, high]) (``Generator.integers``), scalar
@@ -225,6 +288,14 @@ class Generator:
         return result
 
 
+def _as_population(a: Any, device: Device) -> Any:
+    """``choice``'s and ``permutation``'s ``a``: an int n (the population arange(n)) or a
+    device array (NumPy's arrays moved to the device)."""
+    if isinstance(a, (int, np.integer)):
+        return int(a)
+    return a if is_device_array(a) else asarray(np.asarray(a), device=device)
+
+
 def _check_scale(scale: Any) -> None:
     """NumPy's ValueError for a negative scale (a device array's minimum read back)."""
     if type(scale) in (float, int):
@@ -233,6 +304,13 @@ def _check_scale(scale: Any) -> None:
         negative = bool(np.asarray(np.min(scale) if is_device_array(scale) else scale).min() < 0)
     if negative:
         raise ValueError("scale < 0")
+
+
+def _ranks(rng: Generator, n: int) -> DeviceArray:
+    """A uniformly random permutation of range(n) on the device: the order of n random 63-bit
+    keys (a stable argsort: ties, which 2^63 values make rare, keep their order)."""
+    keys = rng.integers(0, 1 << 63, size=n)
+    return np.argsort(keys, kind="stable")
 
 
 def default_rng(seed: Any = None, device: Any = None) -> Generator:
