@@ -124,7 +124,8 @@ class Generator:
         kernel = _KERNELS.find(key) or _KERNELS.get(key, lambda: _kernel(*key))
         per_block = 2 if wide else 4
         blocks = -(-n // per_block)
-        size = -(-blocks // _WORK_GROUP) * _WORK_GROUP
+        local = min(_WORK_GROUP, target.device.info.max_work_group_size)
+        size = -(-blocks // local) * local
         args: list[Any] = [np.int64(n), np.uint32(self._key[0]), np.uint32(self._key[1]),
                            np.uint32(call & _MASK), np.uint32(call >> 32),
                            target.storage.kernel_buffer(write=True),
@@ -133,7 +134,7 @@ class Generator:
             args += [np.float64(affine[0]), np.float64(affine[1])]
         if integers is not None:
             args += [np.uint64(integers[0] % (1 << 64)), np.uint64(integers[1] % (1 << 64))]
-        kernel(target.device.queue, (size,), (_WORK_GROUP,), *args)
+        kernel(target.device.queue, (size,), (local,), *args)
         return target
 
     def _floats(self, dist: int, size: Any, dtype: Any, out: Any, name: str,

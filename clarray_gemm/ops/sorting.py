@@ -291,7 +291,8 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     if x.size:
         key = (device, dt, side)
         kernel = _SEARCHES.find(key) or _SEARCHES.get(key, lambda: _search_kernel(*key))
-        kernel(device.queue, (-(-x.size // 64) * 64,), (64,), np.int64(keys.size),
+        local = min(64, device.info.max_work_group_size)
+        kernel(device.queue, (-(-x.size // local) * local,), (local,), np.int64(keys.size),
                keys.storage.kernel_buffer(), np.int64(keys.offset // keys.itemsize),
                np.int64(x.size), x.storage.kernel_buffer(),
                np.int64(x.offset // x.itemsize), out.storage.kernel_buffer(write=True))
