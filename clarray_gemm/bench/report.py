@@ -78,9 +78,9 @@ def _bytes(t: Timing | None) -> str:
     return f"{n / 2**10:.1f} KiB" if n else "0"
 
 
-def peer_distribution(rows: Sequence[Any]) -> list[str]:
-    """The distribution of ``row.ratio(peer)`` against CuPy (where measured) or NumPy, as a
-    Markdown table: cells, median, below 0.5x and 0.8x, at or above 1.0x, the worst."""
+def peer_distribution(rows: Sequence[Any]) -> tuple[str, list[str]]:
+    """The peer (CuPy where measured, else NumPy) and the distribution of ``row.ratio(peer)``
+    as a Markdown table: cells, median, below 0.5x and 0.8x, at or above 1.0x, the worst."""
     peer = "cupy" if any(r.ratio("cupy") for r in rows) else "numpy"
     ratios = sorted(x for x in (r.ratio(peer) for r in rows) if x is not None)
     lines = ["| peer | cells | median | < 0.5x | < 0.8x | >= 1.0x | worst |",
@@ -89,7 +89,7 @@ def peer_distribution(rows: Sequence[Any]) -> list[str]:
         lines.append(f"| {peer} | {len(ratios)} | {statistics.median(ratios):.2f}x | "
                      f"{sum(x < 0.5 for x in ratios)} | {sum(x < 0.8 for x in ratios)} | "
                      f"{sum(x >= 1.0 for x in ratios)} | {ratios[0]:.2f}x |")
-    return lines
+    return peer, lines
 
 
 def cell_failure(exc: BaseException) -> str:

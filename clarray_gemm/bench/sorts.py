@@ -100,8 +100,7 @@ def run(device: Device, cases: Sequence[Case] = CASES, budget_s: float = 0.03,
 
 def format_report(rows: Sequence[Row]) -> str:
     """The distribution against the peer, then every case."""
-    peer = "cupy" if any(r.ratio("cupy") for r in rows) else "numpy"
-    lines = peer_distribution(rows)
+    peer, lines = peer_distribution(rows)
     lines += ["", "| case | shape | dtype | ours us | CuPy us | NumPy us | ratio |",
               "|---|---|---|---|---|---|---|"]
     for r in rows:

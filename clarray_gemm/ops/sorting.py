@@ -341,7 +341,7 @@ def _quantiles(func: Any, a: Any, q: Any, scale: float, axis: Any, out: Any,
     raw = _rows_sorted(rows, -1, arg=False)
     if raw is None:
         return host_function(func, (a, q), kwargs)
-    s = raw.astype(result_dtype)
+    s = raw if raw.dtype == result_dtype else raw.astype(result_dtype)
     parts = []
     for quantile in qs.reshape(-1):
         index = quantile * (n - 1)
