@@ -5,15 +5,7 @@
 // bit for bit, whatever the network does.
 //
 //   sort_rows     out[r, :] = the row's keys in order, or their indices (ARG: np.argsort).
-//                 Global size (rows * WG), local (WG).
-// Rows longer than P slots run the same network over `total` slots (a power of two) kept in
-// scratch arrays of keys and indices (rows x total), blocks of P slots in local memory:
-//   sort_blocks   each block sorted for the network's sizes up to P, directions as in the
-//                 whole row's network. Global size (rows * total / P * WG).
-//   merge_global  one compare-exchange step of `size` at a `stride` of P or more, a pair per
-//                 work-item. Global size (rows * total / 2).
-//   merge_local   the steps of `size` at strides below P, in each block. As sort_blocks.
-//   emit_rows     out[r, :n] = the first n keys (or indices) of each row. Global (rows * n).
+//                 Global size (rows * WG), local (WG). (Longer rows: radix.cl.)
 //   search_sorted out[j] = where v[j] goes in the sorted a (np.searchsorted: the first slot
 //                 whose key is not before v[j], RIGHT 1: the first after it), a binary search
 //                 a work-item. Global size (m).
@@ -76,17 +68,16 @@ inline bool before(const T a, const int ia, const T b, const int ib, const int n
 }
 
 // Whether the pair (lo, hi) of slots must be exchanged, the pair's block of `size` ascending
-// when the first slot's number in the whole row has bit `size` clear.
+// when the first slot has bit `size` clear.
 inline bool swap_pair(const T ka, const int ia, const T kb, const int ib, const int n,
-                      const long lo_in_row, const long size)
+                      const int lo, const int size)
 {
-    return before(kb, ib, ka, ia, n) == ((lo_in_row & size) == 0);
+    return before(kb, ib, ka, ia, n) == ((lo & size) == 0);
 }
 
-// The network's steps of `size` from stride `top` down to 1 over the P slots in local memory,
-// which are slots base .. base + P - 1 of the row.
-inline void local_steps(__local T* keys, __local int* idx, const int n, const long base,
-                        const long size, const int top)
+// The network's steps of `size` from stride `top` down to 1 over the P slots in local memory.
+inline void local_steps(__local T* keys, __local int* idx, const int n, const int size,
+                        const int top)
 {
     const int lid = get_local_id(0);
     for (int stride = top; stride > 0; stride >>= 1) {
@@ -94,7 +85,7 @@ inline void local_steps(__local T* keys, __local int* idx, const int n, const lo
             const int lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
             const T ka = keys[lo], kb = keys[hi];
             const int ia = idx[lo], ib = idx[hi];
-            if (swap_pair(ka, ia, kb, ib, n, base + lo, size)) {
+            if (swap_pair(ka, ia, kb, ib, n, lo, size)) {
                 keys[lo] = kb; keys[hi] = ka;
                 idx[lo] = ib; idx[hi] = ia;
             }
@@ -118,7 +109,7 @@ void sort_rows(const int n, __global const T* restrict in, const long in_off,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int size = 2; size <= P; size <<= 1)
-        local_steps(keys, idx, n, 0, size, size >> 1);
+        local_steps(keys, idx, n, size, size >> 1);
     for (int i = lid; i < n; i += WG) {
 #if ARG
         out[row * n + i] = idx[i];
@@ -126,84 +117,6 @@ void sort_rows(const int n, __global const T* restrict in, const long in_off,
         out[row * n + i] = keys[i];
 #endif
     }
-}
-
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void sort_blocks(const int n, const long total, __global const T* restrict in,
-                 const long in_off, __global T* restrict keys_out,
-                 __global int* restrict idx_out)
-{
-    __local T keys[P];
-    __local int idx[P];
-    const int lid = get_local_id(0);
-    const long blocks = total / P;
-    const long row = get_group_id(0) / blocks;
-    const long base = (get_group_id(0) - row * blocks) * P;   // the block's first slot
-    __global const T* src = in + in_off + row * n;
-    for (int i = lid; i < P; i += WG) {
-        const long s = base + i;
-        keys[i] = s < n ? src[s] : (T)0;
-        idx[i] = (int)min(s, (long)INT_MAX);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int size = 2; size <= P; size <<= 1)
-        local_steps(keys, idx, n, base, size, size >> 1);
-    for (int i = lid; i < P; i += WG) {
-        keys_out[row * total + base + i] = keys[i];
-        idx_out[row * total + base + i] = idx[i];
-    }
-}
-
-__kernel void merge_global(const int n, const long total, const long size, const long stride,
-                           __global T* restrict keys, __global int* restrict idx)
-{
-    const long g = get_global_id(0), pairs = total / 2;
-    const long row = g / pairs, t = g - row * pairs;
-    const long lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
-    __global T* k = keys + row * total;
-    __global int* ix = idx + row * total;
-    const T ka = k[lo], kb = k[hi];
-    const int ia = ix[lo], ib = ix[hi];
-    if (swap_pair(ka, ia, kb, ib, n, lo, size)) {
-        k[lo] = kb; k[hi] = ka;
-        ix[lo] = ib; ix[hi] = ia;
-    }
-}
-
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void merge_local(const int n, const long total, const long size, __global T* restrict keys,
-                 __global int* restrict idx)
-{
-    __local T lk[P];
-    __local int li[P];
-    const int lid = get_local_id(0);
-    const long blocks = total / P;
-    const long row = get_group_id(0) / blocks;
-    const long base = (get_group_id(0) - row * blocks) * P;
-    __global T* k = keys + row * total + base;
-    __global int* ix = idx + row * total + base;
-    for (int i = lid; i < P; i += WG) {
-        lk[i] = k[i];
-        li[i] = ix[i];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    local_steps(lk, li, n, base, size, P / 2);
-    for (int i = lid; i < P; i += WG) {
-        k[i] = lk[i];
-        ix[i] = li[i];
-    }
-}
-
-__kernel void emit_rows(const int n, const long total, __global const T* restrict keys,
-                        __global const int* restrict idx, __global OUT_T* restrict out)
-{
-    const long g = get_global_id(0);
-    const long row = g / n, i = g - row * n;
-#if ARG
-    out[g] = idx[row * total + i];
-#else
-    out[g] = keys[row * total + i];
-#endif
 }
 
 // Whether key p sorts before key q (NaN last, as the sort orders them)

@@ -236,10 +236,13 @@ with np.errstate(all="ignore"):
         ordered = np.sort(b[0], kind="stable")
         same(np.searchsorted(cg.asarray(ordered, device=dev), xb[1], side="right"),
              np.searchsorted(ordered, b[1], side="right"))
-        from clarray_gemm.ops import sorting   # rows in blocks of 16: the scratch kernels
+        from clarray_gemm.ops import radix_sort, sorting   # rows past 16 slots: radix.cl
         sorting.max_row = lambda device, dt: 16
+        radix_sort.radix_shape = lambda device, key_bytes, pairs: radix_sort.RadixShape(4, 8, 4)
         same(np.sort(xb), np.sort(b, kind="stable"))
         same(np.argsort(xb.T, axis=0), np.argsort(b.T, axis=0, kind="stable"))
+        same(np.sort(xi, axis=None), np.sort(i, axis=None, kind="stable"))   # no indices
+        same(np.sort(cg.asarray(h, device=dev)), np.sort(h, kind="stable"))
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))
         same(np.cumprod(x[:, :5], axis=0), np.cumprod(a[:, :5], axis=0), 1e-5)

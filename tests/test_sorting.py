@@ -1,14 +1,14 @@
 """``np.sort`` / ``np.argsort`` and the methods on device arrays: the rows sorted on the device
 (``opencl/sort.cl``) give NumPy's stable order bit for bit for every dtype (NaN last, -0.0 and
 0.0 in their order, infinities, ties), along every axis, odd lengths, rows in local memory and
-rows in blocks; the host path gives NumPy's; ``order=`` and bad arguments go to NumPy."""
+longer rows radix-sorted; the host path gives NumPy's; ``order=`` and bad arguments go to NumPy."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import clarray_gemm as cg
-from clarray_gemm.ops import sorting
+from clarray_gemm.ops import radix_sort, sorting
 
 DTYPES = [np.float32, np.float64, np.float16, np.int8, np.uint8, np.int16, np.uint16, np.int32,
           np.uint32, np.int64, np.uint64, np.bool_]
@@ -92,19 +92,35 @@ def test_kinds_views_methods_and_empty_rows(on_device):
     assert np.all(np.asarray(np.sort(x)) == 1.0)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.float16, np.uint64])
-@pytest.mark.parametrize("shape", [(65,), (1000,), (3, 257), (2, 129, 3)])
-def test_rows_longer_than_a_block_sort_in_scratch(on_device, monkeypatch, dtype, shape):
-    """Blocks of 32 slots (forced small) sorted in local memory, then the network's larger
-    steps: across blocks (a launch each) and within them; padded rows, several rows."""
-    monkeypatch.setattr(sorting, "max_row", lambda device, dt: 32)
+RADIX_SHAPES = [radix_sort.RadixShape(4, 16, 4), radix_sort.RadixShape(6, 32, 8),
+                radix_sort.RadixShape(8, 64, 16)]
+
+
+@pytest.mark.parametrize("radix", RADIX_SHAPES, ids=lambda r: f"{r.bits}bit-{r.wg}x{r.items}")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(65,), (1000,), (3, 257), (300, 11), (2, 129, 3)])
+def test_rows_longer_than_a_block_radix_sort(on_device, monkeypatch, radix, dtype, shape):
+    """Rows past a block (forced to 8 slots) radix-sorted: digits of 4, 6 and 8 bits, tiles
+    cut short, keys of 8 to 64 bits, integer sorts without indices, and several rows (300 rows:
+    the row number's digits take more than one pass)."""
+    monkeypatch.setattr(sorting, "max_row", lambda device, dt: 8)
+    monkeypatch.setattr(radix_sort, "radix_shape", lambda device, key_bytes, pairs: radix)
     a = _data(shape, dtype, seed=len(shape) + shape[-1])
     x = cg.asarray(a, device=on_device)
     cg.reset_host_calls()
-    for axis in (-1, 0):
+    for axis in (-1, 0, None):
         _same_bits(np.sort(x, axis=axis), np.sort(a, axis=axis, kind="stable"))
         _same_bits(np.argsort(x, axis=axis), np.argsort(a, axis=axis, kind="stable"))
     assert cg.on_host_calls() == {}
+
+
+def test_radix_shape_fits_local_memory(device):
+    for key_bytes in (4, 8):
+        for pairs in (False, True):
+            shape = radix_sort.radix_shape(device, key_bytes, pairs)
+            assert shape.wg <= device.info.max_work_group_size
+            need = radix_sort._scatter_local_bytes(shape, key_bytes, pairs)
+            assert need <= device.info.local_mem_bytes
 
 
 def test_a_long_row_and_bad_arguments(on_device):

@@ -82,7 +82,8 @@ def run(device: Device, sizes: Sequence[int] = SIZES, budget_s: float = 0.03,
                 sync = device.synchronize
                 row.ours_s = per_call_seconds(lambda: (draw(size=n, **kwargs), sync()), budget_s)
                 if theirs is not None:
-                    cdraw = getattr(theirs, method)
+                    # CuPy's Generator lacks some draws (normal); its legacy module has them
+                    cdraw = getattr(theirs, method, None) or getattr(cupy.random, method)
                     cs = cupy.cuda.runtime.deviceSynchronize
                     row.cupy_s = per_call_seconds(lambda: (cdraw(size=n, **kwargs), cs()),
                                                   budget_s)

@@ -1,10 +1,8 @@
-"""``np.sort`` and ``np.argsort`` (and the ``sort``/``argsort`` methods) on the device: a
-bitonic network of (key, index) pairs (``opencl/sort.cl``), NumPy's stable order bit for bit
-(NaNs last, equal keys in their order) for every kind: a stable order is a valid answer to
-each. Rows of up to :func:`max_row` elements sort in local memory, one work-group a row, in one
-launch; longer ones in scratch arrays, blocks of :func:`max_row` slots sorted in local memory,
-then the network's larger steps (a launch each at strides of a block or more, one launch for the
-strides below).
+"""``np.sort`` and ``np.argsort`` (and the ``sort``/``argsort`` methods) on the device,
+NumPy's stable order bit for bit (NaNs last, equal keys in their order) for every kind: a
+stable order is a valid answer to each. Rows of up to :func:`max_row` elements sort in local
+memory, one work-group a row, in one launch: a bitonic network of (key, index) pairs
+(``opencl/sort.cl``). Longer rows go to the radix sort of :mod:`.radix_sort`.
 
 Where it runs: on devices without a host path (discrete GPUs). On devices whose memory is the
 host's (CPU drivers), NumPy's sort on the mapping is the faster one and runs there (a device
@@ -25,6 +23,7 @@ from ..dtypes import storage_ctype
 from ..kernels.crossover import has_host_path
 from ..kernels.programs import get_kernel
 from ..memo import Memo
+from .radix_sort import LONGEST, sort_rows_radix
 
 __all__ = ["sort", "argsort", "median", "unique", "searchsorted", "quantile", "percentile",
            "max_row"]
@@ -52,7 +51,6 @@ def _slots(n: int) -> int:
 
 
 _KERNELS: Memo[Any] = Memo("sort kernels")
-_LONGEST = 1 << 30   # slots of a row in scratch (indices are int32)
 
 
 def _kernel(device: Device, dtype: np.dtype, slots: int, arg: bool, name: str):
@@ -70,35 +68,6 @@ def _launcher(device: Device, dtype: np.dtype, slots: int, arg: bool, name: str)
     return _KERNELS.find(key) or _KERNELS.get(key, lambda: _kernel(*key))
 
 
-def _sort_long_rows(x: DeviceArray, out: DeviceArray, rows: int, n: int, block: int,
-                    arg: bool) -> None:
-    """Rows longer than a block: the network over ``total`` slots in scratch arrays."""
-    device, dtype = x.device, x.dtype
-    total = _slots(n)
-    i32, i64 = np.int32, np.int64
-    keys = empty((rows * total,), dtype, device=device).storage.kernel_buffer(write=True)
-    idx = empty((rows * total,), np.int32, device=device).storage.kernel_buffer(write=True)
-    q = device.queue
-    blocks = rows * (total // block)
-    kernel, wg = _launcher(device, dtype, block, arg, "sort_blocks")
-    kernel(q, (blocks * wg,), (wg,), i32(n), i64(total), x.storage.kernel_buffer(),
-           i64(x.offset // x.itemsize), keys, idx)
-    merge_global = _launcher(device, dtype, block, arg, "merge_global")[0]
-    merge_local = _launcher(device, dtype, block, arg, "merge_local")[0]
-    size = 2 * block
-    while size <= total:
-        stride = size // 2
-        while stride >= block:
-            merge_global(q, (rows * total // 2,), None, i32(n), i64(total), i64(size),
-                         i64(stride), keys, idx)
-            stride //= 2
-        merge_local(q, (blocks * wg,), (wg,), i32(n), i64(total), i64(size), keys, idx)
-        size *= 2
-    emit = _launcher(device, dtype, block, arg, "emit_rows")[0]
-    emit(q, (rows * n,), None, i32(n), i64(total), keys, idx,
-         out.storage.kernel_buffer(write=True))
-
-
 def _device_sorts(a: Any, kind: Any, order: Any, stable: Any) -> bool:
     if type(a) is not DeviceArray or a.ndim == 0 or order is not None:
         return False
@@ -112,12 +81,12 @@ def _device_sorts(a: Any, kind: Any, order: Any, stable: Any) -> bool:
 
 def _rows_sorted(a: DeviceArray, axis: int, arg: bool) -> Any:
     """The rows along ``axis`` sorted (``arg``: their indices, int64), NumPy's result layout
-    (C order); None for rows beyond 2^30 elements."""
+    (C order); None beyond :data:`LONGEST` elements in all."""
     device = a.device
     axis = normalize_axis_index(axis, a.ndim)
     x = a if axis == a.ndim - 1 else a.geometry_view(lambda t: np.moveaxis(t, axis, -1))
     n = x.shape[-1]
-    if n > _LONGEST:
+    if x.size > LONGEST:
         return None
     if not x.is_c_contiguous:
         x = x.copy()
@@ -126,7 +95,7 @@ def _rows_sorted(a: DeviceArray, axis: int, arg: bool) -> Any:
     rows = x.size // n if n else 0
     block = max_row(device, a.dtype)
     if rows and n > block:
-        _sort_long_rows(x, out, rows, n, block, arg)
+        sort_rows_radix(x, out, rows, n, arg)
     elif rows:
         kernel, wg = _launcher(device, a.dtype, _slots(n), arg, "sort_rows")
         kernel(device.queue, (rows * wg,), (wg,), np.int32(n), x.storage.kernel_buffer(),
