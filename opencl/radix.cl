@@ -8,10 +8,11 @@
 //                  Global size (groups * WG), local (WG).
 //   radix_scan     each digit's counts over the tiles turned into their exclusive prefix sums,
 //                  totals[d] = the digit's count. Global size (RADIX * WG), local (WG).
+//                  (A tile's count of a digit is then the next tile's prefix less its own.)
 //   radix_scatter  tile g's elements to their places: the digits before d (the totals' prefix),
 //                  the tiles before g (its count's prefix), then the elements before it in the
-//                  tile, ranked in local memory (a counter per digit and work-item: each
-//                  work-item ranks its ITEMS consecutive elements). Global size as radix_count.
+//                  tile, ranked in local memory in ITEMS rounds of WG elements (the round's
+//                  work-items vote on bit masks, a mask a digit). Global size as radix_count.
 // The first pass reads the source (T, converting its values to keys, indices 0, 1, ...); the
 // last writes the result: the values (gathered from the source by index), or the indices in
 // their rows (ARG, long). Integer sorts without ARG on one row carry no indices (PAIRS 0): the
@@ -23,7 +24,7 @@
 //   IS_FLOAT 1: a float type (with HALF: float16 bits); SIGNED 1: a signed integer type
 //   RB       bits of a digit (RADIX = 2^RB counters a work-item in local memory)
 //   WG       work-items of a group (the host picks WG and ITEMS to fit local memory)
-//   ITEMS    elements a work-item ranks in radix_scatter
+//   ITEMS    rounds of WG elements in a tile
 //   PAIRS    1: indices travel with the keys
 //   ARG      1: write the indices (np.argsort)
 #ifndef T
@@ -77,10 +78,12 @@
 #error "WG must be a power of two"
 #endif
 
+
 #define RADIX (1 << RB)
+#define ELEM(r) ((r) * WG + lid)
 #define MASK ((KT)(RADIX - 1))
 #define TILE (WG * ITEMS)
-#define CSTRIDE (WG + 2)   // a digit's counters, padded: the scan's reads fall in distinct banks
+#define VOTE_WORDS ((WG + 31) / 32)
 #define SIGN_BIT ((KT)1 << (KB - 1))
 #if KEY64
 #define KEY_ALL (~(KT)0)
@@ -134,6 +137,7 @@ inline uint digit_of(const KT key, const int id, const int shift, const int row_
     return (uint)((key >> shift) & MASK);
 }
 
+
 // Exclusive prefix sums of v[0 .. RADIX-1] in place (local; all WG work-items call it).
 inline void scan_digits(__local int* v, __local int* part)
 {
@@ -164,144 +168,186 @@ inline void scan_digits(__local int* v, __local int* part)
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+// The scratch of a sort lives in one buffer of words: keys (KT) and indices of the two sides
+// the passes alternate between, the counts and the totals, each part at an offset in words.
+#define KEYS_AT(at) ((__global KT*)(work + (at)))
+#define IDS_AT(at) ((__global int*)(work + (at)))
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void radix_count(const int total, const int n, const int shift, const int row_pass,
                  const int first, __global const T* restrict src, const long src_off,
-                 __global const KT* restrict keys, __global const int* restrict ids,
-                 __global int* restrict counts)
+                 __global uint* restrict work, const long keys_at, const long ids_at,
+                 const long counts_at)
 {
     __local int hist[RADIX];
+    __global const KT* keys = KEYS_AT(keys_at);
+    __global const int* ids = IDS_AT(ids_at);
+    __global int* counts = IDS_AT(counts_at);
     const int lid = get_local_id(0), g = get_group_id(0), groups = get_num_groups(0);
+    const int base = g * TILE, size = min(TILE, total - base);
     for (int d = lid; d < RADIX; d += WG)
         hist[d] = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int start = g * TILE, stop = min(start + TILE, total);
-    for (int i = start + lid; i < stop; i += WG) {
-        const KT key = first ? to_key(src[src_off + i]) : keys[i];
-#if PAIRS
-        const int id = first ? i : ids[i];
-#else
-        const int id = 0;
-#endif
-        atomic_inc(&hist[digit_of(key, id, shift, row_pass, n)]);
+    uint dig[ITEMS];
+#pragma unroll
+    for (int r = 0; r < ITEMS; ++r) {   // every load in flight before the first count
+        const int e = ELEM(r);
+        if (e < size) {
+            if (row_pass)
+                dig[r] = digit_of(0, ids[base + e], shift, 1, n);
+            else
+                dig[r] = digit_of(first ? to_key(src[src_off + base + e]) : keys[base + e], 0,
+                                  shift, 0, n);
+        }
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (int r = 0; r < ITEMS; ++r)
+        if (ELEM(r) < size)
+            atomic_inc(&hist[dig[r]]);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int d = lid; d < RADIX; d += WG)
         counts[d * groups + g] = hist[d];
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void radix_scan(const int groups, __global int* restrict counts, __global int* restrict totals)
+void radix_scan(const int groups, __global uint* restrict work, const long counts_at,
+                const long totals_at)
 {
     __local int part[WG];
     const int lid = get_local_id(0), d = get_group_id(0);
-    __global int* row = counts + (long)d * groups;
-    const int per = (groups + WG - 1) / WG, lo = min(lid * per, groups),
-              hi = min(lo + per, groups);
-    int sum = 0;
-    for (int j = lo; j < hi; ++j)
-        sum += row[j];
-    part[lid] = sum;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int off = 1; off < WG; off <<= 1) {
-        const int add = lid >= off ? part[lid - off] : 0;
+    __global int* row = IDS_AT(counts_at) + (long)d * groups;
+    int carry = 0;
+    for (int at = 0; at < groups; at += 4 * WG) {   // blocks of 4 * WG counts, 4 a work-item
+        const int j = at + 4 * lid;
+        int c[4], sum = 0;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            c[k] = j + k < groups ? row[j + k] : 0;
+            sum += c[k];
+        }
+        part[lid] = sum;
         barrier(CLK_LOCAL_MEM_FENCE);
-        part[lid] += add;
+        for (int off = 1; off < WG; off <<= 1) {
+            const int add = lid >= off ? part[lid - off] : 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            part[lid] += add;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        int run = carry + part[lid] - sum;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            if (j + k < groups)
+                row[j + k] = run;
+            run += c[k];
+        }
+        carry += part[WG - 1];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    int run = part[lid] - sum;
-    for (int j = lo; j < hi; ++j) {
-        const int c = row[j];
-        row[j] = run;
-        run += c;
-    }
-    if (lid == WG - 1)
-        totals[d] = part[WG - 1];
+    if (lid == 0)
+        IDS_AT(totals_at)[d] = carry;
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void radix_scatter(const int total, const int n, const int shift, const int row_pass,
-                   const int first, const int last, __global const T* restrict src,
-                   const long src_off, __global const KT* restrict keys_in,
-                   __global const int* restrict ids_in, __global const int* restrict counts,
-                   __global const int* restrict totals, __global KT* restrict keys_out,
-                   __global int* restrict ids_out, __global OUT_T* restrict out)
+                   const int first, const int last, const int scanned,
+                   __global const T* restrict src, const long src_off,
+                   __global uint* restrict work, const long keys_in_at, const long ids_in_at,
+                   const long keys_out_at, const long ids_out_at, const long counts_at,
+                   const long totals_at, __global OUT_T* restrict out)
 {
-    __local ushort cnt[RADIX * CSTRIDE];   // [digit][work-item]: counts, then where each goes
+    __local uint voters[VOTE_WORDS * RADIX];   // [work-item word][digit]: a round's votes
+    __local int next[RADIX];     // the digit's next place in the tile
+    __local int prior[RADIX];    // (scanned 0) the digit's elements in the tiles before
+    __local int offset[RADIX];   // the digit's place in the output less its place in the tile
+    __local int part[WG];
     __local KT stage_k[TILE];
     __local int stage_i[PAIRS ? TILE : 1];
-    __local int offset[RADIX];             // the digit's place in the output less in the tile
-    __local int start[RADIX];              // the digit's first place in the tile
-    __local int part[WG];
+    __global const KT* keys_in = KEYS_AT(keys_in_at);
+    __global const int* ids_in = IDS_AT(ids_in_at);
+    __global KT* keys_out = KEYS_AT(keys_out_at);
+    __global int* ids_out = IDS_AT(ids_out_at);
+    __global const int* counts = IDS_AT(counts_at);
     const int lid = get_local_id(0), g = get_group_id(0), groups = get_num_groups(0);
     const int base = g * TILE, size = min(TILE, total - base);
+    const int word = lid / 32;
+    const uint bit = 1u << (lid % 32);
 
-    for (int i = lid; i < RADIX * CSTRIDE / 2; i += WG)
-        ((__local uint*)cnt)[i] = 0u;
-    for (int i = lid; i < TILE; i += WG) {   // the tile, read whole rows at a time
-        if (i < size) {
-            stage_k[i] = first ? to_key(src[src_off + base + i]) : keys_in[base + i];
-#if PAIRS
-            stage_i[i] = first ? base + i : ids_in[base + i];
-#endif
+    for (int i = lid; i < RADIX * VOTE_WORDS; i += WG)
+        voters[i] = 0u;
+    for (int d = lid; d < RADIX; d += WG) {
+        __global const int* row = counts + d * groups;
+        if (scanned) {   // radix_scan's prefix sums: the tile's count is the next one's less its
+            const int total_d = IDS_AT(totals_at)[d];
+            next[d] = (g + 1 < groups ? row[g + 1] : total_d) - row[g];
+            offset[d] = total_d;
+        } else {         // radix_count's counts (few tiles): the prefix summed here
+            int before = 0, all = 0;
+            for (int t = 0; t < groups; ++t) {
+                const int c = row[t];
+                before += t < g ? c : 0;
+                all += c;
+            }
+            next[d] = row[g];
+            offset[d] = all;
+            prior[d] = before;
         }
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    // Each work-item counts the digits of its ITEMS consecutive elements.
+    // The tile's elements, ITEMS a work-item (ELEM).
     KT key[ITEMS];
     int id[ITEMS];
     uint dig[ITEMS];
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-        const int e = lid * ITEMS + j;
+    for (int r = 0; r < ITEMS; ++r) {
+        const int e = ELEM(r);
         if (e < size) {
-            key[j] = stage_k[e];
+            key[r] = first ? to_key(src[src_off + base + e]) : keys_in[base + e];
 #if PAIRS
-            id[j] = stage_i[e];
+            id[r] = first ? base + e : ids_in[base + e];
 #else
-            id[j] = 0;
+            id[r] = 0;
 #endif
-            dig[j] = digit_of(key[j], id[j], shift, row_pass, n);
-            cnt[dig[j] * CSTRIDE + lid] += 1;
+            dig[r] = digit_of(key[r], id[r], shift, row_pass, n);
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-
-    // Per digit, the work-items' counts become exclusive prefix sums, start[d] the digit's total.
-    for (int d = lid; d < RADIX; d += WG) {
-        int run = 0;
-        for (int t = 0; t < WG; ++t) {
-            const int c = cnt[d * CSTRIDE + t];
-            cnt[d * CSTRIDE + t] = (ushort)run;
-            run += c;
-        }
-        start[d] = run;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    scan_digits(start, part);
+    scan_digits(next, part);     // the digits' first places in the tile
+    scan_digits(offset, part);   // the digits' first places in the output
     for (int d = lid; d < RADIX; d += WG)
-        offset[d] = totals[d];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    scan_digits(offset, part);
-    for (int d = lid; d < RADIX; d += WG)
-        offset[d] += counts[d * groups + g] - start[d];
+        offset[d] += (scanned ? counts[d * groups + g] : prior[d]) - next[d];
 
-    // Each element to its place in the tile, ordered by digit (stable: work-items in order, each
-    // its elements in order).
+    // Round by round, each element's place among its digit's: the digit's next place plus the
+    // round's elements of that digit at lower work-items (votes in a bit mask a digit), so
+    // equal digits keep their order.
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-        const int e = lid * ITEMS + j;
-        if (e < size) {
-            const int at = start[dig[j]] + cnt[dig[j] * CSTRIDE + lid];
-            cnt[dig[j] * CSTRIDE + lid] += 1;
-            stage_k[at] = key[j];
+    for (int r = 0; r < ITEMS; ++r) {
+        const bool valid = ELEM(r) < size;
+        if (valid)
+            atomic_or(&voters[word * RADIX + dig[r]], bit);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        int rank = 0, votes = 0;
+        if (valid) {
+            __local const uint* v = voters + dig[r];
+            for (int w = 0; w < VOTE_WORDS; ++w) {
+                const int c = popcount(v[w * RADIX]);
+                rank += w < word ? c : 0;
+                votes += c;
+            }
+            rank += popcount(v[word * RADIX] & (bit - 1u));
+            const int at = next[dig[r]] + rank;
+            stage_k[at] = key[r];
 #if PAIRS
-            stage_i[at] = id[j];
+            stage_i[at] = id[r];
 #endif
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (valid && rank == 0) {   // the digit's first voter moves it on and clears the votes
+            next[dig[r]] += votes;
+            for (int w = 0; w < VOTE_WORDS; ++w)
+                voters[w * RADIX + dig[r]] = 0u;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+
 
     // Out in tile order: a digit's run of elements lands in a run of places.
     for (int i = lid; i < size; i += WG) {

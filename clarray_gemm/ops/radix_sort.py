@@ -1,7 +1,7 @@
 """Rows too long for one work-group's local memory, sorted by ``opencl/radix.cl``: a
 least-significant-digit radix sort of every row at once (the row number's digits sorted last),
-NumPy's stable order bit for bit. A pass is three launches (count, scan, scatter); a 32-bit key
-takes four passes of 8-bit digits."""
+NumPy's stable order bit for bit. A pass is three launches (count, scan, scatter), two when the
+rows fill at most ``_SUMMED_TILES`` tiles; a 32-bit key takes four passes of 8-bit digits."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,14 +19,17 @@ __all__ = ["RadixShape", "radix_shape", "sort_rows_radix", "LONGEST"]
 
 SOURCE = "radix.cl"
 LONGEST = (1 << 31) - 1   # elements in all rows together (indices are int32)
-_LOCAL_SHARE = 0.95       # of the device's local memory, for radix_scatter's arrays
-_WG = 64
+_LOCAL_SHARE = 0.75       # of the device's local memory, for radix_scatter's arrays
+_WG = 256
+# Up to this many tiles radix_scatter sums the tiles' counts itself (a loop of this length a
+# digit), saving radix_scan's launch a pass; past it the launch is the cheaper.
+_SUMMED_TILES = 64
 
 
 @dataclass(frozen=True)
 class RadixShape:
-    """One radix_scatter configuration: ``bits`` a digit, ``wg`` work-items each ranking
-    ``items`` consecutive elements."""
+    """One radix_scatter configuration: ``bits`` a digit, tiles of ``items`` rounds of ``wg``
+    elements."""
 
     bits: int
     wg: int
@@ -35,17 +38,17 @@ class RadixShape:
 
 def _scatter_local_bytes(shape: RadixShape, key_bytes: int, pairs: bool) -> int:
     radix, tile = 1 << shape.bits, shape.wg * shape.items
-    return (2 * radix * (shape.wg + 2) + tile * key_bytes + (tile * 4 if pairs else 4)
-            + 8 * radix + 4 * shape.wg)
+    vote_words = -(-shape.wg // 32)
+    return (4 * radix * vote_words + 8 * radix + 4 * shape.wg + tile * key_bytes
+            + (tile * 4 if pairs else 4))
 
 
 def radix_shape(device: Device, key_bytes: int, pairs: bool) -> RadixShape:
-    """The widest digit, then the most elements a work-item, that fit the device's local
-    memory: 8-bit digits and 16 elements on NVIDIA's 48 KiB."""
+    """The widest digit, then the longest tile, that fit the device's local memory."""
     budget = int(device.info.local_mem_bytes * _LOCAL_SHARE)
     wg = min(_WG, device.info.max_work_group_size)
     for bits in (8, 6, 4):
-        for items in (16, 8, 4):
+        for items in (8, 4, 2):
             shape = RadixShape(bits, wg, items)
             if _scatter_local_bytes(shape, key_bytes, pairs) <= budget:
                 return shape
@@ -83,30 +86,34 @@ def sort_rows_radix(x: DeviceArray, out: DeviceArray, rows: int, n: int, arg: bo
     total = rows * n
     pairs = arg or dtype.kind == "f" or rows > 1
     key_bits = 16 if dtype == np.float16 else 8 * dtype.itemsize
-    key_bytes = 8 if key_bits == 64 else 4
-    shape = shape or radix_shape(device, key_bytes, pairs)
+    key_words = 2 if key_bits == 64 else 1
+    shape = shape or radix_shape(device, 4 * key_words, pairs)
     count, scan, scatter = _kernels(device, dtype, shape, pairs, arg)
-    tile = shape.wg * shape.items
-    groups = -(-total // tile)
+    groups = -(-total // (shape.wg * shape.items))
     radix = 1 << shape.bits
-    row_bits = int(rows - 1).bit_length()
     steps = [(s * shape.bits, 0) for s in range(_passes(key_bits, shape.bits))]
-    steps += [(s * shape.bits, 1) for s in range(_passes(row_bits, shape.bits))]
-    key_dtype = np.uint64 if key_bytes == 8 else np.uint32
-    scratch = [empty((total,), key_dtype, device=device).storage.kernel_buffer(write=True)
-               for _ in range(2)]
-    ids = [empty((total if pairs else 1,), np.int32, device=device)
-           .storage.kernel_buffer(write=True) for _ in range(2)]
-    counts = empty((radix * groups,), np.int32, device=device).storage.kernel_buffer(write=True)
-    totals = empty((radix,), np.int32, device=device).storage.kernel_buffer(write=True)
+    steps += [(s * shape.bits, 1) for s in range(_passes(int(rows - 1).bit_length(), shape.bits))]
+    # One scratch buffer of words: keys (even offsets: 64-bit keys stay aligned) and indices
+    # of the two sides the passes alternate between, then the counts and the totals.
+    side = key_words * total + (key_words * total) % 2
+    keys_at = (0, side)
+    ids_at = (2 * side, 2 * side + total) if pairs else (0, 0)
+    counts_at = 2 * side + (2 * total if pairs else 0)
+    totals_at = counts_at + radix * groups
+    work = empty((totals_at + radix,), np.uint32, device=device)
+    buf = work.storage.kernel_buffer(write=True)
     src, src_off = x.storage.kernel_buffer(), np.int64(x.offset // x.itemsize)
     dst = out.storage.kernel_buffer(write=True)
-    q, i32, wg = device.queue, np.int32, shape.wg
+    scanned = groups > _SUMMED_TILES
+    q, i32, i64, wg = device.queue, np.int32, np.int64, shape.wg
     for p, (shift, row_pass) in enumerate(steps):
         first, last = i32(p == 0), i32(p == len(steps) - 1)
         inp, outp = p % 2, (p + 1) % 2
         common = (i32(total), i32(n), i32(shift), i32(row_pass), first)
-        count(q, (groups * wg,), (wg,), *common, src, src_off, scratch[inp], ids[inp], counts)
-        scan(q, (radix * wg,), (wg,), i32(groups), counts, totals)
-        scatter(q, (groups * wg,), (wg,), *common, last, src, src_off, scratch[inp], ids[inp],
-                counts, totals, scratch[outp], ids[outp], dst)
+        count(q, (groups * wg,), (wg,), *common, src, src_off, buf, i64(keys_at[inp]),
+              i64(ids_at[inp]), i64(counts_at))
+        if scanned:
+            scan(q, (radix * wg,), (wg,), i32(groups), buf, i64(counts_at), i64(totals_at))
+        scatter(q, (groups * wg,), (wg,), *common, last, i32(scanned), src, src_off, buf,
+                i64(keys_at[inp]), i64(ids_at[inp]), i64(keys_at[outp]), i64(ids_at[outp]),
+                i64(counts_at), i64(totals_at), dst)
