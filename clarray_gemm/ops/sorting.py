@@ -206,10 +206,13 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
         return host_function(np.unique, (ar,), kwargs)
     flat = ar.reshape(-1)
     n = flat.size
-    perm = _rows_sorted(flat, 0, arg=True)
-    if perm is None:
+    if return_index or return_inverse:   # the order itself is needed
+        perm = _rows_sorted(flat, 0, arg=True)
+        s = None if perm is None else flat[perm]
+    else:                                # the sorted values alone: no indices to carry
+        s = _rows_sorted(flat, 0, arg=False)
+    if s is None:
         return host_function(np.unique, (ar,), kwargs)
-    s = flat[perm]
     first = np.concatenate([np.ones(1, bool), s[1:] != s[:-1]])
     if equal_nan and ar.dtype.kind == "f":   # every NaN after the first joins its run
         nan = np.isnan(s)
