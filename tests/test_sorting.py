@@ -290,3 +290,48 @@ def test_quantile_and_percentile_linear_are_numpys(on_device, dtype, q):
     assert cg.on_host_calls() == {"quantile": 1}
     cg.reset_host_calls()
 
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.float64])
+@pytest.mark.parametrize("shape,axis,kth", [((33,), -1, 5), ((7, 31), 1, [0, 3, -1]),
+                                            ((31, 7), 0, -2), ((4, 5, 6), None, 17)])
+def test_partition_and_argpartition_place_every_kth(on_device, dtype, shape, axis, kth):
+    """Each kth element where the sort puts it, none smaller after it and none larger before
+    (the arrangement within each side is NumPy's choice to leave open; ours is sorted)."""
+    a = _data(shape, dtype, seed=sum(shape))
+    x = cg.asarray(a, device=on_device)
+    cg.reset_host_calls()
+    got = np.partition(x, kth, axis=axis)
+    idx = np.argpartition(x, kth, axis=axis)
+    assert isinstance(got, cg.DeviceArray) and isinstance(idx, cg.DeviceArray)
+    assert cg.on_host_calls() == {}
+    flat = a.reshape(-1) if axis is None else a
+    ax = 0 if axis is None else axis
+    want = np.sort(flat, axis=ax, kind="stable")
+    got, idx = np.asarray(got), np.asarray(idx)
+    n = flat.shape[ax]
+    for k in np.atleast_1d(kth):
+        k = k % n
+        kth_got = np.take(got, [k], axis=ax)
+        np.testing.assert_array_equal(kth_got, np.take(want, [k], axis=ax))
+        before, after = np.take(got, range(k), axis=ax), np.take(got, range(k + 1, n), axis=ax)
+        assert np.all(~(before > kth_got)) and np.all(~(after < kth_got))   # NaN sorts last
+    np.testing.assert_array_equal(np.take_along_axis(flat, idx, axis=ax), got)
+    if axis is not None:   # the method, in place
+        y = x.copy()
+        assert y.partition(kth, axis=axis) is None
+        np.testing.assert_array_equal(np.asarray(y), got)
+
+
+def test_partition_errors_are_numpys(on_device):
+    x = cg.asarray(np.arange(3.0, dtype=np.float32), device=on_device)
+    a = np.arange(3.0, dtype=np.float32)
+    for kth in (5, -4, [1, 5], 1.5, True):
+        with pytest.raises(Exception) as want:
+            np.partition(a, kth)
+        with pytest.raises(type(want.value), match=str(want.value).split("(")[0]):
+            np.partition(x, kth)
+    with pytest.raises(ValueError):
+        np.partition(x, 1, kind="quicksort")
+    with pytest.raises(np.exceptions.AxisError):
+        np.argpartition(x, 1, axis=1)

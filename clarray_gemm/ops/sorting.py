@@ -25,7 +25,7 @@ from ..kernels.programs import get_kernel
 from ..memo import Memo
 from .radix_sort import LONGEST, sort_rows_radix
 
-__all__ = ["sort", "argsort", "median", "unique", "searchsorted", "quantile", "percentile",
+__all__ = ["sort", "argsort", "partition", "argpartition", "median", "unique", "searchsorted", "quantile", "percentile",
            "max_row"]
 
 SOURCE = "sort.cl"
@@ -131,6 +131,52 @@ def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
             stable: Any = None) -> Any:
     """``np.argsort`` of a device array: the indices of NumPy's stable order (int64)."""
     return _sorted(np.argsort, a, axis, kind, order, stable, arg=True)
+
+
+def _check_kth(kth: Any, n: int) -> bool:
+    """NumPy's ValueError for a ``kth`` out of bounds; False where NumPy's own checks should
+    answer (booleans, non-integers)."""
+    k = np.asarray(kth)
+    if k.dtype.kind not in "iu" or k.ndim > 1:
+        return False
+    for v in k.reshape(-1).tolist():
+        at = v + n if v < 0 else v
+        if not 0 <= at < n:
+            raise ValueError(f"kth(={at}) out of bounds ({n})")
+    return True
+
+
+def _partitioned(func: Any, a: Any, kth: Any, axis: Any, kind: Any, order: Any,
+                 arg: bool) -> Any:
+    kwargs = {"axis": axis, "kind": kind, "order": order}
+    if (not _device_sorts(a, None, order, None) or kind != "introselect"
+            or has_host_path(a.device)):
+        if type(a) is DeviceArray and has_host_path(a.device) and order is None:
+            return adopt_host(np.asarray(func(a.host_view(), kth, **kwargs)), a.device)
+        return host_function(func, (a, kth), kwargs)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    n = a.shape[normalize_axis_index(axis, a.ndim)]
+    if not _check_kth(kth, n):
+        return host_function(func, (a, kth), kwargs)
+    result = _rows_sorted(a, axis, arg)
+    return host_function(func, (a, kth), kwargs) if result is None else result
+
+
+@implements(np.partition)
+def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
+              order: Any = None) -> Any:
+    """``np.partition`` of a device array: the rows sorted (a partition for every ``kth``: each
+    kth element in its sorted place, none after it smaller, none before it larger)."""
+    return _partitioned(np.partition, a, kth, axis, kind, order, arg=False)
+
+
+@implements(np.argpartition)
+def argpartition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
+                 order: Any = None) -> Any:
+    """``np.argpartition`` of a device array: the indices of the rows' stable sort (int64), a
+    partition for every ``kth``."""
+    return _partitioned(np.argpartition, a, kth, axis, kind, order, arg=True)
 
 
 def _on_gpu_path(a: Any) -> bool:
