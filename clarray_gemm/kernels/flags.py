@@ -19,6 +19,7 @@ import pyopencl as cl
 
 from ..device import Device, register_fork_reset
 from ..drivers import calls
+from .constants import constant
 
 __all__ = ["flag_word", "next_epoch", "group_counters", "finish_in_last_group",
            "LAST_GROUP_MAX_READS", "LAST_GROUP_MAX_BYTES"]
@@ -46,16 +47,12 @@ def _zeros(device: Device, count: int) -> cl.Buffer:
                          hostbuf=np.zeros(count, np.int32))
 
 
-LAST_GROUP_MAX_READS = 32
+LAST_GROUP_MAX_READS = constant("last_group.max_reads")
 """The most partial results one work-item of a last work-group may read for the group to finish
 a split product by default (:func:`finish_in_last_group`'s ``reads``)."""
 
-LAST_GROUP_MAX_BYTES = 1 << 24
+LAST_GROUP_MAX_BYTES = constant("last_group.max_bytes")
 """The largest operand (bytes) a split reduction finishes in its last work-group by default."""
-# From benches/probes/finish_last.py on an NVIDIA H200 (2026-11-28, table in benches/RESULTS.md):
-# a second launch costs a short kernel 5-15 us of wall clock and hides behind a long one; last
-# groups reading 20 partials a work-item won, 132 lost (wgmma, dmma: slower in every case
-# tried); np.sum won at 4 MB and lost at 64 MB.
 
 
 def finish_in_last_group(info, forced: int = -1, reads: float = 0, nbytes: int = 0) -> bool:

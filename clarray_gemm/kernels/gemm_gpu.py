@@ -22,6 +22,7 @@ import pyopencl as cl
 from ..device import Device, DeviceInfo
 from ..memo import Memo
 from ..dtypes import FLOATING, dtype_defines, unsupported_dtype
+from .constants import constant, int_keyed
 from .flags import finish_in_last_group, group_counters
 from .gemm import GemmOperand, GemmProblem, base_defines, prepared_standard, split_workspace
 from .programs import BoundLaunch, get_kernel
@@ -61,48 +62,32 @@ PRESETS: dict[int, tuple[int, int, int, int, int, int, int]] = {
     9: (128, 64, 8, 8, 16, 1, 4),
 }
 # A row-major float32 A is packed k-major first (PACK_A -1: here) when the product is wide
-# enough for the pack's pass over A (8*M*K bytes) to cost less than the ~4% it saves the
-# product. H100, wall clock against cuBLAS: 4096^3 0.885x -> 0.913x, 8192^3 0.892x -> 0.929x;
-# at 2048^3 and 2048x8192x2048 the two cancel (0.88x either way), at 1536^3 and below the pack
-# loses. A column-major B likewise, by M. Only preset 7, unsplit, where it was measured, and
-# only while the scratch copies stay small beside the device's memory.
-_PACK_MIN_OTHER_SIDE = 4096
-_PACK_MEMORY_SHARE = 16
-# Modelled throughput of a compute unit running each preset, relative to preset 7 (which
-# matches the geometry of cuBLAS's own FP32 kernel: 128 x 128 tiles, 128 work-items, 16 x 8
-# values each) with two resident work-groups, from the H100 measurements in
-# benches/gpu-notes.md; and how many work-groups one compute unit holds at once (registers).
-_EFFICIENCY = {1: 0.9, 2: 0.85, 3: 0.9, 4: 0.6, 5: 0.8, 6: 0.8, 7: 1.0, 8: 0.95, 9: 0.9}
-_RESIDENT = {1: 2, 2: 2, 3: 2, 4: 3, 5: 1, 6: 1, 7: 2, 8: 2, 9: 3}
-# Fraction of that throughput a compute unit reaches with a single resident work-group.
-_SINGLE = 0.68
-# Split-K's fixed cost (second launch, partial sums), in the model's units (about 30 us).
-# Preset 3's efficiency and this cost were raised together (0.85 -> 0.9, 4e6 -> 5e6) after
-# 1024^3 ran preset 3 unsplit at 84-89 us three times against 90-95 us for preset 7 with
-# KSPLIT 4 (H100, 2026-11-26); of the shapes in benches/gpu_gemm_shapes.py only 1024^3 and
-# 768^3 change their choice.
-_SPLIT_COST = 5e6
-# The shallowest K slice split-K makes, 128 K: slices that thin still pay off. With 256 K the
-# vector batch (64, 1, 1024) @ 1024^2, run as one 64x1024x1024 product, split only in 4 (37.3 us
-# against 34.6 us in 8; 0.75x against 0.88x torch in the shapes bench) and 768^3 took preset 9
-# in 3 (98.5 us against 59.8 us for preset 7 in 6). H100, 2026-11-26,
-# benches/probes/gemm_shape_sweep.py --shape 768x768x768 --shape 64x1024x1024.
-_MIN_SLICE = 128
+# enough for the pack's pass over A (8*M*K bytes) to cost less than it saves the product; a
+# column-major B likewise, by M. Only preset 7, unsplit, where it was measured, and only while
+# the scratch copies stay small beside the device's memory.
+_PACK_MIN_OTHER_SIDE = constant("gemm_gpu.pack_min_other_side")
+_PACK_MEMORY_SHARE = constant("gemm_gpu.pack_memory_share")
+# Modelled throughput of a compute unit running each preset, relative to preset 7 with two
+# resident work-groups; how many work-groups one compute unit holds at once; the share of the
+# throughput with a single one; split-K's fixed cost (second launch, partial sums) in the
+# model's units; the shallowest K slice split-K makes.
+_EFFICIENCY = int_keyed("gemm_gpu.efficiency")
+_RESIDENT = int_keyed("gemm_gpu.resident")
+_SINGLE = constant("gemm_gpu.single_resident_share")
+_SPLIT_COST = constant("gemm_gpu.split_cost")
+_MIN_SLICE = constant("gemm_gpu.min_slice")
 # Presets the shape heuristic considers (the others only when forced). Preset 9 replaced 3: the
 # same tiles, at least as fast wherever both were measured.
 _AUTO = (7, 2, 9, 4)
-# float64 doubles every register and local-memory byte: 16 x 8 micro-tiles spill (2048^3 on an
-# H100: preset 7 5.95 ms, 8 8.06 ms, against 0.99 ms for preset 1 and 1.72 ms for preset 4), and
-# presets 2, 3, 5 and 6 exceed 48 KB of local memory. Its own candidates and efficiencies.
-_AUTO_FP64 = (1, 4)
-_EFFICIENCY_FP64 = {1: 1.0, 4: 0.57}
-# Integer multiply-adds take more issue slots than FMAs, and smaller micro-tiles keep up: the
-# H100 sweep (benches/gpu_gemm_shapes.py, forced presets) at 4096^3 gave int32 preset 1 4.69 ms,
-# 4 4.97, 7 5.03 and int64 preset 1 23.3 ms, 4 21.1 ms.
-_AUTO_INT = (1, 4, 7)
-_EFFICIENCY_INT = {1: 1.0, 4: 0.94, 7: 0.93}
-_AUTO_INT64 = (1, 4)
-_EFFICIENCY_INT64 = {1: 0.9, 4: 1.0}
+# float64 doubles every register and local-memory byte: 16 x 8 micro-tiles spill, and presets
+# 2, 3, 5 and 6 exceed 48 KB of local memory. Its own candidates and efficiencies.
+_EFFICIENCY_FP64 = int_keyed("gemm_gpu.efficiency_fp64")
+_AUTO_FP64 = tuple(_EFFICIENCY_FP64)
+# Integer multiply-adds take more issue slots than FMAs, and smaller micro-tiles keep up.
+_EFFICIENCY_INT = int_keyed("gemm_gpu.efficiency_int")
+_AUTO_INT = tuple(_EFFICIENCY_INT)
+_EFFICIENCY_INT64 = int_keyed("gemm_gpu.efficiency_int64")
+_AUTO_INT64 = tuple(_EFFICIENCY_INT64)
 
 
 def _preset_model(problem: GemmProblem) -> tuple[tuple[int, ...], dict[int, float]]:

@@ -19,6 +19,7 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo
 from ..dtypes import dtype_defines
+from .constants import constant
 from .flags import finish_in_last_group
 from .gemm import GemmProblem, dtype_supported, matrix_vector_run
 from .gemm_small import io16
@@ -31,20 +32,12 @@ __all__ = ["VARIANT", "VARIANTS", "resolve"]
 SOURCE = "gemv_split.cl"
 DEFAULTS = {"WG": 0, "VW": 0, "LANES": 0, "RT": 0, "KSPLIT": 0, "FINISH_LAST": -1}
 # Work-group size (WG 0) and rows per work-item group of the column kernel (RT 0, x @ A), by
-# matrix size. H100, 2026-11-25, float32, wall time with the queue drained, forced sweep of
-# benches/probes/gemv_sweep.py (copy bandwidth 2743 GB/s in the same run):
-# 8192^2: gemv_rows WG 512 unsplit 121 us (81% of copy) against 133 us (74%) at WG 128;
-#         gemv_cols WG 512 RT 8 unsplit 118 us (83%) against 123 us (79%) at WG 256.
-# 4096^2: gemv_rows WG 128 59 us, WG 64 55 us, WG 512 no better (128 beat 256 on 2026-11-23);
-#         gemv_cols WG 512 RT 4 unsplit 55 us (45%) against 69 us (35%) at WG 256 RT 8.
-# 2048^2: gemv_rows WG 128 unsplit 28.7 us against 34.5 us split in 2;
-#         gemv_cols WG 256 RT 4 unsplit 28.0 us against 31.5 us at RT 8 split in 5.
-# 1024^2: gemv_rows unsplit 23.8 us (the fastest); gemv_cols WG 256 RT 4 unsplit 25.2 us
-#         against 28.9 us at RT 8 split in 4. A split's second launch costs more than it saves
-#         on these sizes; below 2^26 elements the column kernel takes RT 4 (more groups).
-_MID_MATRIX, _LARGE_MATRIX = 1 << 24, 1 << 26  # elements from which those choices apply
-_WG_ROWS, _WG_ROWS_LARGE, _WG_COLS, _WG_COLS_MID = 128, 512, 256, 512
-_RT_COLS, _RT_COLS_LARGE = 4, 8
+# matrix size (elements from which each choice applies)
+_MID_MATRIX = constant("gemv_split.mid_matrix")
+_LARGE_MATRIX = constant("gemv_split.large_matrix")
+_WG_ROWS, _WG_ROWS_LARGE = constant("gemv_split.wg_rows"), constant("gemv_split.wg_rows_large")
+_WG_COLS, _WG_COLS_MID = constant("gemv_split.wg_cols"), constant("gemv_split.wg_cols_mid")
+_RT_COLS, _RT_COLS_LARGE = constant("gemv_split.rt_cols"), constant("gemv_split.rt_cols_large")
 _WIDTHS = (1, 2, 4, 8, 16)
 # Work-items wanted in flight per compute unit (loads in flight: Little's law), counted in
 # work-items, not work-groups (8192^2 at WG 512: 512 groups, enough). K is split to reach it

@@ -24,6 +24,7 @@ from ..device import Device
 from ..dtypes import FLOATING, HOST_TAPS_DTYPES
 from ..kernels import conv
 from ..kernels.conv import ConvProblem
+from ..kernels.constants import int_keyed
 from ..kernels.copy import prepare_strided_copy
 from ..kernels.crossover import (FFT_LONG_SIGNAL, HOST_FFT_MIN_SIGNAL, crossover,
                                  has_host_path, prefer_host)
@@ -201,15 +202,8 @@ SMALL_CORRELATE_COST = 0.3
 
 
 # The shortest signal host_taps runs, by mask length: where its two ufunc passes a tap beat
-# NumPy's loop, and for a NumPy signal a kernel that must upload it first. 2-core Xeon, PoCL,
-# float32, NumPy in and out, ms per call, taps / NumPy's loop / vec kernel:
-#   m = 3: 2**15 0.032 / 0.028; 2**16 0.052 / 0.057; 2**18 0.19 / 0.23; 2**20 0.81-0.95 /
-#          0.91-0.96 / 1.03; 2**22 3.8 / 7.4 / 4.1; 2**24 17-23 / 46-48 / 20-23
-#   m = 2: 2**20 0.77 / 0.67; 2**22 2.8 / 4.1 / 3.7; 2**24 18 / 35 / 23
-#   m = 1: 2**20 0.51 / 0.42; 2**22 1.8 / 1.7 / 3.0; 2**24 14 / 28 / 20
-# m = 4 and 5 came out level with NumPy's loop from 2**16 to 2**20 (0.92x-1.08x): not taken.
-# The kernel from a device signal stays faster from 2**20 (m = 3: 0.56 ms, taps 0.84).
-HOST_TAPS_MIN_SIGNAL = {1: 1 << 23, 2: 1 << 21, 3: 1 << 16}
+# NumPy's loop, and for a NumPy signal a kernel that must upload it first.
+HOST_TAPS_MIN_SIGNAL = int_keyed("convolve.host_taps_min_signal")
 
 
 def _taps_dtype_ok(plan: "_Plan") -> bool:

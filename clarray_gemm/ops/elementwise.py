@@ -27,6 +27,7 @@ from ..memo import Memo
 from ..dtypes import PYTHON_SCALARS, storage_ctype
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims, row_layout, tile_layout
 from ..kernels.crossover import prefer_host
+from ..kernels.constants import constant
 from ..kernels.plans import PlanCache
 from ..kernels.programs import ctype, get_kernel
 from ..memory import Storage
@@ -34,10 +35,9 @@ from ..memory import Storage
 __all__ = ["OpSpec", "ElementwisePlan", "plan_for", "binary_plan", "scalar_plan", "keyed_plan",
            "run_op", "run_plan", "kernel_dtype", "held_dtype"]
 
-# Elements per work-item on GPUs (opencl/elementwise.cl, PER_ITEM): one 4-byte load per
-# work-item leaves too few bytes in flight to fill an H100's memory (np.exp at 2^26 float32:
-# 79% of a copy's bandwidth). CPU drivers keep one.
-_PER_ITEM_GPU = 4
+# Elements per work-item on GPUs (opencl/elementwise.cl, PER_ITEM): one 4-byte load a work-item
+# leaves too few bytes in flight to fill the memory. CPU drivers keep one.
+_PER_ITEM_GPU = constant("elementwise.per_item_gpu")
 
 
 @dataclass(frozen=True, eq=False)  # one object per operation (ufuncs.SPECS): identity keys plans

@@ -16,6 +16,7 @@ from ..array import DeviceArray
 from ..array.geometry import c_strides
 from ..device import Device
 from ..dtypes import storage_ctype
+from ..kernels.constants import constant
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.flags import finish_in_last_group, group_counters
 from ..kernels.plans import PlanCache
@@ -29,23 +30,13 @@ ROPS = {"sum": "ROP_SUM", "prod": "ROP_PROD", "max": "ROP_MAX", "min": "ROP_MIN"
 _MAX_GROUPS = 1024
 _PER_LANE = 32  # elements a lane reduces before a reduction is split into two launches
 # On GPUs: a second launch costs more than one work-group takes over this many elements a lane
-# (the launch floor of a GPU is ~8-15 us; one compute unit reads 256 x 256 floats in a few):
-# np.sum of a 37 x 1000 float32 array ran in two launches, 35 us against CuPy's 22.
-_PER_LANE_GPU = 256
+_PER_LANE_GPU = constant("reduce.per_lane_gpu")
 _TREE_GROUPS = 2048  # work-groups that fill a device; fewer outputs split r into chunks
-# On GPUs: this many work-groups per compute unit instead. H100 (132 units), 2^26 float32 in
-# rows of 2^26 / R (R = 1, 8, 64, 512), against a copy's bandwidth: argmax 73-75% with 2048
-# work-groups, 77-79% with 1024, 80-85% with 528; sums 85-88% -> 87-90%
-# (a sweep of the work-group count, 2026-11-26).
-_GROUPS_PER_UNIT_GPU = 4
+# On GPUs: this many work-groups per compute unit instead
+_GROUPS_PER_UNIT_GPU = constant("reduce.groups_per_unit_gpu")
 # On GPUs each lane takes at least this many elements of a row: short rows get fewer lanes and
-# several rows share a work-group, instead of one element a lane and a tree as deep as the row.
-# H100, rows reduced along the last axis (ms, CuPy / ours), one element a lane -> 16: the
-# k-means step's sum over 32 elements (131072 x 64 rows) 1.839 -> 0.585 (0.47x -> 1.48x),
-# argmin over 64 0.140 -> 0.028 (0.49x -> 2.44x), sum over 256 0.119 -> 0.032, max over 1024
-# 0.057 -> 0.035; 8 and 32 were each better in one case and worse in the others
-# (a sweep of the elements per lane, 2026-11-26).
-_ROW_ELEMENTS_PER_LANE_GPU = 16
+# several rows share a work-group, instead of one element a lane and a tree as deep as the row
+_ROW_ELEMENTS_PER_LANE_GPU = constant("reduce.row_elements_per_lane_gpu")
 _COLS_THREADS = 1 << 18  # work-items that fill a large GPU, for the column kernel
 _INT_LIMITS = {"char": "CHAR", "short": "SHRT", "int": "INT", "long": "LONG"}
 
