@@ -464,7 +464,7 @@ def _parser() -> argparse.ArgumentParser:
                         "(broadcasts, views, reductions, gathers, slice assignment, out= "
                         "against CuPy and torch, NumPy on CPU devices), random (random "
                         "numbers into device arrays against CuPy's or NumPy's generator) or sort "
-                        "(sort, argsort, unique, median against CuPy or NumPy)")
+                        "(sort, argsort, unique, median, bincount, histogram against CuPy or NumPy)")
     s.add_argument("--sizes", type=_positive(int), nargs="+",
                    help="matrix sizes N, or signal lengths")
     s.add_argument("--kernels", nargs="+", help="kernel names (default: all of the family)")

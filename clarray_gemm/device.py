@@ -68,6 +68,8 @@ class DeviceInfo:
     fp32_divide_option: bool = False
     # NVIDIA's compute capability (cl_nv_device_attribute_query), e.g. (9, 0); None elsewhere.
     compute_capability: tuple[int, int] | None = None
+    # 64-bit atomic operations on global memory (cl_khr_int64_base_atomics).
+    int64_atomics: bool = False
 
     @property
     def is_gpu(self) -> bool:
@@ -219,6 +221,7 @@ def _read_info(dev: cl.Device) -> DeviceInfo:
         vendor=dev.vendor.strip(),
         fp32_divide_option=_correctly_rounded_divide(dev),
         compute_capability=_compute_capability(dev, ext),
+        int64_atomics="cl_khr_int64_base_atomics" in ext,
     )
 
 

@@ -245,6 +245,17 @@ with np.errstate(all="ignore"):
         radix_sort._SUMMED_TILES = 0   # radix_scan's prefix sums
         same(np.argsort(xb, axis=None), np.argsort(b, axis=None, kind="stable"))
         same(np.sort(cg.asarray(h, device=dev)), np.sort(h, kind="stable"))
+    elif case == "counting":
+        # bincount.cl: atomic counts and compare-and-swap sums, NumPy's histogram bins
+        small = (i + 50) % 9
+        same(np.bincount(cg.asarray(small.ravel(), device=dev)), np.bincount(small.ravel()))
+        if dev.info.int64_atomics:
+            same(np.bincount(cg.asarray(small.ravel(), device=dev), weights=x.ravel()),
+                 np.bincount(small.ravel(), weights=a.ravel()), 1e-6)
+        for bins, span in ((6, (-2.0, 3.0)), ([-2.0, -0.5, 0.0, 0.0, 1.5], None)):
+            same(np.histogram(x, bins=bins, range=span)[0],
+                 np.histogram(a, bins=bins, range=span)[0])
+        same(np.histogram(x[1:], bins=5)[0], np.histogram(a[1:], bins=5)[0])   # range found
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))
         same(np.cumprod(x[:, :5], axis=0), np.cumprod(a[:, :5], axis=0), 1e-5)
@@ -268,7 +279,7 @@ print("ok")
 """
 
 CASES = ["elementwise", "elementwise_per_item", "elementwise_half", "conv_flipped", "reduce",
-         "reduce_split", "reduce_finish_last", "scan", "gather", "random", "sort"]
+         "reduce_split", "reduce_finish_last", "scan", "gather", "random", "sort", "counting"]
 # Oclgrind's race checker does not follow an order made by a global fence and an atomic counter
 # between work-groups (the last group reading the others' partials is reported as a race), so
 # those cases run with its other checks only.

@@ -159,8 +159,8 @@ def sort(device: Device, args: argparse.Namespace) -> int:
         rows = bench.run(device, cases, budget_s=budget, progress=bar,
                          cuda_peers=not args.no_peers)
     _grid_report(bench, rows, args,
-                 f"np.sort, np.argsort, np.unique, np.median on device arrays, wall clock per "
-                 f"call with the device drained, median of >= 3 calls and ~{budget:g} s per "
+                 f"np.sort, np.argsort, np.unique, np.median, np.bincount, np.histogram on "
+                 f"device arrays, wall clock per call with the device drained, median of >= 3 calls and ~{budget:g} s per "
                  f"case; peer: CuPy (NumPy without CUDA), same run; ratio = peer / ours (> 1: "
                  f"ours is faster)")
     return 1 if any(r.note == "WRONG result" for r in rows) else 0

@@ -1,5 +1,5 @@
 """``python -m clarray_gemm bench sort``: ``np.sort``, ``np.argsort``, a batched sort along the
-last axis, ``np.unique`` and ``np.median`` on device arrays against CuPy on CUDA machines
+last axis, ``np.unique``, ``np.median``, ``np.bincount`` and ``np.histogram`` on device arrays against CuPy on CUDA machines
 (NumPy elsewhere), wall clock per call with the device drained; every answer checked against
 NumPy's.
 """
@@ -36,7 +36,9 @@ def _cases(n: int, rows: tuple[int, int]) -> tuple[Case, ...]:
             Case("argsort", (n,), "float32", lambda xp, a: xp.argsort(a, kind="stable")),
             Case("sort rows", rows, "float32", lambda xp, a: xp.sort(a, axis=-1)),
             Case("unique", (n,), "int32", lambda xp, a: xp.unique(a)),
-            Case("median rows", rows, "float32", lambda xp, a: xp.median(a, axis=-1)))
+            Case("median rows", rows, "float32", lambda xp, a: xp.median(a, axis=-1)),
+            Case("bincount", (n,), "int32", lambda xp, a: xp.bincount(a)),
+            Case("histogram 100 bins", (n,), "float32", lambda xp, a: xp.histogram(a, 100)[0]))
 
 
 CASES: tuple[Case, ...] = _cases(1 << 16, (256, 256)) + _cases(1 << 20, (1024, 1024)) + \
