@@ -160,7 +160,7 @@ def sort(device: Device, args: argparse.Namespace) -> int:
                          cuda_peers=not args.no_peers)
     _grid_report(bench, rows, args,
                  f"np.sort, np.argsort, np.unique, np.median, np.bincount, np.histogram on "
-                 f"device arrays, wall clock per call with the device drained, median of >= 3 calls and ~{budget:g} s per "
-                 f"case; peer: CuPy (NumPy without CUDA), same run; ratio = peer / ours (> 1: "
+                 f"device arrays, wall clock per call with the device drained, median of >= 3 "
+                 f"calls and ~{budget:g} s per case; peer: CuPy (NumPy without CUDA), same run; ratio = peer / ours (> 1: "
                  f"ours is faster)")
     return 1 if any(r.note == "WRONG result" for r in rows) else 0
