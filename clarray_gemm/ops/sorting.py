@@ -25,8 +25,8 @@ from ..kernels.programs import get_kernel
 from ..memo import Memo
 from .radix_sort import LONGEST, sort_rows_radix
 
-__all__ = ["sort", "argsort", "partition", "argpartition", "median", "unique", "searchsorted", "quantile", "percentile",
-           "max_row"]
+__all__ = ["sort", "argsort", "partition", "argpartition", "median", "unique", "searchsorted",
+           "quantile", "percentile", "max_row"]
 
 SOURCE = "sort.cl"
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
