@@ -75,6 +75,13 @@ def test_scalar_and_advanced_indexing():
     np.testing.assert_array_equal(np.asarray(x[[0, 3, 3]]), a[[0, 3, 3]])
     np.testing.assert_array_equal(np.asarray(x[a > 0]), a[a > 0])
     assert [int(r[0]) for r in x] == list(a[:, 0])
+    zero_d = cg.asarray(np.array(7.5, np.float32))
+    assert type(zero_d[()]) is np.float32 and zero_d[()] == 7.5    # NumPy's scalar
+    assert isinstance(zero_d[...], cg.DeviceArray) and zero_d[...].shape == ()
+    assert isinstance(x[2, 3, ...], cg.DeviceArray) and x[2, 3, ...].shape == ()
+    assert isinstance(x[()], cg.DeviceArray) and x[()].shape == (5, 4)
+    zero_d[()] = 2.0
+    assert float(zero_d) == 2.0
 
 
 def test_setitem_host_and_device_values():

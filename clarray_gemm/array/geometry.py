@@ -51,8 +51,9 @@ def is_basic_index(key: Any) -> bool:
 def basic_view_geometry(shape: tuple, strides: tuple, key: Any):
     """(shape, strides, byte offset delta) of ``a[key]`` for a basic index that NumPy would
     accept and that leaves at least one axis, computed directly; None where NumPy's own
-    template indexing should answer (errors), ``(None, None, delta)`` where every axis is
-    indexed by an integer (a scalar at byte offset ``delta``)."""
+    template indexing should answer (errors), ``(None, None, delta)`` where NumPy gives a
+    scalar (every axis indexed by an integer, or ``()`` on a 0-d array: a scalar at byte offset
+    ``delta``)."""
     items = key if type(key) is tuple else (key,)
     n_index = ellipses = 0
     for k in items:
@@ -88,7 +89,7 @@ def basic_view_geometry(shape: tuple, strides: tuple, key: Any):
             axis += 1
     out_shape.extend(shape[axis:])
     out_strides.extend(strides[axis:])
-    if not out_shape and n_index:
+    if not out_shape and not ellipses:   # NumPy's scalar (a 0-d array only through ``...``)
         return (None, None, delta)
     return tuple(out_shape), tuple(out_strides), delta
 

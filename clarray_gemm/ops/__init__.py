@@ -3,4 +3,4 @@ table that ``DeviceArray.__array_function__`` / ``__array_ufunc__`` consult."""
 from . import elementwise, matmul, views  # noqa: F401
 from . import convolve  # noqa: F401
 from . import ufuncs, reductions, indexing, arrayfuncs, einsum  # noqa: F401
-from . import joining, broadcast, padding, composed, sorting, counting  # noqa: F401
+from . import joining, broadcast, padding, composed, sorting, counting, numeric  # noqa: F401
