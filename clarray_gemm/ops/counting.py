@@ -103,6 +103,12 @@ def bincount(x: Any, weights: Any = None, minlength: Any = 0) -> Any:
     return _sums(bins, w is not None)
 
 
+def _edges_out(edges: np.ndarray, given: Any, bins: Any, device: Device) -> Any:
+    """The edges as NumPy hands them back: the caller's own ``bins`` object where NumPy returns
+    the array it was given, else a device array."""
+    return bins if edges is given else adopt_host(np.asarray(edges), device)
+
+
 @implements(np.histogram)
 def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
               weights: Any = None) -> Any:
@@ -110,11 +116,11 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
     arrays; bins given as a count (equal bins) or as increasing edges."""
     kwargs = {"bins": bins, "range": range, "density": density, "weights": weights}
     if type(a) is DeviceArray and has_host_path(a.device):
-        hist, edges = np.histogram(a.host_view(), bins=bins if type(bins) is not DeviceArray
-                                   else bins.host_view(), range=range, density=density,
+        given = bins.host_view() if type(bins) is DeviceArray else bins
+        hist, edges = np.histogram(a.host_view(), bins=given, range=range, density=density,
                                    weights=weights.host_view() if type(weights) is DeviceArray
                                    else weights)
-        return adopt_host(np.asarray(hist), a.device), adopt_host(np.asarray(edges), a.device)
+        return adopt_host(np.asarray(hist), a.device), _edges_out(edges, given, bins, a.device)
     if not _on_device(a) or isinstance(bins, str):
         return host_function(np.histogram, (a,), kwargs)
     edge_input = bins.__array__() if type(bins) is DeviceArray else bins
@@ -143,7 +149,8 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
     hist = _sums(counts, w is not None)
     if w is not None and w.dtype != np.float64:
         hist = hist.astype(w.dtype)   # NumPy's result: the weights' type
+    edges_out = bins if edges is edge_input else edges_dev
     if density:
         widths = np.diff(edges)
-        return hist / asarray(widths, device=device) / np.sum(hist), edges_dev
-    return hist, edges_dev
+        return hist / asarray(widths, device=device) / np.sum(hist), edges_out
+    return hist, edges_out
