@@ -6,13 +6,17 @@
 //              outside [edges[0], edges[nbins]] and NaN are left out; the last bin holds its
 //              right edge.
 // Both add 1 to a uint counter (WEIGHTS 0), or the element's weight to a double sum (WEIGHTS 1:
-// compare-and-swap on its bits, cl_khr_int64_base_atomics). Global size (n).
+// compare-and-swap on its bits, cl_khr_int64_base_atomics). Global size (n); with LOCAL_BINS
+// (counts of at most that many bins) each work-group counts in local memory over a grid-stride
+// loop and adds its counts to the bins once: few bins would otherwise take every element's
+// atomic on the same few words. Global size then a multiple of the local size, any number.
 //
 // Parameters:
 //   T        the element type of x or a (float16 as its bits: HALF)
 //   W        the weights' type (float16 as its bits: W_HALF); WEIGHTS 1 to use them
 //   EDGE_T   the bin edges' type (float or double; NumPy's result type of the edges)
 //   UNIFORM  1: equal bins (NumPy's computed index), 0: any increasing edges (binary search)
+//   LOCAL_BINS  0, or the bins (at most) counted in local memory first (WEIGHTS 0 only)
 #ifndef T
 #define T int
 #endif
@@ -33,6 +37,12 @@
 #endif
 #ifndef UNIFORM
 #define UNIFORM 1
+#endif
+#ifndef LOCAL_BINS
+#define LOCAL_BINS 0
+#endif
+#if LOCAL_BINS && WEIGHTS
+#error "LOCAL_BINS counts only"
 #endif
 
 #if WEIGHTS
@@ -71,26 +81,14 @@ inline void add_to_bin(__global BIN_T* bins, const long b, __global const W* w, 
 #endif
 }
 
-__kernel void bincount(const long n, __global const T* restrict x, const long x_off,
-                       __global const W* restrict w, const long w_off, __global BIN_T* bins)
+// The bin of element i, or -1 where it has none.
+inline int bin_of(__global const T* restrict a, const long i, __global const EDGE_T* edges,
+                  const int nbins)
 {
-    const long i = get_global_id(0);
-    if (i < n)
-        add_to_bin(bins, (long)x[x_off + i], w + w_off, i);
-}
-
-__kernel void histogram(const long n, __global const T* restrict a, const long a_off,
-                        __global const W* restrict w, const long w_off,
-                        __global const EDGE_T* restrict edges, const int nbins,
-                        __global BIN_T* bins)
-{
-    const long i = get_global_id(0);
-    if (i >= n)
-        return;
-    const EDGE_T v = (EDGE_T)VALUE(a[a_off + i]);
+    const EDGE_T v = (EDGE_T)VALUE(a[i]);
     const EDGE_T first = edges[0], last = edges[nbins];
     if (!(v >= first && v <= last))   // (NaN too)
-        return;
+        return -1;
 #if UNIFORM
     int b = (int)((v - first) / (last - first) * (EDGE_T)nbins);
     b = min(max(b, 0), nbins - 1);
@@ -98,13 +96,63 @@ __kernel void histogram(const long n, __global const T* restrict a, const long a
         b -= 1;
     else if (v >= edges[b + 1] && b != nbins - 1)
         b += 1;
+    return b;
 #else
     int lo = 0, hi = nbins;   // the last edge not after v: edges[lo] <= v < edges[hi]
     while (hi - lo > 1) {
         const int mid = (lo + hi) / 2;
         if (v >= edges[mid]) lo = mid; else hi = mid;
     }
-    const int b = lo;
+    return lo;
 #endif
-    add_to_bin(bins, b, w + w_off, i);
+}
+
+#if LOCAL_BINS
+// Adds every element's bin (BIN_OF(i), -1 for none) to `bins` through a local count.
+#define COUNT_LOCALLY(BIN_OF, nbins)                                                   \
+    __local uint counts[LOCAL_BINS];                                                    \
+    for (int b = get_local_id(0); b < (nbins); b += get_local_size(0))                 \
+        counts[b] = 0;                                                                  \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                       \
+    for (long i = get_global_id(0); i < n; i += get_global_size(0)) {                  \
+        const long b = BIN_OF(i);                                                       \
+        if (b >= 0)                                                                     \
+            atomic_inc(&counts[(int)b]);                                                \
+    }                                                                                   \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                       \
+    for (int b = get_local_id(0); b < (nbins); b += get_local_size(0))                 \
+        if (counts[b])                                                                  \
+            atomic_add((volatile __global uint*)(bins + b), counts[b]);
+#endif
+
+__kernel void bincount(const long n, __global const T* restrict x, const long x_off,
+                       __global const W* restrict w, const long w_off, const int nbins,
+                       __global BIN_T* bins)
+{
+#if LOCAL_BINS
+#define KEY_OF(i) ((long)x[x_off + (i)])
+    COUNT_LOCALLY(KEY_OF, nbins)
+#else
+    const long i = get_global_id(0);
+    if (i < n)
+        add_to_bin(bins, (long)x[x_off + i], w + w_off, i);
+#endif
+}
+
+__kernel void histogram(const long n, __global const T* restrict a, const long a_off,
+                        __global const W* restrict w, const long w_off,
+                        __global const EDGE_T* restrict edges, const int nbins,
+                        __global BIN_T* bins)
+{
+#if LOCAL_BINS
+#define BIN_AT(i) bin_of(a + a_off, (i), edges, nbins)
+    COUNT_LOCALLY(BIN_AT, nbins)
+#else
+    const long i = get_global_id(0);
+    if (i >= n)
+        return;
+    const int b = bin_of(a + a_off, i, edges, nbins);
+    if (b >= 0)
+        add_to_bin(bins, b, w + w_off, i);
+#endif
 }

@@ -46,6 +46,17 @@ def test_bincount_counts_and_sums(on_device, dtype, n):
     assert cg.on_host_calls() == {}
 
 
+@pytest.mark.parametrize("top", [4095, 4096, 9000])
+def test_bincount_many_bins(on_device, top):
+    """Up to 4096 bins the counts gather in local memory first; past it, straight to the bins."""
+    x = np.random.default_rng(top).integers(0, top, 20011)
+    x[:3] = [0, top - 1, top - 1]
+    got = np.bincount(cg.asarray(x, device=on_device))
+    np.testing.assert_array_equal(np.asarray(got), np.bincount(x))
+    hist, _ = np.histogram(cg.asarray(x, device=on_device), bins=top)
+    np.testing.assert_array_equal(np.asarray(hist), np.histogram(x, bins=top)[0])
+
+
 def test_bincount_strided_and_errors(on_device):
     x = np.arange(40, dtype=np.int32) % 7
     xd = cg.asarray(x, device=on_device)

@@ -256,6 +256,8 @@ with np.errstate(all="ignore"):
             same(np.histogram(x, bins=bins, range=span)[0],
                  np.histogram(a, bins=bins, range=span)[0])
         same(np.histogram(x[1:], bins=5)[0], np.histogram(a[1:], bins=5)[0])   # range found
+        wide = np.array([0, 5000, 7, 5000])   # past the local bins: straight to the bins
+        same(np.bincount(cg.asarray(wide, device=dev)), np.bincount(wide))
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))
         same(np.cumprod(x[:, :5], axis=0), np.cumprod(a[:, :5], axis=0), 1e-5)

@@ -26,6 +26,8 @@ __all__ = ["bincount", "histogram"]
 
 SOURCE = "bincount.cl"
 _LOCAL = 256
+_LOCAL_BINS = 4096      # counts of up to this many bins go through local memory first
+_GROUPS_PER_UNIT = 8    # work-groups a compute unit for those (a grid-stride loop)
 
 
 def _on_device(a: Any) -> bool:
@@ -48,8 +50,12 @@ def _weights(w: Any, like: DeviceArray) -> DeviceArray | None:
 
 def _launch(device: Device, name: str, n: int, data: DeviceArray, weights: DeviceArray | None,
             bins: DeviceArray, *extra: Any, defines: dict) -> None:
+    nbins = bins.shape[0]
+    local_bins = weights is None and nbins <= _LOCAL_BINS and \
+        4 * _LOCAL_BINS <= device.info.local_mem_bytes // 2
     d = {"T": storage_ctype(data.dtype), "HALF": int(data.dtype == np.float16),
-         "WEIGHTS": int(weights is not None), **defines}
+         "WEIGHTS": int(weights is not None), "LOCAL_BINS": _LOCAL_BINS if local_bins else 0,
+         **defines}
     if weights is not None:
         d["W"] = storage_ctype(weights.dtype)
         d["W_HALF"] = int(weights.dtype == np.float16)
@@ -58,7 +64,10 @@ def _launch(device: Device, name: str, n: int, data: DeviceArray, weights: Devic
         d["IS_FP64"] = 1
     kernel = get_kernel(device, SOURCE, name, d)
     w = weights if weights is not None else data
-    gsize = -(-n // _LOCAL) * _LOCAL
+    groups = -(-n // _LOCAL)
+    if local_bins:
+        groups = min(groups, _GROUPS_PER_UNIT * device.info.compute_units)
+    gsize = groups * _LOCAL
     kernel(device.queue, (gsize,), (_LOCAL,), np.int64(n), data.storage.kernel_buffer(),
            np.int64(data.offset // data.itemsize), w.storage.kernel_buffer(),
            np.int64(w.offset // w.itemsize), *extra, bins.storage.kernel_buffer(write=True))
@@ -99,7 +108,7 @@ def bincount(x: Any, weights: Any = None, minlength: Any = 0) -> Any:
         raise ValueError("'list' argument must have no negative elements")
     length = max(high + 1, minlength)
     bins = zeros((length,), np.uint64 if w is not None else np.uint32, device=x.device)
-    _launch(x.device, "bincount", x.size, x, w, bins, defines={})
+    _launch(x.device, "bincount", x.size, x, w, bins, np.int32(length), defines={})
     return _sums(bins, w is not None)
 
 
