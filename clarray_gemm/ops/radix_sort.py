@@ -39,7 +39,8 @@ class RadixShape:
 def _scatter_local_bytes(shape: RadixShape, key_bytes: int, pairs: bool) -> int:
     radix, tile = 1 << shape.bits, shape.wg * shape.items
     vote_words = -(-shape.wg // 32)
-    return (4 * radix * vote_words + 8 * radix + 4 * shape.wg + tile * key_bytes
+    # votes, three per-digit int arrays (next, prior, offset), the scan's parts, the staging
+    return (4 * radix * vote_words + 12 * radix + 4 * shape.wg + tile * key_bytes
             + (tile * 4 if pairs else 4))
 
 
