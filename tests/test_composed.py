@@ -137,6 +137,37 @@ def test_vdot_and_average(either_path):
     same(count, wcount)
 
 
+@pytest.mark.parametrize("adt,wdt", [(np.float64, np.float64), (np.float32, np.float32),
+                                     (np.int32, np.float32), (np.float32, np.int64),
+                                     (np.bool_, np.int8)])
+def test_weighted_average(adt, wdt, either_path):
+    """Weights on the device or the host, the same shape or along the axes, ``returned`` and
+    ``keepdims``: NumPy's values (within float rounding), dtypes, shapes and errors."""
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal((4, 6, 5)) * 3).astype(adt)
+    w = (rng.random((4, 6, 5)) * 4 + 1).astype(wdt)
+    x = cg.asarray(a)
+    cases = [({}, w), ({"axis": 1}, w), ({"axis": 1}, w[0, :, 0]), ({"axis": (0, 2)}, w[:, 0]),
+             ({"axis": (2, 0)}, w[:, 0].T), ({"axis": -1, "keepdims": True}, w[0, 0])]
+    cg.reset_host_calls()
+    for kw, weights in cases:
+        for given in (weights, cg.asarray(weights)):
+            got, scl = np.average(x, weights=given, returned=True, **kw)
+            want, wscl = np.average(a, weights=weights, returned=True, **kw)
+            for g, ww in ((got, want), (scl, wscl)):
+                g = np.asarray(g)
+                assert g.dtype == np.asarray(ww).dtype and g.shape == np.shape(ww)
+                tol = 1e-5 if g.dtype == np.float32 else 1e-12
+                np.testing.assert_allclose(g, ww, rtol=tol, atol=tol)
+    assert cg.on_host_calls() == {}
+    with pytest.raises(TypeError, match="Axis must be specified"):
+        np.average(x, weights=w[0])
+    with pytest.raises(ValueError, match="Shape of weights"):
+        np.average(x, axis=0, weights=w[0])
+    with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+        np.average(x, axis=1, weights=np.zeros(6, wdt))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32],
                          ids=lambda d: np.dtype(d).name)
 def test_nansum_and_nanmean(dtype, either_path):

@@ -142,3 +142,22 @@ def test_cov_errors_and_weights(on_device):
     got = np.cov(md, fweights=[1, 2, 1, 3])   # NumPy's, on the host (counted)
     np.testing.assert_allclose(np.asarray(got), np.cov(m, fweights=[1, 2, 1, 3]), rtol=1e-12)
     assert cg.on_host_calls() == {"cov": 1}
+
+
+@pytest.mark.parametrize("bins", [[-2.0, 0.0, 1.0, 4.0], [4.0, 1.0, 1.0, -2.0], [1.0],
+                                  [0, 0, 0], np.array([-3, 5], np.int32)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int16])
+def test_digitize_is_numpys(on_device, bins, dtype):
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(57) * 3).round(0).astype(dtype)
+    if dtype != np.int16:
+        x[[3, 9]] = [np.nan, np.inf]
+    for right in (False, True):
+        for given in (bins, _dev(np.asarray(bins), on_device)):
+            got = np.digitize(_dev(x, on_device), given, right=right)
+            want = np.digitize(x, bins, right=right)
+            assert isinstance(got, cg.DeviceArray) and np.asarray(got).dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(got), want)
+    assert cg.on_host_calls() == {}
+    with pytest.raises(ValueError, match="monotonically"):
+        np.digitize(_dev(x, on_device), [1.0, 0.0, 2.0])

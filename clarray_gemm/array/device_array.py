@@ -375,7 +375,7 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
     def transpose(self, *axes) -> "DeviceArray":
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], numbers.Integral)):
             axes = axes[0]
-        if not axes:
+        if axes is None or len(axes) == 0:   # (an ndarray of axes has no truth value)
             return self.T
         return self.geometry_view(lambda t: t.transpose(axes))
 

@@ -3,7 +3,7 @@ same way over device arrays so that they stay on the device with NumPy's results
 (``around``), ``nan_to_num``, ``isclose``, ``allclose``, ``array_equal``, ``isposinf``,
 ``isneginf``, ``count_nonzero``, ``ptp``, ``diff``, ``roll``, ``flip`` (``fliplr``, ``flipud``),
 ``copyto``, ``repeat`` and ``tile`` (broadcast views copied once), ``vdot``, ``average``
-(without weights), ``nansum``, ``nanmean``, ``nonzero``/``flatnonzero``/``argwhere`` (a
+(real weights too), ``nansum``, ``nanmean``, ``nonzero``/``flatnonzero``/``argwhere`` (a
 compaction of an index sequence), ``meshgrid``, ``cross`` (3-vectors), and the ``split`` family
 (NumPy's own code, whose slices are device views). Each follows NumPy's own code (the same
 operations in the same order, so the same bits and the same errors); arguments outside what it
@@ -20,7 +20,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .._dispatch import FUNCTIONS, implements
-from ..array import DeviceArray, full, host_function
+from ..array import DeviceArray, asarray, full, host_function
 from ..memo import Memo
 from .arrayfuncs import arange
 
@@ -334,19 +334,48 @@ def vdot(a: Any, b: Any) -> Any:
 @implements(np.average)
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
             keepdims: Any = _NO) -> Any:
-    """``np.average`` without weights: ``np.mean`` (with ``returned``, the count as NumPy
-    gives it, broadcast to the result)."""
-    if not _real(a) or weights is not None:
-        kwargs = {"axis": axis, "weights": weights, "returned": returned}
-        if keepdims is not _NO:
-            kwargs["keepdims"] = keepdims
+    """``np.average``: ``np.mean`` without weights (with ``returned``, the count as NumPy gives
+    it, broadcast to the result); with real weights NumPy's steps: their sum ``scl`` (its
+    ZeroDivisionError for a zero), the weighted values' sum over ``scl``."""
+    kwargs = {"axis": axis, "weights": weights, "returned": returned}
+    if keepdims is not _NO:
+        kwargs["keepdims"] = keepdims
+    if not _real(a) or (weights is not None and not (
+            _real(weights) or (type(weights) is not DeviceArray
+                               and np.asarray(weights).dtype.kind in "biuf"))):
         return host_function(np.average, (a,), kwargs)
-    kwargs = {} if keepdims is _NO else {"keepdims": keepdims}
-    avg = np.mean(a, axis=axis, **kwargs)
+    keep = {} if keepdims is _NO else {"keepdims": keepdims}
+    if weights is None:
+        avg = np.mean(a, axis=axis, **keep)
+        if not returned:
+            return avg
+        count = a.size // max(avg.size, 1) if a.size else 0
+        return avg, full(avg.shape, count, dtype=avg.dtype, device=avg.device)
+    if axis is not None:
+        axis = normalize_axis_tuple(axis, a.ndim, argname="axis")
+    wgt = weights if type(weights) is DeviceArray else asarray(np.asarray(weights),
+                                                               device=a.device)
+    if a.shape != wgt.shape:
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if wgt.shape != tuple(a.shape[ax] for ax in axis):
+            raise ValueError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")
+        wgt = np.transpose(wgt, np.argsort(axis)).reshape(
+            tuple((n if ax in axis else 1) for ax, n in enumerate(a.shape)))
+    if a.dtype.kind in "biu":
+        result_dtype = np.result_type(a.dtype, wgt.dtype, "f8")
+    else:
+        result_dtype = np.result_type(a.dtype, wgt.dtype)
+    scl = np.sum(wgt, axis=axis, dtype=result_dtype, **keep)
+    if bool(np.any(scl == 0.0)):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    avg = np.sum(np.multiply(a, wgt, dtype=result_dtype), axis=axis, **keep) / scl
     if not returned:
         return avg
-    count = a.size // max(avg.size, 1) if a.size else 0
-    return avg, full(avg.shape, count, dtype=avg.dtype, device=avg.device)
+    if scl.shape != avg.shape:
+        scl = np.broadcast_to(scl, avg.shape).copy()
+    return avg, scl
 
 
 def _nan_kwargs(axis: Any, dtype: Any, out: Any, keepdims: Any, extra: dict) -> dict:

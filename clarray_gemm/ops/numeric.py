@@ -1,6 +1,7 @@
 """NumPy's numeric helpers written over device operations, so that they stay on the device:
 ``kron`` (one broadcast multiply, as NumPy's), ``trapezoid`` (NumPy's own formula), ``interp``
-(a search of ``xp`` and NumPy's interpolation, in float64 as NumPy computes it), ``cov`` and
+(a search of ``xp`` and NumPy's interpolation, in float64 as NumPy computes it), ``digitize``
+(a search of the bins), ``cov`` and
 ``corrcoef`` (NumPy's steps: mean, centring, one matrix product). Arguments outside what each
 covers (complex data, weights of ``cov``, ``period`` of ``interp``) go to NumPy on host views,
 counted by ``on_host_calls``.
@@ -15,7 +16,7 @@ import numpy as np
 from .._dispatch import implements
 from ..array import DeviceArray, asarray, host_function
 
-__all__ = ["kron", "trapezoid", "interp", "cov", "corrcoef"]
+__all__ = ["kron", "trapezoid", "interp", "digitize", "cov", "corrcoef"]
 
 
 def _real(x: Any) -> bool:
@@ -120,6 +121,28 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     res = np.where(x < xp[0], lval, np.where(x > xp[n - 1], rval, res))
     res = np.where(np.isnan(x), x, res)
     return res[0] if scalar else res
+
+
+@implements(np.digitize)
+def digitize(x: Any, bins: Any, right: bool = False) -> Any:
+    """``np.digitize`` as NumPy writes it: the bins' monotonicity checked (on the host: bins
+    are few), then a device ``searchsorted`` of ``x`` in them (reversed when decreasing)."""
+    kwargs = {"right": right}
+    if type(x) is not DeviceArray or x.dtype.kind not in "biuf":
+        return host_function(np.digitize, (x, bins), kwargs)   # NumPy's errors too
+    edges = bins.__array__() if type(bins) is DeviceArray else np.asarray(bins)
+    if edges.dtype.kind not in "biuf" or edges.ndim != 1 or (
+            edges.dtype.kind == "f" and bool(np.isnan(edges).any())):
+        return host_function(np.digitize, (x, bins), kwargs)   # NumPy's own NaN-bins rule
+    increasing = edges.size < 2 or bool(np.all(edges[1:] >= edges[:-1]))
+    decreasing = edges.size >= 2 and bool(np.all(edges[1:] <= edges[:-1]))
+    if not (increasing or decreasing):
+        raise ValueError("bins must be monotonically increasing or decreasing")
+    side = "left" if right else "right"
+    if increasing:
+        return np.searchsorted(asarray(edges, device=x.device), x, side=side)
+    return edges.size - np.searchsorted(asarray(edges[::-1].copy(), device=x.device), x,
+                                        side=side)
 
 
 def _cov_inputs(m: Any, y: Any, rowvar: Any, dtype: Any):
