@@ -335,3 +335,30 @@ def test_partition_errors_are_numpys(on_device):
         np.partition(x, 1, kind="quicksort")
     with pytest.raises(np.exceptions.AxisError):
         np.argpartition(x, 1, axis=1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("axis", [None, 0, 1, 2, (0, 2), -1])
+def test_nanmedian_is_numpys(on_device, dtype, axis):
+    """The middle of each row's values that are not NaN, bit for bit; NaN and NumPy's warning
+    for a row of NaNs; keepdims."""
+    import warnings
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((5, 6, 7)).astype(dtype)
+    a[a > 1.0] = np.nan
+    a[1, 2, :] = np.nan
+    a[2, :, 3] = np.nan
+    x = cg.asarray(a, device=on_device)
+    cg.reset_host_calls()
+    for keepdims in (False, True):
+        with warnings.catch_warnings(record=True) as ours:
+            warnings.simplefilter("always")
+            got = np.nanmedian(x, axis=axis, keepdims=keepdims)
+        with warnings.catch_warnings(record=True) as theirs:
+            warnings.simplefilter("always")
+            want = np.nanmedian(a, axis=axis, keepdims=keepdims)
+        _same_bits(got, np.asarray(want))
+        assert [str(w.message) for w in ours] == [str(w.message) for w in theirs]
+    assert cg.on_host_calls() == {}
+    ints = np.array([[3, 1, 2, 9]], np.int32)
+    _same_bits(np.nanmedian(cg.asarray(ints, device=on_device), axis=1), np.nanmedian(ints, axis=1))

@@ -11,6 +11,7 @@ views (counted).
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -25,8 +26,8 @@ from ..kernels.programs import get_kernel
 from ..memo import Memo
 from .radix_sort import LONGEST, sort_rows_radix
 
-__all__ = ["sort", "argsort", "partition", "argpartition", "median", "unique", "searchsorted",
-           "quantile", "percentile", "max_row"]
+__all__ = ["sort", "argsort", "partition", "argpartition", "median", "nanmedian", "unique",
+           "searchsorted", "quantile", "percentile", "max_row"]
 
 SOURCE = "sort.cl"
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -217,6 +218,44 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
         last = s[..., n - 1]
         middle = np.where(np.isnan(last), last.astype(middle.dtype), middle)
     if keepdims:
+        middle = middle.reshape(tuple(1 if ax in axes else a.shape[ax] for ax in range(a.ndim)))
+    return middle
+
+
+@implements(np.nanmedian)
+def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+              keepdims: Any = np._NoValue) -> Any:
+    """``np.nanmedian`` of a float32/float64 device array: the sorted rows (NaN last), the
+    middle of each row's values that are not NaN (NumPy's mean of the middle two); NaN and
+    NumPy's "All-NaN slice" warning for a row of NaNs. Integers: ``np.median``."""
+    kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input}
+    if keepdims is not np._NoValue:
+        kwargs["keepdims"] = keepdims
+    if not _on_gpu_path(a) or out is not None or a.dtype == np.float16:
+        if type(a) is DeviceArray and has_host_path(a.device) and out is None:
+            return adopt_host(np.asarray(np.nanmedian(a.host_view(), **kwargs)), a.device)
+        return host_function(np.nanmedian, (a,), kwargs)
+    if a.dtype.kind != "f":
+        return median(a, axis=axis, keepdims=keepdims is True)
+    axes = tuple(range(a.ndim)) if axis is None else tuple(
+        normalize_axis_index(ax, a.ndim) for ax in (axis if isinstance(axis, tuple) else (axis,)))
+    n = int(np.prod([a.shape[ax] for ax in axes], dtype=np.int64))
+    if len(set(axes)) != len(axes) or n == 0:
+        return host_function(np.nanmedian, (a,), kwargs)   # NumPy's errors and empty rule
+    kept = [ax for ax in range(a.ndim) if ax not in axes]
+    rows = a.geometry_view(lambda t: np.transpose(t, kept + list(axes))).reshape(
+        tuple(a.shape[ax] for ax in kept) + (n,))
+    s = _rows_sorted(rows, -1, arg=False)
+    if s is None:
+        return host_function(np.nanmedian, (a,), kwargs)
+    count = n - np.sum(np.isnan(rows), axis=-1, dtype=np.int64)
+    lo = np.take_along_axis(s, np.maximum((count - 1) // 2, 0)[..., None], -1)[..., 0]
+    hi = np.take_along_axis(s, np.minimum(count // 2, n - 1)[..., None], -1)[..., 0]
+    middle = np.where(count % 2 == 1, lo, (lo + hi) / 2)
+    if bool(np.any(count == 0)):
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+        middle = np.where(count == 0, np.nan, middle).astype(a.dtype)
+    if keepdims is True:
         middle = middle.reshape(tuple(1 if ax in axes else a.shape[ax] for ax in range(a.ndim)))
     return middle
 
