@@ -70,3 +70,16 @@ def test_errors_and_host_cases(on_device):
     for g, w in zip((both, i, j), want):
         np.testing.assert_array_equal(np.asarray(g), w)
     assert cg.on_host_calls() == {"intersect1d": 1}
+
+
+def test_host_path_gives_numpys(device):
+    if not device.info.host_unified_memory:
+        pytest.skip("the host path needs a device whose memory is the host's")
+    a, b = _operands("int", seed=2)
+    x = cg.asarray(a, device=device)
+    cg.reset_host_calls()
+    for f in (np.isin, np.intersect1d, np.setdiff1d, np.union1d):
+        got = f(x, b)
+        assert isinstance(got, cg.DeviceArray)
+        _same(got, f(a, b))
+    assert cg.on_host_calls() == {}

@@ -16,8 +16,6 @@ from .arrayfuncs import arange
 
 __all__ = ["take_along_axis", "lexsort"]
 
-_NO = np._NoValue
-
 
 def _flat_positions(shape: tuple, indices: DeviceArray, axis: int) -> DeviceArray:
     """Flat positions in a C-contiguous array of ``shape`` of ``indices`` along ``axis`` (already

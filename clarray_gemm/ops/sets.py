@@ -1,8 +1,9 @@
 """NumPy's set functions on device arrays, from the device sort: ``np.isin`` (a search of each
 element in the sorted test elements, then an equality test: NaN is in nothing, -0.0 is 0.0, as
 NumPy's comparisons say), ``np.intersect1d``, ``np.setdiff1d`` and ``np.union1d`` (NumPy's own
-steps over ``unique``, ``concatenate`` and masks). Object data and ``return_indices`` go to
-NumPy on host views (counted)."""
+steps over ``unique``, ``concatenate`` and masks). On devices with a host path NumPy's own
+function runs on the mapping (a device result); object data and ``return_indices`` elsewhere go
+to NumPy on host views (counted)."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,17 +11,20 @@ from typing import Any
 import numpy as np
 
 from .._dispatch import implements
-from ..array import DeviceArray, asarray, host_function, zeros
+from ..array import DeviceArray, adopt_host, asarray, host_function, zeros
+from ..kernels.crossover import has_host_path
 
 __all__ = ["isin", "intersect1d", "setdiff1d", "union1d"]
 
 
 def _device_pair(a: Any, b: Any):
     """Both operands as device arrays of real numbers on one device, or None where NumPy should
-    answer (no device array, object or complex data)."""
+    answer (no device array, object or complex data, a device with a host path)."""
     if type(a) is not DeviceArray and type(b) is not DeviceArray:
         return None
     device = a.device if type(a) is DeviceArray else b.device
+    if has_host_path(device):
+        return None
     out = []
     for v in (a, b):
         kind = v.dtype.kind if type(v) is DeviceArray else np.asarray(v).dtype.kind
@@ -28,6 +32,20 @@ def _device_pair(a: Any, b: Any):
             return None
         out.append(asarray(v, device=device))
     return out
+
+
+def _on_host(func: Any, args: tuple, kwargs: dict) -> Any:
+    """NumPy's ``func``: on the mapping where the device has a host path (a device result, as
+    the sort gives there), else on host views (a counted fallback)."""
+    devices = [a.device for a in args if type(a) is DeviceArray]
+    if devices and has_host_path(devices[0]) and all(
+            type(a) is not DeviceArray or a.dtype.kind in "biuf" for a in args):
+        views = tuple(a.host_view() if type(a) is DeviceArray else a for a in args)
+        result = func(*views, **kwargs)
+        if isinstance(result, tuple):
+            return tuple(adopt_host(np.asarray(r), devices[0]) for r in result)
+        return adopt_host(np.asarray(result), devices[0])
+    return host_function(func, args, kwargs)
 
 
 def _found(values: DeviceArray, pool: DeviceArray) -> DeviceArray:
@@ -49,7 +67,7 @@ def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: 
     kwargs = {"assume_unique": assume_unique, "invert": invert, "kind": kind}
     pair = _device_pair(element, test_elements)
     if pair is None:
-        return host_function(np.isin, (element, test_elements), kwargs)
+        return _on_host(np.isin, (element, test_elements), kwargs)
     if kind not in (None, "sort", "table"):
         raise ValueError(f"Invalid kind: '{kind}'. Please use None, 'sort' or 'table'.")
     values, pool = pair
@@ -65,7 +83,7 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False,
     kwargs = {"assume_unique": assume_unique, "return_indices": return_indices}
     pair = _device_pair(ar1, ar2)
     if pair is None or return_indices:
-        return host_function(np.intersect1d, (ar1, ar2), kwargs)
+        return _on_host(np.intersect1d, (ar1, ar2), kwargs)
     a, b = pair
     if assume_unique:
         a, b = a.reshape(-1), b.reshape(-1)
@@ -84,7 +102,7 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> Any:
     kwargs = {"assume_unique": assume_unique}
     pair = _device_pair(ar1, ar2)
     if pair is None:
-        return host_function(np.setdiff1d, (ar1, ar2), kwargs)
+        return _on_host(np.setdiff1d, (ar1, ar2), kwargs)
     a, b = pair
     a = a.reshape(-1) if assume_unique else np.unique(a)
     if not assume_unique:
@@ -97,5 +115,5 @@ def union1d(ar1: Any, ar2: Any) -> Any:
     """``np.union1d``: the unique values of both, sorted."""
     pair = _device_pair(ar1, ar2)
     if pair is None:
-        return host_function(np.union1d, (ar1, ar2), {})
+        return _on_host(np.union1d, (ar1, ar2), {})
     return np.unique(np.concatenate(pair, axis=None))
