@@ -107,6 +107,8 @@ def bincount(x: Any, weights: Any = None, minlength: Any = 0) -> Any:
     if low < 0:
         raise ValueError("'list' argument must have no negative elements")
     length = max(high + 1, minlength)
+    if length > np.iinfo(np.int32).max:   # the kernels index bins with int
+        return host_function(np.bincount, (x,), kwargs)
     bins = zeros((length,), np.uint64 if w is not None else np.uint32, device=x.device)
     _launch(x.device, "bincount", x.size, x, w, bins, np.int32(length), defines={})
     return _sums(bins, w is not None)
