@@ -75,3 +75,35 @@ def test_lexsort_is_numpys(on_device, dtypes):
     np.testing.assert_array_equal(np.asarray(np.lexsort(cg.asarray(stacked, device=on_device))),
                                   np.lexsort(stacked))
     assert cg.on_host_calls() == {}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float16])
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+def test_put_along_axis_is_numpys(on_device, dtype, axis):
+    """Values (broadcast, cast) written at indices along an axis, negative and repeated ones
+    (the last write wins, as in NumPy), in place; a strided target goes through NumPy."""
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((6, 7)) * 5).astype(dtype)
+    x = cg.asarray(a, device=on_device)
+    if axis is None:
+        idx = np.array([0, 41, -1, 3, 3])
+        values = np.arange(5.0)
+    else:
+        shape = [6, 7]
+        shape[axis] = 3
+        idx = rng.integers(-a.shape[axis], a.shape[axis], shape)
+        idx.flat[1] = idx.flat[0]   # a repeated position
+        values = rng.standard_normal(shape) * 9
+    for vals in (values, values[..., :1] if axis is not None else values[:1], 2.5):
+        want = a.copy()
+        np.put_along_axis(want, idx, vals, axis)
+        assert np.put_along_axis(x, cg.asarray(idx, device=on_device), vals, axis) is None
+        assert np.asarray(x).tobytes() == want.tobytes()
+        a = want
+    assert cg.on_host_calls() == {}
+    strided = cg.asarray(np.zeros((6, 14), dtype), device=on_device)[:, ::2]
+    np.put_along_axis(strided, np.zeros((6, 1), np.int64), 1, 1)
+    np.testing.assert_array_equal(np.asarray(strided)[:, 0], np.ones(6, dtype))
+    assert cg.on_host_calls() == {"put_along_axis": 1}
+    with pytest.raises(IndexError, match="out of bounds"):
+        np.put_along_axis(x, np.full((6, 1), 7), 0.0, 1)

@@ -161,3 +161,16 @@ def test_digitize_is_numpys(on_device, bins, dtype):
     assert cg.on_host_calls() == {}
     with pytest.raises(ValueError, match="monotonically"):
         np.digitize(_dev(x, on_device), [1.0, 0.0, 2.0])
+
+
+@pytest.mark.parametrize("p", [[1, -2, 3], np.array([2.5, 0, 1], np.float32), [3],
+                               np.array([1, 2], np.int8)])
+@pytest.mark.parametrize("xdtype", [np.float64, np.float32, np.int64])
+def test_polyval_is_numpys(on_device, p, xdtype):
+    x = (np.random.default_rng(5).standard_normal(13) * 4).astype(xdtype)
+    for coeffs in (p, _dev(np.asarray(p), on_device)):
+        got = np.polyval(coeffs, _dev(x, on_device))
+        want = np.polyval(p, x)
+        assert isinstance(got, cg.DeviceArray) and np.asarray(got).dtype == want.dtype
+        assert np.asarray(got).tobytes() == want.tobytes()
+    assert cg.on_host_calls() == {}

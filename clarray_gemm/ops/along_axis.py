@@ -1,6 +1,7 @@
 """Index arrays along an axis, on the device: ``np.take_along_axis`` (each index turned into a
-flat position of the array's contiguous copy, one gather) and ``np.lexsort`` (stable argsorts
-from the last key's least significant partner up, each key gathered in the order so far).
+flat position of the array's contiguous copy, one gather), ``np.put_along_axis`` (the same
+positions in a C-contiguous array, one scatter: the last of repeated positions wins, as in
+NumPy) and ``np.lexsort`` (stable argsorts key by key, each key gathered in the order so far).
 Arguments outside what each covers go to NumPy on host views (counted)."""
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from ..array import DeviceArray, asarray, host_function
 from ..array.geometry import c_strides
 from .arrayfuncs import arange
 
-__all__ = ["take_along_axis", "lexsort"]
+__all__ = ["take_along_axis", "put_along_axis", "lexsort"]
 
 
 def _flat_positions(shape: tuple, indices: DeviceArray, axis: int) -> DeviceArray:
@@ -68,6 +69,37 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Any:
     wrapped = _in_range(indices, arr.shape[axis], axis)
     source = arr if arr.is_c_contiguous else arr.copy()
     return source.reshape(-1)[_flat_positions(arr.shape, wrapped, axis)]
+
+
+@implements(np.put_along_axis)
+def put_along_axis(arr: Any, indices: Any, values: Any, axis: Any) -> None:
+    """``np.put_along_axis`` into a C-contiguous device array: ``values`` (broadcast) written at
+    ``indices`` along ``axis``, one scatter; other layouts go through NumPy (written back)."""
+    args = (arr, indices, values, axis)
+    if (type(arr) is not DeviceArray or not arr.is_c_contiguous or arr.dtype.kind not in "biuf"
+            or not (type(indices) is DeviceArray or np.asarray(indices).dtype.kind in "iu")):
+        return host_function(np.put_along_axis, args, {})
+    indices = asarray(indices, device=arr.device)
+    kind = values.dtype.kind if type(values) is DeviceArray else np.asarray(values).dtype.kind
+    if indices.dtype.kind not in "iu" or kind not in "biuf":
+        return host_function(np.put_along_axis, args, {})
+    target = arr
+    if axis is None:
+        if indices.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        target, axis = arr.reshape(-1), 0
+    axis = normalize_axis_index(axis, target.ndim)
+    if indices.ndim != target.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    try:
+        np.broadcast_shapes(
+            tuple(1 if d == axis else n for d, n in enumerate(target.shape)),
+            tuple(1 if d == axis else n for d, n in enumerate(indices.shape)))
+    except ValueError:
+        return host_function(np.put_along_axis, args, {})   # NumPy's IndexError
+    wrapped = _in_range(indices, target.shape[axis], axis)
+    arr.reshape(-1)[_flat_positions(target.shape, wrapped, axis)] = values
+    return None
 
 
 @implements(np.lexsort)

@@ -1,7 +1,7 @@
 """NumPy's numeric helpers written over device operations, so that they stay on the device:
 ``kron`` (one broadcast multiply, as NumPy's), ``trapezoid`` (NumPy's own formula), ``interp``
 (a search of ``xp`` and NumPy's interpolation, in float64 as NumPy computes it), ``digitize``
-(a search of the bins), ``cov`` and
+(a search of the bins), ``polyval`` (Horner's steps, as NumPy's), ``cov`` and
 ``corrcoef`` (NumPy's steps: mean, centring, one matrix product). Arguments outside what each
 covers (complex data, weights of ``cov``, ``period`` of ``interp``) go to NumPy on host views,
 counted by ``on_host_calls``.
@@ -16,7 +16,7 @@ import numpy as np
 from .._dispatch import implements
 from ..array import DeviceArray, asarray, host_function
 
-__all__ = ["kron", "trapezoid", "interp", "digitize", "cov", "corrcoef"]
+__all__ = ["kron", "trapezoid", "interp", "digitize", "polyval", "cov", "corrcoef"]
 
 
 def _real(x: Any) -> bool:
@@ -143,6 +143,21 @@ def digitize(x: Any, bins: Any, right: bool = False) -> Any:
         return np.searchsorted(asarray(edges, device=x.device), x, side=side)
     return edges.size - np.searchsorted(asarray(edges[::-1].copy(), device=x.device), x,
                                         side=side)
+
+
+@implements(np.polyval)
+def polyval(p: Any, x: Any) -> Any:
+    """``np.polyval`` at device points as NumPy writes it: ``y = y * x + c`` for each
+    coefficient ``c`` (read to the host: NumPy's scalars, NumPy's promotions), from zeros."""
+    if type(x) is not DeviceArray or x.dtype.kind not in "biuf" or isinstance(p, np.poly1d):
+        return host_function(np.polyval, (p, x), {})
+    coeffs = p.__array__() if type(p) is DeviceArray else np.asarray(p)
+    if coeffs.ndim != 1 or coeffs.dtype.kind not in "biuf":
+        return host_function(np.polyval, (p, x), {})
+    y = np.zeros_like(x)
+    for c in coeffs:
+        y = y * x + c
+    return y
 
 
 def _cov_inputs(m: Any, y: Any, rowvar: Any, dtype: Any):
