@@ -27,7 +27,7 @@ from ..memo import Memo
 from .radix_sort import LONGEST, sort_rows_radix
 
 __all__ = ["sort", "argsort", "partition", "argpartition", "median", "nanmedian", "unique",
-           "searchsorted", "quantile", "percentile", "max_row"]
+           "searchsorted", "quantile", "percentile", "nanquantile", "nanpercentile", "max_row"]
 
 SOURCE = "sort.cl"
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -369,6 +369,18 @@ def _search_kernel(device: Device, dtype: np.dtype, side: str):
     return get_kernel(device, SOURCE, "search_sorted", defines)
 
 
+def _lerp(below: Any, above: Any, t: Any, low_half: Any, dtype: np.dtype) -> Any:
+    """NumPy's ``_lerp`` of the neighbours ``below``/``above`` (the input's dtype) at ``t``
+    (float64, a number or a device array): their difference in the input's dtype, then, in the
+    result's ``dtype``, ``below + diff * t`` below t = 0.5 and ``above - diff * (1 - t)`` from
+    it (``low_half``: t < 0.5, a bool or a device array)."""
+    diff = (above - below).astype(dtype)
+    below, above = below.astype(dtype), above.astype(dtype)
+    if type(low_half) is bool or isinstance(low_half, np.bool_):
+        return below + diff * dtype.type(t) if low_half else above - diff * dtype.type(1 - t)
+    return np.where(low_half, below + diff * t.astype(dtype), above - diff * (1 - t).astype(dtype))
+
+
 def _quantiles(func: Any, a: Any, q: Any, scale: float, axis: Any, out: Any,
                overwrite_input: bool, method: str, keepdims: bool, weights: Any) -> Any:
     """``np.quantile`` / ``np.percentile`` (``scale`` 1 / 100) with the linear method: the
@@ -398,17 +410,13 @@ def _quantiles(func: Any, a: Any, q: Any, scale: float, axis: Any, out: Any,
     raw = _rows_sorted(rows, -1, arg=False)
     if raw is None:
         return host_function(func, (a, q), kwargs)
-    s = raw if raw.dtype == result_dtype else raw.astype(result_dtype)
     parts = []
     for quantile in qs.reshape(-1):
         index = quantile * (n - 1)
         lo = int(np.floor(index))
         hi = min(lo + 1, n - 1)
         t = index - lo
-        below, above = s[..., lo], s[..., hi]
-        diff = above - below
-        parts.append(below + diff * result_dtype.type(t) if t < 0.5
-                     else above - diff * result_dtype.type(1 - t))
+        parts.append(_lerp(raw[..., lo], raw[..., hi], t, t < 0.5, result_dtype))
     result = parts[0] if qs.ndim == 0 else np.stack(parts).reshape(qs.shape + parts[0].shape)
     if a.dtype.kind == "f":   # NumPy: a row holding a NaN gives that NaN (its last element)
         last = raw[..., n - 1]
@@ -438,3 +446,77 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
     """``np.percentile`` of a device array (the linear method on the device)."""
     return _quantiles(np.percentile, a, q, 100.0, axis, out, overwrite_input, method, keepdims,
                       weights)
+
+
+def _nanquantiles(func: Any, plain: Any, a: Any, q: Any, scale: float, axis: Any, out: Any,
+                  overwrite_input: bool, method: str, keepdims: Any, weights: Any) -> Any:
+    """``np.nanquantile`` / ``np.nanpercentile`` with the linear method: as
+    :func:`_quantiles`, each row's index q * (k - 1) counting only its k values that are not
+    NaN (they sort first); NaN and NumPy's "All-NaN slice" warning for a row of NaNs.
+    Integers: ``plain`` (``np.quantile`` / ``np.percentile``), as NumPy does."""
+    kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input, "method": method,
+              "weights": weights}
+    if keepdims is not np._NoValue:
+        kwargs["keepdims"] = keepdims
+    if (not _on_gpu_path(a) or out is not None or method != "linear" or weights is not None
+            or type(q) is DeviceArray or a.dtype == np.float16 or not a.device.info.fp64):
+        if type(a) is DeviceArray and has_host_path(a.device) and out is None \
+                and type(q) is not DeviceArray:
+            found = func(a.host_view(), q, **kwargs)
+            return found if np.ndim(found) == 0 else adopt_host(np.asarray(found), a.device)
+        return host_function(func, (a, q), kwargs)
+    if a.dtype.kind != "f":
+        return plain(a, q, axis=axis, keepdims=keepdims is True)
+    result_dtype = np.asarray(func(np.zeros(2, a.dtype), q)).dtype   # NumPy's checks of q
+    qs = np.asarray(q, dtype=np.float64) / scale
+    axes = tuple(range(a.ndim)) if axis is None else tuple(
+        normalize_axis_index(ax, a.ndim) for ax in (axis if isinstance(axis, tuple) else (axis,)))
+    n = int(np.prod([a.shape[ax] for ax in axes], dtype=np.int64))
+    if len(set(axes)) != len(axes) or n == 0:
+        return host_function(func, (a, q), kwargs)
+    kept = [ax for ax in range(a.ndim) if ax not in axes]
+    rows = a.geometry_view(lambda t: np.transpose(t, kept + list(axes))).reshape(
+        tuple(a.shape[ax] for ax in kept) + (n,))
+    raw = _rows_sorted(rows, -1, arg=False)
+    if raw is None:
+        return host_function(func, (a, q), kwargs)
+    count = n - np.sum(np.isnan(rows), axis=-1, dtype=np.int64)
+    last = np.maximum(count - 1, 0)
+    span = last.astype(np.float64)
+    parts = []
+    for quantile in qs.reshape(-1):
+        index = quantile * span
+        lo = np.floor(index)
+        t = index - lo
+        lo_i = lo.astype(np.int64)
+        hi_i = np.minimum(lo_i + 1, last)
+        below = np.take_along_axis(raw, lo_i[..., None], -1)[..., 0]
+        above = np.take_along_axis(raw, hi_i[..., None], -1)[..., 0]
+        parts.append(_lerp(below, above, t, t < 0.5, result_dtype))
+    result = parts[0] if qs.ndim == 0 else np.stack(parts).reshape(qs.shape + parts[0].shape)
+    if bool(np.any(count == 0)):
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+        result = np.where(count == 0, np.nan, result).astype(result_dtype)
+    if keepdims is True:
+        result = result.reshape(qs.shape + tuple(1 if ax in axes else a.shape[ax]
+                                                 for ax in range(a.ndim)))
+    return result
+
+
+@implements(np.nanquantile)
+def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                overwrite_input: bool = False, method: str = "linear",
+                keepdims: Any = np._NoValue, *, weights: Any = None) -> Any:
+    """``np.nanquantile`` of a device array (the linear method on the device; see
+    :func:`_nanquantiles`)."""
+    return _nanquantiles(np.nanquantile, np.quantile, a, q, 1.0, axis, out, overwrite_input,
+                         method, keepdims, weights)
+
+
+@implements(np.nanpercentile)
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                  overwrite_input: bool = False, method: str = "linear",
+                  keepdims: Any = np._NoValue, *, weights: Any = None) -> Any:
+    """``np.nanpercentile`` of a device array (the linear method on the device)."""
+    return _nanquantiles(np.nanpercentile, np.percentile, a, q, 100.0, axis, out,
+                         overwrite_input, method, keepdims, weights)
