@@ -258,6 +258,19 @@ with np.errstate(all="ignore"):
         same(np.histogram(x[1:], bins=5)[0], np.histogram(a[1:], bins=5)[0])   # range found
         wide = np.array([0, 5000, 7, 5000])   # past the local bins: straight to the bins
         same(np.bincount(cg.asarray(wide, device=dev)), np.bincount(wide))
+    elif case == "scatter":
+        # scatter.cl: atomic adds of repeated positions, int and float compare-and-swap
+        target = i.copy()
+        xt = cg.asarray(target, device=dev)
+        rows = np.array([0, 6, 6, -1, 2])
+        np.add.at(xt, cg.asarray(rows, device=dev), xi[:5])
+        np.add.at(target, rows, i[:5])
+        same(xt, target)
+        ft = a.copy()
+        xf = cg.asarray(ft, device=dev)
+        np.add.at(xf, rows, np.float32(0.5))
+        np.add.at(ft, rows, np.float32(0.5))
+        same(xf, ft, 1e-6)
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))
         same(np.cumprod(x[:, :5], axis=0), np.cumprod(a[:, :5], axis=0), 1e-5)
@@ -281,7 +294,7 @@ print("ok")
 """
 
 CASES = ["elementwise", "elementwise_per_item", "elementwise_half", "conv_flipped", "reduce",
-         "reduce_split", "reduce_finish_last", "scan", "gather", "random", "sort", "counting"]
+         "reduce_split", "reduce_finish_last", "scan", "gather", "random", "sort", "counting", "scatter"]
 # Oclgrind's race checker does not follow an order made by a global fence and an atomic counter
 # between work-groups (the last group reading the others' partials is reported as a race), so
 # those cases run with its other checks only.
