@@ -15,7 +15,7 @@ from ..array import DeviceArray, asarray, host_function
 from ..array.geometry import c_strides
 from .arrayfuncs import arange
 
-__all__ = ["take_along_axis", "put_along_axis", "lexsort"]
+__all__ = ["take_along_axis", "put_along_axis", "lexsort", "wrapped_indices"]
 
 
 def _flat_positions(shape: tuple, indices: DeviceArray, axis: int) -> DeviceArray:
@@ -31,7 +31,7 @@ def _flat_positions(shape: tuple, indices: DeviceArray, axis: int) -> DeviceArra
     return flat
 
 
-def _in_range(indices: DeviceArray, n: int, axis: int) -> DeviceArray:
+def wrapped_indices(indices: DeviceArray, n: int, axis: int) -> DeviceArray:
     """``indices`` with negative ones counted from the end; NumPy's IndexError for any outside
     the axis (one read of the device's answer)."""
     wrapped = np.where(indices < 0, indices + n, indices) if indices.dtype.kind == "i" \
@@ -66,7 +66,7 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Any:
                             tuple(1 if d == axis else n for d, n in enumerate(indices.shape)))
     except ValueError:
         return host_function(np.take_along_axis, args, kwargs)   # NumPy's IndexError
-    wrapped = _in_range(indices, arr.shape[axis], axis)
+    wrapped = wrapped_indices(indices, arr.shape[axis], axis)
     source = arr if arr.is_c_contiguous else arr.copy()
     return source.reshape(-1)[_flat_positions(arr.shape, wrapped, axis)]
 
@@ -97,7 +97,7 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: Any) -> None:
             tuple(1 if d == axis else n for d, n in enumerate(indices.shape)))
     except ValueError:
         return host_function(np.put_along_axis, args, {})   # NumPy's IndexError
-    wrapped = _in_range(indices, target.shape[axis], axis)
+    wrapped = wrapped_indices(indices, target.shape[axis], axis)
     arr.reshape(-1)[_flat_positions(target.shape, wrapped, axis)] = values
     return None
 

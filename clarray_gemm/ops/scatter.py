@@ -15,7 +15,7 @@ from .. import _dispatch
 from ..array import DeviceArray, asarray
 from ..kernels.crossover import has_host_path
 from ..kernels.programs import get_kernel
-from .along_axis import _in_range
+from .along_axis import wrapped_indices
 from .arrayfuncs import arange
 
 __all__ = ["add_at"]
@@ -66,7 +66,7 @@ def add_at(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     else:
         return NotImplemented
     device = a.device
-    idx = _in_range(asarray(indices, device=device), a.shape[0], 0)
+    idx = wrapped_indices(asarray(indices, device=device), a.shape[0], 0)
     row = math.prod(a.shape[1:])
     pos = idx.astype(np.int64)[..., None] * row + arange(row, dtype=np.int64, device=device)
     pos = pos.reshape(idx.shape + a.shape[1:])
