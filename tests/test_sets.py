@@ -1,6 +1,7 @@
 """``np.isin``, ``np.intersect1d``, ``np.setdiff1d`` and ``np.union1d`` of device arrays: NumPy's
-answers (NaN in nothing, -0.0 equal to 0.0 (either may stand for both), mixed dtypes, empty operands, ``invert``,
-``assume_unique``) without host calls; ``return_indices`` goes to NumPy (counted)."""
+answers (NaN in nothing, -0.0 equal to 0.0 (either may stand for both), mixed dtypes, empty
+operands, ``invert``, ``assume_unique``) without host calls; ``return_indices`` goes to NumPy
+(counted)."""
 from __future__ import annotations
 
 import numpy as np

@@ -39,7 +39,8 @@ def _replaced(a: DeviceArray, value: float) -> tuple[DeviceArray, Any]:
     if a.dtype.kind != "f":
         return a, None
     mask = np.isnan(a)
-    return np.where(mask, value, a).astype(a.dtype), mask
+    filled = np.where(mask, value, a)
+    return (filled if filled.dtype == a.dtype else filled.astype(a.dtype)), mask
 
 
 def _extreme(func: Any, reduce: Any, fill: float, a: Any, axis: Any, out: Any, keepdims: Any,

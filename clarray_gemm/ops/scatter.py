@@ -2,8 +2,8 @@
 axis turned into flat positions of the C-contiguous target, the values broadcast to them, one
 atomic add a value, in the dtype NumPy's loop adds in (integers wrap as NumPy's do; a float32
 target takes float64 sums rounded to float32 where NumPy's loop does; float sums of repeated
-positions may round differently from NumPy's loop, which adds in index order). Other ufuncs, index forms and
-dtypes go to NumPy (written back, counted)."""
+positions may round differently from NumPy's loop, which adds in index order). Other ufuncs,
+index forms and dtypes go to NumPy (written back, counted)."""
 from __future__ import annotations
 
 import math
