@@ -43,32 +43,43 @@ def wrapped_indices(indices: DeviceArray, n: int, axis: int) -> DeviceArray:
     return wrapped
 
 
+def _positions(arr: DeviceArray, indices: Any, axis: Any):
+    """NumPy's checks of ``*_along_axis`` (its ValueErrors and IndexError raised here), then the
+    indices' flat positions in ``arr``'s C-contiguous layout (flattened for ``axis=None``); None
+    where NumPy should answer (indices that are not integers, shapes that do not broadcast)."""
+    if not (type(indices) is DeviceArray or np.asarray(indices).dtype.kind in "iu"):
+        return None
+    indices = asarray(indices, device=arr.device)
+    if indices.dtype.kind not in "iu":
+        return None
+    shape = arr.shape
+    if axis is None:
+        if indices.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        shape, axis = (arr.size,), 0
+    axis = normalize_axis_index(axis, len(shape))
+    if indices.ndim != len(shape):
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    try:
+        np.broadcast_shapes(tuple(1 if d == axis else n for d, n in enumerate(shape)),
+                            tuple(1 if d == axis else n for d, n in enumerate(indices.shape)))
+    except ValueError:
+        return None
+    return _flat_positions(shape, wrapped_indices(indices, shape[axis], axis), axis)
+
+
 @implements(np.take_along_axis)
 def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Any:
     """``np.take_along_axis``: the values of ``arr`` at ``indices`` along ``axis`` (other axes
     broadcast), one gather from the array's contiguous copy."""
     args, kwargs = (arr, indices), {"axis": axis}
-    if type(arr) is not DeviceArray or not (type(indices) is DeviceArray or
-                                            np.asarray(indices).dtype.kind in "iu"):
+    if type(arr) is not DeviceArray or arr.dtype.kind not in "biuf":
         return host_function(np.take_along_axis, args, kwargs)
-    indices = asarray(indices, device=arr.device)
-    if indices.dtype.kind not in "iu" or arr.dtype.kind not in "biuf":
+    positions = _positions(arr, indices, axis)
+    if positions is None:
         return host_function(np.take_along_axis, args, kwargs)   # NumPy's errors
-    if axis is None:
-        if indices.ndim != 1:
-            raise ValueError("when axis=None, `indices` must have a single dimension.")
-        arr, axis = arr.reshape(-1), 0
-    axis = normalize_axis_index(axis, arr.ndim)
-    if indices.ndim != arr.ndim:
-        raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    try:
-        np.broadcast_shapes(tuple(1 if d == axis else n for d, n in enumerate(arr.shape)),
-                            tuple(1 if d == axis else n for d, n in enumerate(indices.shape)))
-    except ValueError:
-        return host_function(np.take_along_axis, args, kwargs)   # NumPy's IndexError
-    wrapped = wrapped_indices(indices, arr.shape[axis], axis)
     source = arr if arr.is_c_contiguous else arr.copy()
-    return source.reshape(-1)[_flat_positions(arr.shape, wrapped, axis)]
+    return source.reshape(-1)[positions]
 
 
 @implements(np.put_along_axis)
@@ -76,29 +87,14 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: Any) -> None:
     """``np.put_along_axis`` into a C-contiguous device array: ``values`` (broadcast) written at
     ``indices`` along ``axis``, one scatter; other layouts go through NumPy (written back)."""
     args = (arr, indices, values, axis)
-    if (type(arr) is not DeviceArray or not arr.is_c_contiguous or arr.dtype.kind not in "biuf"
-            or not (type(indices) is DeviceArray or np.asarray(indices).dtype.kind in "iu")):
-        return host_function(np.put_along_axis, args, {})
-    indices = asarray(indices, device=arr.device)
     kind = values.dtype.kind if type(values) is DeviceArray else np.asarray(values).dtype.kind
-    if indices.dtype.kind not in "iu" or kind not in "biuf":
+    if (type(arr) is not DeviceArray or not arr.is_c_contiguous or arr.dtype.kind not in "biuf"
+            or kind not in "biuf"):
         return host_function(np.put_along_axis, args, {})
-    target = arr
-    if axis is None:
-        if indices.ndim != 1:
-            raise ValueError("when axis=None, `indices` must have a single dimension.")
-        target, axis = arr.reshape(-1), 0
-    axis = normalize_axis_index(axis, target.ndim)
-    if indices.ndim != target.ndim:
-        raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    try:
-        np.broadcast_shapes(
-            tuple(1 if d == axis else n for d, n in enumerate(target.shape)),
-            tuple(1 if d == axis else n for d, n in enumerate(indices.shape)))
-    except ValueError:
-        return host_function(np.put_along_axis, args, {})   # NumPy's IndexError
-    wrapped = wrapped_indices(indices, target.shape[axis], axis)
-    arr.reshape(-1)[_flat_positions(target.shape, wrapped, axis)] = values
+    positions = _positions(arr, indices, axis)
+    if positions is None:
+        return host_function(np.put_along_axis, args, {})   # NumPy's errors
+    arr.reshape(-1)[positions] = values
     return None
 
 

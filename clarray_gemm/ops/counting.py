@@ -21,6 +21,7 @@ from ..device import Device
 from ..dtypes import storage_ctype
 from ..kernels.crossover import has_host_path
 from ..kernels.programs import get_kernel
+from .sorting import on_gpu_path
 
 __all__ = ["bincount", "histogram"]
 
@@ -28,11 +29,6 @@ SOURCE = "bincount.cl"
 _LOCAL = 256
 _LOCAL_BINS = 4096      # counts of up to this many bins go through local memory first
 _GROUPS_PER_UNIT = 8    # work-groups a compute unit for those (a grid-stride loop)
-
-
-def _on_device(a: Any) -> bool:
-    return (type(a) is DeviceArray and not has_host_path(a.device) and a.size > 0
-            and a.dtype.kind in "biuf" and (a.dtype != np.float64 or a.device.info.fp64))
 
 
 def _weights(w: Any, like: DeviceArray) -> DeviceArray | None:
@@ -87,7 +83,7 @@ def bincount(x: Any, weights: Any = None, minlength: Any = 0) -> Any:
         return adopt_host(np.asarray(np.bincount(
             x.host_view(), weights=weights.host_view() if type(weights) is DeviceArray
             else weights, minlength=minlength)), x.device)
-    if (not _on_device(x) or x.ndim != 1 or x.dtype.kind == "f" or x.dtype == np.uint64
+    if (not on_gpu_path(x) or x.ndim != 1 or x.dtype.kind == "f" or x.dtype == np.uint64
             or x.size >= 1 << 32):
         return host_function(np.bincount, (x,), kwargs)   # NumPy's errors, or its loop
     try:
@@ -103,7 +99,7 @@ def bincount(x: Any, weights: Any = None, minlength: Any = 0) -> Any:
             return host_function(np.bincount, (x,), kwargs)
     if not x.is_c_contiguous:
         x = x.copy()
-    low, high = int(np.min(x)), int(np.max(x))
+    low, high = (int(v) for v in np.asarray(np.stack((np.min(x), np.max(x)))))   # one read
     if low < 0:
         raise ValueError("'list' argument must have no negative elements")
     length = max(high + 1, minlength)
@@ -132,12 +128,12 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
                                    weights=weights.host_view() if type(weights) is DeviceArray
                                    else weights)
         return adopt_host(np.asarray(hist), a.device), _edges_out(edges, given, bins, a.device)
-    if not _on_device(a) or isinstance(bins, str):
+    if not on_gpu_path(a) or isinstance(bins, str):
         return host_function(np.histogram, (a,), kwargs)
     edge_input = bins.__array__() if type(bins) is DeviceArray else bins
     uniform = np.ndim(edge_input) == 0
     if range is None and uniform:
-        extremes = np.array([np.min(a), np.max(a)], dtype=a.dtype)   # NumPy's edges from them
+        extremes = np.asarray(np.stack((np.min(a), np.max(a))))   # one read; NumPy's edges
     else:
         extremes = np.empty(0, dtype=a.dtype)
     edges = np.histogram_bin_edges(extremes, bins=edge_input, range=range)

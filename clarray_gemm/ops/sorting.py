@@ -27,7 +27,8 @@ from ..memo import Memo
 from .radix_sort import LONGEST, sort_rows_radix
 
 __all__ = ["sort", "argsort", "partition", "argpartition", "median", "nanmedian", "unique",
-           "searchsorted", "quantile", "percentile", "nanquantile", "nanpercentile", "max_row"]
+           "searchsorted", "quantile", "percentile", "nanquantile", "nanpercentile", "max_row",
+           "on_gpu_path"]
 
 SOURCE = "sort.cl"
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -180,12 +181,32 @@ def argpartition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
     return _partitioned(np.argpartition, a, kth, axis, kind, order, arg=True)
 
 
-def _on_gpu_path(a: Any) -> bool:
+def on_gpu_path(a: Any) -> bool:
     """Whether a function computed by sorting runs on the device: a real device array on a
     device without a host path (where NumPy on the mapping is the faster one)."""
     return (type(a) is DeviceArray and a.dtype.kind in "biuf" and a.size > 0
             and not has_host_path(a.device)
             and (a.dtype != np.float64 or a.device.info.fp64))
+
+
+def _reduced_rows(a: DeviceArray, axis: Any):
+    """``a`` with the axes ``axis`` names (every axis for None) moved last and merged into one:
+    (rows, those axes, their element count); None where NumPy should answer (a repeated axis:
+    its error; no elements: its empty rule)."""
+    axes = tuple(range(a.ndim)) if axis is None else tuple(
+        normalize_axis_index(ax, a.ndim) for ax in (axis if isinstance(axis, tuple) else (axis,)))
+    n = int(np.prod([a.shape[ax] for ax in axes], dtype=np.int64))
+    if len(set(axes)) != len(axes) or n == 0:
+        return None
+    kept = [ax for ax in range(a.ndim) if ax not in axes]
+    rows = a.geometry_view(lambda t: np.transpose(t, kept + list(axes))).reshape(
+        tuple(a.shape[ax] for ax in kept) + (n,))
+    return rows, axes, n
+
+
+def _kept_dims(a: DeviceArray, axes: tuple) -> tuple:
+    """``keepdims``' shape: ``a``'s with the reduced axes as ones."""
+    return tuple(1 if ax in axes else a.shape[ax] for ax in range(a.ndim))
 
 
 @implements(np.median)
@@ -195,30 +216,21 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
     middle two; NaN where a row holds one (NumPy's rule: the NaN itself)."""
     kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input,
               "keepdims": keepdims}
-    if not _on_gpu_path(a) or out is not None:
+    if not on_gpu_path(a) or out is not None:
         if type(a) is DeviceArray and has_host_path(a.device) and out is None:
             return adopt_host(np.asarray(np.median(a.host_view(), **kwargs)), a.device)
         return host_function(np.median, (a,), kwargs)
-    axes = tuple(range(a.ndim)) if axis is None else tuple(
-        normalize_axis_index(ax, a.ndim) for ax in (axis if isinstance(axis, tuple) else (axis,)))
-    if len(set(axes)) != len(axes):
-        return host_function(np.median, (a,), kwargs)   # NumPy's error
-    kept = [ax for ax in range(a.ndim) if ax not in axes]
-    x = a.geometry_view(lambda t: np.transpose(t, kept + list(axes)))
-    shape = tuple(a.shape[ax] for ax in kept)
-    n = int(np.prod([a.shape[ax] for ax in axes], dtype=np.int64))
-    if n == 0:
-        return host_function(np.median, (a,), kwargs)
-    rows = x.reshape(shape + (n,))
-    s = _rows_sorted(rows, -1, arg=False)
+    reduced = _reduced_rows(a, axis)
+    s = None if reduced is None else _rows_sorted(reduced[0], -1, arg=False)
     if s is None:
         return host_function(np.median, (a,), kwargs)
+    _, axes, n = reduced
     middle = np.mean(s[..., (n - 1) // 2:n // 2 + 1], axis=-1)
     if a.dtype.kind == "f":   # a NaN sorts last: the row's median is that NaN
         last = s[..., n - 1]
         middle = np.where(np.isnan(last), last.astype(middle.dtype), middle)
     if keepdims:
-        middle = middle.reshape(tuple(1 if ax in axes else a.shape[ax] for ax in range(a.ndim)))
+        middle = middle.reshape(_kept_dims(a, axes))
     return middle
 
 
@@ -231,23 +243,17 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
     kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input}
     if keepdims is not np._NoValue:
         kwargs["keepdims"] = keepdims
-    if not _on_gpu_path(a) or out is not None or a.dtype == np.float16:
+    if not on_gpu_path(a) or out is not None or a.dtype == np.float16:
         if type(a) is DeviceArray and has_host_path(a.device) and out is None:
             return adopt_host(np.asarray(np.nanmedian(a.host_view(), **kwargs)), a.device)
         return host_function(np.nanmedian, (a,), kwargs)
     if a.dtype.kind != "f":
         return median(a, axis=axis, keepdims=keepdims is True)
-    axes = tuple(range(a.ndim)) if axis is None else tuple(
-        normalize_axis_index(ax, a.ndim) for ax in (axis if isinstance(axis, tuple) else (axis,)))
-    n = int(np.prod([a.shape[ax] for ax in axes], dtype=np.int64))
-    if len(set(axes)) != len(axes) or n == 0:
-        return host_function(np.nanmedian, (a,), kwargs)   # NumPy's errors and empty rule
-    kept = [ax for ax in range(a.ndim) if ax not in axes]
-    rows = a.geometry_view(lambda t: np.transpose(t, kept + list(axes))).reshape(
-        tuple(a.shape[ax] for ax in kept) + (n,))
-    s = _rows_sorted(rows, -1, arg=False)
+    reduced = _reduced_rows(a, axis)
+    s = None if reduced is None else _rows_sorted(reduced[0], -1, arg=False)
     if s is None:
         return host_function(np.nanmedian, (a,), kwargs)
+    rows, axes, n = reduced
     count = n - np.sum(np.isnan(rows), axis=-1, dtype=np.int64)
     lo = np.take_along_axis(s, np.maximum((count - 1) // 2, 0)[..., None], -1)[..., 0]
     hi = np.take_along_axis(s, np.minimum(count // 2, n - 1)[..., None], -1)[..., 0]
@@ -256,7 +262,7 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
         middle = np.where(count == 0, np.nan, middle).astype(a.dtype)
     if keepdims is True:
-        middle = middle.reshape(tuple(1 if ax in axes else a.shape[ax] for ax in range(a.ndim)))
+        middle = middle.reshape(_kept_dims(a, axes))
     return middle
 
 
@@ -282,7 +288,7 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     kwargs = {"return_index": return_index, "return_inverse": return_inverse,
               "return_counts": return_counts, "axis": axis, "equal_nan": equal_nan,
               "sorted": sorted}
-    if axis is not None or not _on_gpu_path(ar):
+    if axis is not None or not on_gpu_path(ar):
         if type(ar) is DeviceArray and has_host_path(ar.device):
             result = np.unique(ar.host_view(), **kwargs)
             if isinstance(result, tuple):
@@ -324,7 +330,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     device, in the sort's order (NaN last); ``sorter`` (a device index array) gathers first.
     A scalar value gives NumPy's intp scalar."""
     kwargs = {"side": side, "sorter": sorter}
-    on_gpu = (_on_gpu_path(a) and a.ndim == 1 and side in ("left", "right")
+    on_gpu = (on_gpu_path(a) and a.ndim == 1 and side in ("left", "right")
               and (sorter is None or (type(sorter) is DeviceArray and sorter.dtype.kind in "iu"
                                       and sorter.shape == a.shape)))
     values = v if type(v) is DeviceArray else np.asarray(v)
@@ -389,7 +395,7 @@ def _quantiles(func: Any, a: Any, q: Any, scale: float, axis: Any, out: Any,
     that NaN, as NumPy's do."""
     kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input, "method": method,
               "keepdims": keepdims, "weights": weights}
-    if (not _on_gpu_path(a) or out is not None or method != "linear" or weights is not None
+    if (not on_gpu_path(a) or out is not None or method != "linear" or weights is not None
             or type(q) is DeviceArray):
         if type(a) is DeviceArray and has_host_path(a.device) and out is None \
                 and type(q) is not DeviceArray:
@@ -399,17 +405,11 @@ def _quantiles(func: Any, a: Any, q: Any, scale: float, axis: Any, out: Any,
     # NumPy's checks of q (its range, its type) and its result dtype, on a stand-in
     result_dtype = np.asarray(func(np.zeros(2, a.dtype), q)).dtype
     qs = np.asarray(q, dtype=np.float64) / scale
-    axes = tuple(range(a.ndim)) if axis is None else tuple(
-        normalize_axis_index(ax, a.ndim) for ax in (axis if isinstance(axis, tuple) else (axis,)))
-    if len(set(axes)) != len(axes):
-        return host_function(func, (a, q), kwargs)   # NumPy's error
-    kept = [ax for ax in range(a.ndim) if ax not in axes]
-    n = int(np.prod([a.shape[ax] for ax in axes], dtype=np.int64))
-    rows = a.geometry_view(lambda t: np.transpose(t, kept + list(axes))).reshape(
-        tuple(a.shape[ax] for ax in kept) + (n,))
-    raw = _rows_sorted(rows, -1, arg=False)
+    reduced = _reduced_rows(a, axis)
+    raw = None if reduced is None else _rows_sorted(reduced[0], -1, arg=False)
     if raw is None:
         return host_function(func, (a, q), kwargs)
+    _, axes, n = reduced
     parts = []
     for quantile in qs.reshape(-1):
         index = quantile * (n - 1)
@@ -425,8 +425,7 @@ def _quantiles(func: Any, a: Any, q: Any, scale: float, axis: Any, out: Any,
         elif result.ndim:
             result = np.where(np.isnan(last), last.astype(result_dtype), result)
     if keepdims:
-        result = result.reshape(qs.shape + tuple(1 if ax in axes else a.shape[ax]
-                                                 for ax in range(a.ndim)))
+        result = result.reshape(qs.shape + _kept_dims(a, axes))
     return result
 
 
@@ -458,7 +457,7 @@ def _nanquantiles(func: Any, plain: Any, a: Any, q: Any, scale: float, axis: Any
               "weights": weights}
     if keepdims is not np._NoValue:
         kwargs["keepdims"] = keepdims
-    if (not _on_gpu_path(a) or out is not None or method != "linear" or weights is not None
+    if (not on_gpu_path(a) or out is not None or method != "linear" or weights is not None
             or type(q) is DeviceArray or a.dtype == np.float16 or not a.device.info.fp64):
         if type(a) is DeviceArray and has_host_path(a.device) and out is None \
                 and type(q) is not DeviceArray:
@@ -469,17 +468,11 @@ def _nanquantiles(func: Any, plain: Any, a: Any, q: Any, scale: float, axis: Any
         return plain(a, q, axis=axis, keepdims=keepdims is True)
     result_dtype = np.asarray(func(np.zeros(2, a.dtype), q)).dtype   # NumPy's checks of q
     qs = np.asarray(q, dtype=np.float64) / scale
-    axes = tuple(range(a.ndim)) if axis is None else tuple(
-        normalize_axis_index(ax, a.ndim) for ax in (axis if isinstance(axis, tuple) else (axis,)))
-    n = int(np.prod([a.shape[ax] for ax in axes], dtype=np.int64))
-    if len(set(axes)) != len(axes) or n == 0:
-        return host_function(func, (a, q), kwargs)
-    kept = [ax for ax in range(a.ndim) if ax not in axes]
-    rows = a.geometry_view(lambda t: np.transpose(t, kept + list(axes))).reshape(
-        tuple(a.shape[ax] for ax in kept) + (n,))
-    raw = _rows_sorted(rows, -1, arg=False)
+    reduced = _reduced_rows(a, axis)
+    raw = None if reduced is None else _rows_sorted(reduced[0], -1, arg=False)
     if raw is None:
         return host_function(func, (a, q), kwargs)
+    rows, axes, n = reduced
     count = n - np.sum(np.isnan(rows), axis=-1, dtype=np.int64)
     last = np.maximum(count - 1, 0)
     span = last.astype(np.float64)
@@ -498,8 +491,7 @@ def _nanquantiles(func: Any, plain: Any, a: Any, q: Any, scale: float, axis: Any
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
         result = np.where(count == 0, np.nan, result).astype(result_dtype)
     if keepdims is True:
-        result = result.reshape(qs.shape + tuple(1 if ax in axes else a.shape[ax]
-                                                 for ax in range(a.ndim)))
+        result = result.reshape(qs.shape + _kept_dims(a, axes))
     return result
 
 
