@@ -1,8 +1,10 @@
-"""``bench shapes``, ``patterns``, ``random`` and ``sort`` on the device under test (NumPy as the peer off CUDA
+"""``bench shapes``, ``patterns``, ``random``, ``sort`` and ``fft`` on the device under test (NumPy as the peer off CUDA
 machines): every cell timed and checked, the distribution printed, the raw numbers written."""
 import json
 
-from clarray_gemm.bench import patterns, rng, shapes, sorts
+import pytest
+
+from clarray_gemm.bench import ffts, patterns, rng, shapes, sorts
 from clarray_gemm.cli import main
 
 
@@ -46,13 +48,14 @@ def test_bench_random_smoke(tmp_path, capsys):
                for r in rows), [r for r in rows if r["note"]][:3]
 
 
-def test_bench_sort_smoke(tmp_path, capsys):
-    out = tmp_path / "sort.json"
-    assert main(["bench", "sort", "--smoke", "--quiet", "--budget", "0", "--json",
+@pytest.mark.parametrize("what, module", [("sort", sorts), ("fft", ffts)])
+def test_bench_case_grid_smoke(tmp_path, capsys, what, module):
+    out = tmp_path / f"{what}.json"
+    assert main(["bench", what, "--smoke", "--quiet", "--budget", "0", "--json",
                  str(out)]) == 0
     assert "| case | shape | dtype | ours us |" in capsys.readouterr().out
     rows = json.loads(out.read_text())["rows"]
-    assert len(rows) == len(sorts.SMOKE_CASES)
+    assert len(rows) == len(module.SMOKE_CASES)
     assert all(r["ours_s"] and r["numpy_s"] and not r["note"] for r in rows), \
         [r for r in rows if r["note"]][:3]
 

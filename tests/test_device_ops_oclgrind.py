@@ -271,6 +271,25 @@ with np.errstate(all="ignore"):
         np.add.at(xf, rows, np.float32(0.5))
         np.add.at(ft, rows, np.float32(0.5))
         same(xf, ft, 1e-6)
+    elif case == "fft":
+        # fft.cl: Stockham passes of radix 8, 4, 2, 3, 5, 7, Bluestein (11), irfft's rows
+        r = rng.standard_normal((3, 56)).astype(np.float32)
+        c = (r + 1j * r[::-1]).astype(np.complex64)
+        xr, xc = cg.asarray(r, device=dev), cg.asarray(c, device=dev)
+        same(np.fft.fft(xc), np.fft.fft(c), 1e-4)                  # 8 x 7
+        same(np.fft.ifft(xc[:, :30]), np.fft.ifft(c[:, :30]), 1e-4)   # offset rows: 2 x 3 x 5
+        same(np.fft.rfft(xr, n=16), np.fft.rfft(r, n=16), 1e-4)   # 8 x 2, truncated
+        same(np.fft.fft(xr[:, :11], axis=0, n=4), np.fft.fft(r[:, :11], axis=0, n=4), 1e-4)
+        same(np.fft.fft(xc[:, :11]), np.fft.fft(c[:, :11]), 1e-4)  # Bluestein on 32
+        same(np.fft.irfft(xc[:, :6], n=9), np.fft.irfft(c[:, :6], n=9), 1e-4)
+        same(np.fft.irfft(xc[:, :6]), np.fft.irfft(c[:, :6]), 1e-4)
+        import clarray_gemm.ops.fft as fft_ops
+        fft_ops.local_max = lambda device, dtype: 16   # the four-step and pass-by-pass paths
+        same(np.fft.fft(xc), np.fft.fft(c), 1e-4)                  # 7 x 8, two launches
+        same(np.fft.rfft(xr[:, :34], n=40), np.fft.rfft(r[:, :34], n=40), 1e-4)   # padded
+        same(np.fft.ifft(xc[:, :34]), np.fft.ifft(c[:, :34]), 1e-4)   # Bluestein on 8 x 16
+        big = rng.standard_normal((2, 512)).astype(np.float32)
+        same(np.fft.fft(cg.asarray(big, device=dev)), np.fft.fft(big), 1e-4)   # no split
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))
         same(np.cumprod(x[:, :5], axis=0), np.cumprod(a[:, :5], axis=0), 1e-5)
@@ -294,7 +313,8 @@ print("ok")
 """
 
 CASES = ["elementwise", "elementwise_per_item", "elementwise_half", "conv_flipped", "reduce",
-         "reduce_split", "reduce_finish_last", "scan", "gather", "random", "sort", "counting", "scatter"]
+         "reduce_split", "reduce_finish_last", "scan", "gather", "random", "sort", "counting",
+         "scatter", "fft"]
 # Oclgrind's race checker does not follow an order made by a global fence and an atomic counter
 # between work-groups (the last group reading the others' partials is reported as a race), so
 # those cases run with its other checks only.

@@ -12,7 +12,7 @@ from ..device import Device
 from .progress import Progress
 from .report import write_json
 
-__all__ = ["latency", "programs", "shapes", "patterns", "random", "sort", "host_load",
+__all__ = ["latency", "programs", "shapes", "patterns", "random", "sort", "fft", "host_load",
            "LATENCY_BUDGET_S",
            "PROGRAMS_BUDGET_S", "SHAPES_BUDGET_S"]
 
@@ -163,4 +163,20 @@ def sort(device: Device, args: argparse.Namespace) -> int:
                  f"device arrays, wall clock per call with the device drained, median of >= 3 "
                  f"calls and ~{budget:g} s per case; peer: CuPy (NumPy without CUDA), same run; ratio = peer / ours (> 1: "
                  f"ours is faster)")
+    return 1 if any(r.note == "WRONG result" for r in rows) else 0
+
+
+def fft(device: Device, args: argparse.Namespace) -> int:
+    """``np.fft`` against CuPy's cuFFT (NumPy without CUDA peers); exit status 1 when an answer
+    was wrong."""
+    from . import ffts as bench
+    cases = bench.SMOKE_CASES if args.smoke else bench.CASES
+    budget = args.budget if args.budget is not None else SHAPES_BUDGET_S
+    with Progress(len(cases), "bench fft", not args.quiet, unit="case") as bar:
+        rows = bench.run(device, cases, budget_s=budget, progress=bar,
+                         cuda_peers=not args.no_peers)
+    _grid_report(bench, rows, args,
+                 f"np.fft on device arrays, wall clock per call with the device drained, "
+                 f"median of >= 3 calls and ~{budget:g} s per case; peer: CuPy (cuFFT; NumPy "
+                 f"without CUDA), same run; ratio = peer / ours (> 1: ours is faster)")
     return 1 if any(r.note == "WRONG result" for r in rows) else 0
