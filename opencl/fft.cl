@@ -27,6 +27,9 @@
 //   NPASS     the passes, R0 .. R7 their radices (the order stockham_radices gives)
 //   TWIDDLE   1: output k of row r times exp(-sign 2 pi i (r k mod tw_n) / tw_n) (the four-step
 //             FFT's twiddles between its two launches)
+//   ROWS      rows a work-group (ROWS N values in local memory)
+//   ROWS_FAST_IN, ROWS_FAST_OUT  1: neighbouring work-items read (write) neighbouring rows'
+//             elements, 0: neighbouring elements of a row (whichever are neighbours in memory)
 #ifndef RADIX
 #define RADIX 2
 #endif
@@ -77,6 +80,15 @@
 #endif
 #ifndef TWIDDLE
 #define TWIDDLE 0
+#endif
+#ifndef ROWS
+#define ROWS 1
+#endif
+#ifndef ROWS_FAST_IN
+#define ROWS_FAST_IN 0
+#endif
+#ifndef ROWS_FAST_OUT
+#define ROWS_FAST_OUT 0
 #endif
 #if TW_DOUBLE && !IS_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -317,30 +329,42 @@ __kernel void fft_store(__global const T2* restrict src, const int P, __global O
 #endif
 }
 
-// One pass of radix R over the row in local memory, in place: every work-item reads its
-// butterflies' inputs (twiddled) into registers, the group waits, then writes their DFTs.
+// hi = e / d, lo = e - hi d: not / and %, which LLVM fuses into the "freeze" Oclgrind cannot run
+#define SPLIT(e, d, hi, lo)                                                                   \
+    const uint hi = (uint)(e) / (uint)(d);                                                    \
+    const uint lo = (uint)(e) - hi * (uint)(d);
+
+// One pass of radix R over the ROWS rows in local memory (row c at buf + c N), in place: every
+// work-item reads its butterflies' inputs (twiddled) into registers, the group waits, then
+// writes their DFTs.
 #define LOCAL_PASS(R)                                                                         \
     {                                                                                         \
-        const int q = N / (R);                                                                \
-        T2 u[(N / (R) + WG - 1) / WG][R];                                                     \
-        for (int b = 0; b < (N / (R) + WG - 1) / WG; ++b) {                                   \
-            const int i = lid + b * WG;                                                       \
-            if (i < q) {                                                                      \
+        const uint q = N / (R);                                                               \
+        T2 u[(ROWS * (N / (R)) + WG - 1) / WG][R];                                            \
+        for (int b = 0; b < (ROWS * (N / (R)) + WG - 1) / WG; ++b) {                          \
+            const uint at = lid + b * WG;                                                     \
+            if (at < ROWS * q) {                                                              \
+                SPLIT(at, q, hi, lo)                                                          \
+                const int i = lo;                                                             \
+                __local const T2* row = buf + hi * N;                                        \
                 const int k = i % p;                                                          \
-                u[b][0] = buf[i];                                                             \
+                u[b][0] = row[i];                                                             \
                 for (int t = 1; t < (R); ++t)                                                 \
-                    u[b][t] = cmul(buf[i + t * q], twiddle(table + off, t * k, sign));        \
+                    u[b][t] = cmul(row[i + t * q], twiddle(table + off, t * k, sign));        \
             }                                                                                 \
         }                                                                                     \
         barrier(CLK_LOCAL_MEM_FENCE);                                                         \
-        for (int b = 0; b < (N / (R) + WG - 1) / WG; ++b) {                                   \
-            const int i = lid + b * WG;                                                       \
-            if (i < q) {                                                                      \
+        for (int b = 0; b < (ROWS * (N / (R)) + WG - 1) / WG; ++b) {                          \
+            const uint at = lid + b * WG;                                                     \
+            if (at < ROWS * q) {                                                              \
+                SPLIT(at, q, hi, lo)                                                          \
+                const int i = lo;                                                             \
+                __local T2* row = buf + hi * N;                                              \
                 const int k = i % p;                                                          \
                 CAT(dft, R)(u[b], sign);                                                      \
                 const int j = (i - k) * (R) + k;                                              \
                 for (int t = 0; t < (R); ++t)                                                 \
-                    buf[j + t * p] = u[b][t];                                                 \
+                    row[j + t * p] = u[b][t];                                                 \
             }                                                                                 \
         }                                                                                     \
         barrier(CLK_LOCAL_MEM_FENCE);                                                         \
@@ -348,7 +372,7 @@ __kernel void fft_store(__global const T2* restrict src, const int P, __global O
         p *= (R);                                                                             \
     }
 
-// Every pass of a length-N transform over buf (local memory), sign 1 forward, -1 inverse.
+// Every pass of a length-N transform of the ROWS rows in buf, sign 1 forward, -1 inverse.
 inline void local_passes(__local T2* buf, __global const T2* restrict table, const int sign,
                          const int lid)
 {
@@ -380,64 +404,78 @@ inline void local_passes(__local T2* buf, __global const T2* restrict table, con
 #endif
 }
 
-// The transform of rows of length N, a work-group a row, every pass in local memory. Row r of
-// batch b (group ids 0 and 1) is read from src[src_off + b in_batch + r in_stride + j in_step]
-// for j < count (zeros past it; real numbers with IN_REAL) and its output k written to
-// dst[dst_off + b out_batch + r out_stride + k out_step] for k < out_count where that position,
-// less the batch's, is below out_limit; times scale (TWIDDLE: and the four-step twiddle; its
-// real part with OUT_REAL). With CHIRP the row is Bluestein's: x times chirp[j], transformed,
-// times kernel_ft[j], transformed back, times chirp[k] (N the power of two, count the length).
+// Element e (< ROWS N) of a work-group's rows as (row c, element j): rows fastest where the
+// neighbouring rows are neighbours in memory (ROWS_FAST_IN / _OUT 1: the four-step FFT's
+// columns), elements fastest otherwise, so that the group's reads and writes coalesce.
+#define IN_FAST (ROWS_FAST_IN ? ROWS : N)
+#define OUT_FAST (ROWS_FAST_OUT ? ROWS : N)
+
+
+// The transforms of rows of length N, ROWS rows a work-group, every pass in local memory. Row
+// r (< rows) of batch b (group id 1) is read from src[src_off + b in_batch + r in_stride + j
+// in_step] for j < count (zeros past it; real numbers with IN_REAL) and its output k written
+// to dst[dst_off + b out_batch + r out_stride + k out_step] for k < out_count where that
+// position, less the batch's, is below out_limit; times scale (TWIDDLE: and the four-step
+// twiddle; its real part with OUT_REAL). With CHIRP the row is Bluestein's: x times chirp[j],
+// transformed, times kernel_ft[j], transformed back, times chirp[k] (N the power of two,
+// count the length).
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void fft_rows(__global const IN_T* restrict src, const long src_off, const long in_batch,
-              const long in_stride, const long in_step, const int count,
+              const long in_stride, const long in_step, const int count, const long rows,
               __global OUT_T* restrict dst, const long dst_off, const long out_batch,
               const long out_stride, const long out_step, const int out_count,
               const long out_limit, __global const T2* restrict table, const int sign,
               const T scale, const long tw_n, __global const T2* restrict chirp,
               __global const T2* restrict kernel_ft)
 {
-    __local T2 buf[N];
+    __local T2 buf[ROWS * N];
     const int lid = get_local_id(0);
-    const long row = get_group_id(0), batch = get_group_id(1);
-    src += src_off + batch * in_batch + row * in_stride;
-    for (int j = lid; j < N; j += WG) {
+    const long first = get_group_id(0) * (long)ROWS, batch = get_group_id(1);
+    src += src_off + batch * in_batch;
+    for (uint e = lid; e < ROWS * N; e += WG) {
+        SPLIT(e, IN_FAST, hi, lo)
+        const int c = ROWS_FAST_IN ? lo : hi, j = ROWS_FAST_IN ? hi : lo;
         T2 v = (T2)(0, 0);
-        if (j < count) {
+        if (j < count && first + c < rows) {
+            const long at = (first + c) * in_stride + j * in_step;
 #if IN_REAL
-            v = (T2)(src[j * in_step]) * (T2)(1, 0);
+            v = (T2)(src[at]) * (T2)(1, 0);
 #else
-            v = src[j * in_step];
+            v = src[at];
 #endif
 #if CHIRP
             v = cmul(v, chirp[j]);
 #endif
         }
-        buf[j] = v;
+        buf[c * N + j] = v;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     local_passes(buf, table, sign, lid);
 #if CHIRP
-    for (int j = lid; j < N; j += WG)
-        buf[j] = cmul(buf[j], kernel_ft[j]);
+    for (int e = lid; e < ROWS * N; e += WG)
+        buf[e] = cmul(buf[e], kernel_ft[e % N]);
     barrier(CLK_LOCAL_MEM_FENCE);
     local_passes(buf, table, -sign, lid);
 #endif
     dst += dst_off + batch * out_batch;
-    for (int k = lid; k < out_count; k += WG) {
+    for (uint e = lid; e < ROWS * N; e += WG) {
+        SPLIT(e, OUT_FAST, hi, lo)
+        const int c = ROWS_FAST_OUT ? lo : hi, k = ROWS_FAST_OUT ? hi : lo;
+        const long row = first + c;
         const long at = row * out_stride + k * out_step;
-        if (at >= out_limit)
+        if (k >= out_count || row >= rows || at >= out_limit)
             continue;
-        T2 v = buf[k];
+        T2 v = buf[c * N + k];
 #if CHIRP
         v = cmul(v, chirp[k]);
 #endif
 #if TWIDDLE
-        const long e = (row * k) % tw_n;
+        const long e_tw = (row * k) % tw_n;
 #if TW_DOUBLE
-        const double f = (double)(2 * e) / (double)tw_n;
+        const double f = (double)(2 * e_tw) / (double)tw_n;
         const T2 w = (T2)((T)cospi(f)) * (T2)(1, 0) + (T2)((T)sinpi(f)) * (T2)(0, 1) * (T)(-sign);
 #else
-        const T f = (T)(2 * e) / (T)tw_n;
+        const T f = (T)(2 * e_tw) / (T)tw_n;
         const T2 w = (T2)(cospi(f)) * (T2)(1, 0) + (T2)(sinpi(f)) * (T2)(0, 1) * (T)(-sign);
 #endif
         v = cmul(v, w);

@@ -193,8 +193,8 @@ def local_max(device: Device, complex_dtype: np.dtype) -> int:
     return device.info.local_mem_bytes * 3 // 4 // np.dtype(complex_dtype).itemsize
 
 
-def _rows_wg(device: Device, n: int) -> int:
-    return min(256, max(32, n // 8), device.info.max_work_group_size)
+_GROUP_ELEMENTS = 1024   # a work-group's share of short rows: several rows for short lengths
+_COALESCED_ROWS = 16     # rows a group when neighbouring rows are neighbours in memory
 
 
 def _rows_kernel(device: Device, real: np.dtype, n: int, src: _Rows, count: int,
@@ -203,10 +203,19 @@ def _rows_kernel(device: Device, real: np.dtype, n: int, src: _Rows, count: int,
                  batches: int, sign: int, scale: float, tw_n: int = 0,
                  bluestein: _Bluestein | None = None) -> None:
     """One launch of ``fft_rows``: ``batches`` x ``rows`` transforms of length ``n`` (the
-    power of two of ``bluestein`` when given) in local memory (see opencl/fft.cl)."""
+    power of two of ``bluestein`` when given) in local memory (see opencl/fft.cl), several
+    rows a work-group where they are short or where neighbouring rows are neighbours in
+    memory (the reads and writes then coalesce)."""
     radices = stockham_radices(n)
-    wg = _rows_wg(device, n)
-    defines = _defines(real, N=n, WG=wg, NPASS=len(radices), IN_REAL=int(src.real),
+    room = local_max(device, np.result_type(real, np.complex64)) // n
+    fast_in = abs(in_stride) == 1 and abs(in_step) != 1
+    fast_out = abs(out_stride) == 1 and abs(out_step) != 1
+    want = _COALESCED_ROWS if (fast_in or fast_out) else _GROUP_ELEMENTS // n
+    per_group = max(1, min(room, want, rows))
+    wg = min(256, max(32, per_group * n // 8), device.info.max_work_group_size)
+    defines = _defines(real, N=n, WG=wg, ROWS=per_group, NPASS=len(radices),
+                       ROWS_FAST_IN=int(fast_in and per_group > 1),
+                       ROWS_FAST_OUT=int(fast_out and per_group > 1), IN_REAL=int(src.real),
                        OUT_REAL=int(dst.real), CHIRP=int(bluestein is not None),
                        TWIDDLE=int(tw_n > 0), TW_DOUBLE=int(tw_n > 0 and bool(device.info.fp64)))
     defines.update({f"R{k}": r for k, r in enumerate(radices)})
@@ -217,12 +226,13 @@ def _rows_kernel(device: Device, real: np.dtype, n: int, src: _Rows, count: int,
     extra = (bluestein.chirp.storage.kernel_buffer(), bluestein.kernel.storage.kernel_buffer()) \
         if bluestein is not None else (table, table)
     int64 = np.int64
-    kernel(device.queue, (rows * wg, batches), (wg, 1), src.array.storage.kernel_buffer(),
+    groups = -(-rows // per_group)
+    kernel(device.queue, (groups * wg, batches), (wg, 1), src.array.storage.kernel_buffer(),
            int64(src.offset), int64(in_batch), int64(in_stride), int64(in_step),
-           np.int32(count), dst.array.storage.kernel_buffer(write=True), int64(dst.offset),
-           int64(out_batch), int64(out_stride), int64(out_step), np.int32(out_count),
-           int64(out_limit), table, np.int32(sign), real.type(scale), int64(max(tw_n, 1)),
-           *extra)
+           np.int32(count), int64(rows), dst.array.storage.kernel_buffer(write=True),
+           int64(dst.offset), int64(out_batch), int64(out_stride), int64(out_step),
+           np.int32(out_count), int64(out_limit), table, np.int32(sign), real.type(scale),
+           int64(max(tw_n, 1)), *extra)
 
 
 def split_length(n: int, limit: int) -> tuple[int, int] | None:
