@@ -54,7 +54,7 @@ class _Stockham:
     ``table``)."""
     n: int
     passes: tuple
-    table: DeviceArray | None
+    table: DeviceArray
 
 
 @dataclass(frozen=True)
@@ -92,10 +92,8 @@ def _new_stockham(device: Device, n: int, real: np.dtype) -> _Stockham:
         passes.append((r, span, offset))
         offset += r * span
         span *= r
-    if not passes:
-        return _Stockham(n, (), None)
     complex_dtype = np.result_type(real, np.complex64)
-    table = empty((offset,), complex_dtype, device=device)
+    table = empty((max(offset, 1),), complex_dtype, device=device)   # (read by no pass at n 1)
     kernel = get_kernel(device, SOURCE, "fft_twiddles",
                         _defines(real, TW_DOUBLE=int(bool(device.info.fp64))))
     buf = table.storage.kernel_buffer(write=True)
@@ -205,7 +203,23 @@ def _rows_kernel(device: Device, real: np.dtype, n: int, src: _Rows, count: int,
     """One launch of ``fft_rows``: ``batches`` x ``rows`` transforms of length ``n`` (the
     power of two of ``bluestein`` when given) in local memory (see opencl/fft.cl), several
     rows a work-group where they are short or where neighbouring rows are neighbours in
-    memory (the reads and writes then coalesce)."""
+    memory (the reads and writes then coalesce). The launch is bound once per geometry: a
+    repeated call passes its buffers and offsets only."""
+    key = ("rows", device, real, n, src.real, dst.real, count, in_batch, in_stride, in_step,
+           out_batch, out_stride, out_step, out_count, int(out_limit), rows, batches, sign,
+           scale, tw_n, bluestein.n if bluestein is not None else 0)
+    launch = _PLANS.find(key)
+    if launch is None:
+        launch = _PLANS.get(key, lambda: _bind_rows(device, real, n, src.real, dst.real, key[6:]))
+    launch(src.array.storage.kernel_buffer(), np.int64(src.offset),
+           dst.array.storage.kernel_buffer(write=True), np.int64(dst.offset))
+
+
+def _bind_rows(device: Device, real: np.dtype, n: int, src_real: bool, dst_real: bool,
+               geometry: tuple):
+    """The bound launch of :func:`_rows_kernel` (``geometry``: its key from ``count`` on)."""
+    (count, in_batch, in_stride, in_step, out_batch, out_stride, out_step, out_count,
+     out_limit, rows, batches, sign, scale, tw_n, bluestein_n) = geometry
     radices = stockham_radices(n)
     room = local_max(device, np.result_type(real, np.complex64)) // n
     fast_in = abs(in_stride) == 1 and abs(in_step) != 1
@@ -215,24 +229,24 @@ def _rows_kernel(device: Device, real: np.dtype, n: int, src: _Rows, count: int,
     wg = min(256, max(32, per_group * n // 8), device.info.max_work_group_size)
     defines = _defines(real, N=n, WG=wg, ROWS=per_group, NPASS=len(radices),
                        ROWS_FAST_IN=int(fast_in and per_group > 1),
-                       ROWS_FAST_OUT=int(fast_out and per_group > 1), IN_REAL=int(src.real),
-                       OUT_REAL=int(dst.real), CHIRP=int(bluestein is not None),
+                       ROWS_FAST_OUT=int(fast_out and per_group > 1), IN_REAL=int(src_real),
+                       OUT_REAL=int(dst_real), CHIRP=int(bluestein_n > 0),
                        TWIDDLE=int(tw_n > 0), TW_DOUBLE=int(tw_n > 0 and bool(device.info.fp64)))
     defines.update({f"R{k}": r for k, r in enumerate(radices)})
     kernel = get_kernel(device, SOURCE, "fft_rows", defines)
-    plan = _stockham(device, n, real)
-    table = plan.table.storage.kernel_buffer() if plan.table is not None else \
-        dst.array.storage.kernel_buffer()
-    extra = (bluestein.chirp.storage.kernel_buffer(), bluestein.kernel.storage.kernel_buffer()) \
-        if bluestein is not None else (table, table)
+    table = _stockham(device, n, real).table.storage.kernel_buffer()
+    if bluestein_n:
+        bluestein = _bluestein(device, bluestein_n, real, sign)
+        extra = [bluestein.chirp.storage.kernel_buffer(), bluestein.kernel.storage.kernel_buffer()]
+    else:
+        extra = [table, table]
     int64 = np.int64
+    args = [None, None, int64(in_batch), int64(in_stride), int64(in_step), np.int32(count),
+            int64(rows), None, None, int64(out_batch), int64(out_stride), int64(out_step),
+            np.int32(out_count), int64(out_limit), table, np.int32(sign), real.type(scale),
+            int64(max(tw_n, 1)), *extra]
     groups = -(-rows // per_group)
-    kernel(device.queue, (groups * wg, batches), (wg, 1), src.array.storage.kernel_buffer(),
-           int64(src.offset), int64(in_batch), int64(in_stride), int64(in_step),
-           np.int32(count), int64(rows), dst.array.storage.kernel_buffer(write=True),
-           int64(dst.offset), int64(out_batch), int64(out_stride), int64(out_step),
-           np.int32(out_count), int64(out_limit), table, np.int32(sign), real.type(scale),
-           int64(max(tw_n, 1)), *extra)
+    return kernel.bind(device, (groups * wg, batches), (wg, 1), args, (0, 1, 7, 8))
 
 
 def split_length(n: int, limit: int) -> tuple[int, int] | None:
