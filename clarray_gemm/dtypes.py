@@ -156,8 +156,11 @@ _DEVICE_COPY_KINDS = "biuf"
 @functools.lru_cache(maxsize=256)   # a pure rule on dtypes, asked on every slice assignment
 def device_copy_supported(src: Any, dst: Any) -> bool:
     """True when the copy kernel (``opencl/copy.cl``) casts ``src`` to ``dst``: native
-    bool/int/uint/float16/float32/float64 (float16 held as its bits)."""
+    bool/int/uint/float16/float32/float64 (float16 held as its bits), and a complex dtype to
+    itself (copied as its (real, imaginary) pairs)."""
     src, dst = np.dtype(src), np.dtype(dst)
+    if src == dst and src.kind == "c" and src.isnative and src.itemsize <= 16:
+        return True
     for dt in (src, dst):
         if dt.kind not in _DEVICE_COPY_KINDS or not dt.isnative or dt.itemsize > 8:
             return False

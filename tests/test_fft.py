@@ -182,6 +182,25 @@ def test_host_path_is_numpys(device):
         assert _rel(got, want.astype(np.complex128)) < 1e-5
 
 
+def test_shifts_and_complex_copies_stay_on_the_device(on_device):
+    a = _data((5, 8, 7), np.complex64, seed=9)
+    r = _data((6, 9), np.float32, seed=10)
+    x, xr = cg.asarray(a, device=on_device), cg.asarray(r, device=on_device)
+    cg.reset_host_calls()
+    for func in (np.fft.fftshift, np.fft.ifftshift):
+        for axes in (None, 1, (0, 2), [-1]):
+            assert np.array_equal(np.asarray(func(x, axes=axes)), func(a, axes=axes))
+        assert np.array_equal(np.asarray(func(xr)), func(r))
+    assert np.array_equal(np.asarray(x.transpose(2, 0, 1).copy()), a.transpose(2, 0, 1))
+    y = cg.zeros((5, 8, 7), np.complex64, device=on_device)
+    y[1:, ::2] = x[:-1, 1::2]
+    want = np.zeros_like(a)
+    want[1:, ::2] = a[:-1, 1::2]
+    got = np.asarray(y)
+    assert got.tobytes() == want.tobytes()
+    assert cg.on_host_calls() == {}
+
+
 @pytest.mark.parametrize("n, radices", [(1, []), (8, [8]), (16, [8, 2]), (32, [8, 4]),
                                         (105, [3, 5, 7]), (1000, [8, 5, 5, 5]), (11, None),
                                         (2 * 13, None)])

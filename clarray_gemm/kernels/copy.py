@@ -118,6 +118,9 @@ def copy_plan(device: Device, shape: tuple, src_dtype: np.dtype, src_strides: tu
     found = _launchers.find(key)
     if found is not None:
         return found
+    if np.dtype(src_dtype).kind == "c":   # one complex dtype to itself: its (re, im) pairs
+        return _launchers.get(key, lambda: _complex_copy(device, shape, np.dtype(src_dtype),
+                                                         src_strides, dst_strides))
     n = math.prod(shape)
     dims, (ss, ds) = merge_dims(shape, src_strides, dst_strides)
     if len(dims) > MAX_DIMS:
@@ -130,6 +133,23 @@ def copy_plan(device: Device, shape: tuple, src_dtype: np.dtype, src_strides: tu
                                                        src_dtype.itemsize))
     return _launchers.get(key, lambda: _new_copy_launcher(device, n, dims, ss, ds, src_dtype,
                                                           dst_dtype))
+
+
+def _complex_copy(device: Device, shape: tuple, dtype: np.dtype, src_strides: tuple,
+                  dst_strides: tuple):
+    """A :func:`copy_plan` copy of complex numbers as the copy of their real and imaginary
+    parts (a last axis of two); None where the copy is empty."""
+    real = np.dtype(dtype.char.lower())
+    inner = copy_plan(device, tuple(shape) + (2,), real,
+                      tuple(2 * s for s in src_strides) + (1,), real,
+                      tuple(2 * s for s in dst_strides) + (1,))
+    if inner is None:
+        return None
+
+    def copy(src: cl.Buffer, src_offset: int, dst: cl.Buffer, dst_offset: int,
+             wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
+        return inner(src, 2 * src_offset, dst, 2 * dst_offset, wait_for)
+    return copy
 
 
 def _plain_copy(device: Device, nbytes: int, itemsize: int):

@@ -211,8 +211,9 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = _NO, append: Any = _
 @implements(np.roll)
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     """``np.roll``: for each axis the two slices that wrap around, copied into a fresh array on
-    the device (``axis=None``: the flattened array, reshaped back)."""
-    if not _real(a) or not all(isinstance(s, numbers.Integral) for s in np.ravel(shift)):
+    the device, complex numbers too (``axis=None``: the flattened array, reshaped back)."""
+    if type(a) is not DeviceArray or a.dtype.kind not in "biufc" or \
+            not all(isinstance(s, numbers.Integral) for s in np.ravel(shift)):
         return host_function(np.roll, (a, shift), {"axis": axis})
     if axis is None:
         return roll(a.ravel(), shift, 0).reshape(a.shape)

@@ -30,7 +30,7 @@ from ..kernels.plans import PlanCache
 from ..kernels.programs import get_kernel
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rfftn",
-           "irfftn", "fft2", "ifft2", "rfft2", "irfft2"]
+           "irfftn", "fft2", "ifft2", "rfft2", "irfft2", "fftshift", "ifftshift"]
 
 SOURCE = "fft.cl"
 _LOCAL = 64
@@ -605,3 +605,27 @@ def irfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: Any = None,
            out: Any = None) -> Any:
     """``np.fft.irfft2``: irfftn over two axes."""
     return _n_axes(np.fft.irfft2, a, s, axes, norm, out, "irfft")
+
+
+def _shifted(x: Any, axes: Any, sign: int) -> Any:
+    """NumPy's fftshift (``sign`` 1) or ifftshift (-1): a roll by half of each axis."""
+    if axes is None:
+        axes = tuple(range(x.ndim))
+        shift = [sign * (dim // 2) for dim in x.shape]
+    elif isinstance(axes, (int, np.integer)):
+        shift = sign * (x.shape[axes] // 2)
+    else:
+        shift = [sign * (x.shape[ax] // 2) for ax in axes]
+    return np.roll(x, shift, axes)
+
+
+@implements(np.fft.fftshift)
+def fftshift(x: Any, axes: Any = None) -> Any:
+    """``np.fft.fftshift``: the zero frequency moved to the centre (a roll on the device)."""
+    return _shifted(x, axes, 1)
+
+
+@implements(np.fft.ifftshift)
+def ifftshift(x: Any, axes: Any = None) -> Any:
+    """``np.fft.ifftshift``: the inverse of fftshift (a roll on the device)."""
+    return _shifted(x, axes, -1)
