@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from .._dispatch import implements
 from ..array import DeviceArray, adopt_host, asarray, empty, host_function
+from ..array.geometry import c_strides
+from ..memory import Storage
 from ..device import Device
 from ..kernels.crossover import has_host_path
 from ..kernels.plans import PlanCache
@@ -35,6 +37,17 @@ __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rf
 SOURCE = "fft.cl"
 _LOCAL = 64
 _STOCKHAM_RADICES = (8, 4, 2, 3, 5, 7)
+
+
+_SMOOTH: dict[int, bool] = {}
+
+
+def _is_smooth(n: int) -> bool:
+    """Whether n's prime factors are 2, 3, 5 and 7 (remembered per length)."""
+    found = _SMOOTH.get(n)
+    if found is None:
+        found = _SMOOTH[n] = stockham_radices(n) is not None
+    return found
 
 
 def stockham_radices(n: int) -> list[int] | None:
@@ -163,12 +176,25 @@ def _row_layout(x: DeviceArray) -> tuple[int, int, int] | None:
     return rows, (lead[-1][1] if lead else 0), x.strides[-1] // item
 
 
+_COMPLEX = {np.dtype(np.float32): np.dtype(np.complex64),
+            np.dtype(np.float64): np.dtype(np.complex128)}
+
+
+def _complex_of(real: np.dtype) -> np.dtype:
+    return _COMPLEX.get(real) or np.result_type(real, np.complex64)
+
+
+def _fresh(shape: tuple, dtype: np.dtype, device: Device) -> DeviceArray:
+    """A C-contiguous result for a kernel to fill (a pooled device buffer, no checks)."""
+    return DeviceArray.from_storage(Storage.for_output(device, math.prod(shape) * dtype.itemsize),
+                                    shape, dtype, c_strides(shape, dtype.itemsize))
+
+
 def _real_of(complex_dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float64) if complex_dtype == np.complex128 else np.dtype(np.float32)
 
 
-@dataclass(frozen=True)
-class _Rows:
+class _Rows(NamedTuple):
     """Rows of a device array as a kernel reads or writes them: ``rows`` rows of ``length``
     elements, element j of row r at element offset + r stride + j step of ``array``."""
     array: DeviceArray
@@ -221,7 +247,7 @@ def _bind_rows(device: Device, real: np.dtype, n: int, src_real: bool, dst_real:
     (count, in_batch, in_stride, in_step, out_batch, out_stride, out_step, out_count,
      out_limit, rows, batches, sign, scale, tw_n, bluestein_n) = geometry
     radices = stockham_radices(n)
-    room = local_max(device, np.result_type(real, np.complex64)) // n
+    room = local_max(device, _complex_of(real)) // n
     fast_in = abs(in_stride) == 1 and abs(in_step) != 1
     fast_out = abs(out_stride) == 1 and abs(out_step) != 1
     want = _COALESCED_ROWS if (fast_in or fast_out) else _GROUP_ELEMENTS // n
@@ -307,7 +333,7 @@ def _block_transform(device: Device, real: np.dtype, block: DeviceArray, sign: i
     return out
 
 
-def _transform(x: DeviceArray, n: int, sign: int, scale: float, kind: str,
+def _transform(x: DeviceArray, layout: tuple, n: int, sign: int, scale: float, kind: str,
                out_count: int) -> DeviceArray:
     """The transform of each row of ``x`` (its last axis; real for ``kind`` "r2c", complex
     otherwise) at length ``n``: "c2c" and "r2c" keep the first ``out_count`` outputs, "c2r"
@@ -315,10 +341,10 @@ def _transform(x: DeviceArray, n: int, sign: int, scale: float, kind: str,
     that fit the local memory take one launch (Bluestein's too), longer ones the four-step
     FFT (two), the rest one launch a pass."""
     device = x.device
-    complex_dtype = x.dtype if x.dtype.kind == "c" else np.result_type(x.dtype, np.complex64)
+    complex_dtype = x.dtype if x.dtype.kind == "c" else _complex_of(x.dtype)
     real = _real_of(complex_dtype)
     length = x.shape[-1]
-    rows, stride, step = _row_layout(x)
+    rows, stride, step = layout
     src = _Rows(x, x.offset // x.itemsize, stride, step, length, rows)
     if kind == "c2r":   # the Hermitian rows of length n, transformed as complex rows
         full = empty((rows, n), complex_dtype, device=device)
@@ -329,11 +355,11 @@ def _transform(x: DeviceArray, n: int, sign: int, scale: float, kind: str,
                full.storage.kernel_buffer(write=True), np.int32(n))
         src = _Rows(full, 0, n, 1, n, rows)
     out_real = kind == "c2r"
-    out = empty(x.shape[:-1] + (out_count,), real if out_real else complex_dtype, device=device)
+    out = _fresh(x.shape[:-1] + (out_count,), real if out_real else complex_dtype, device)
     dst = _Rows(out, 0, out_count, 1, out_count, rows)
     count = min(src.length, n)
     limit = local_max(device, complex_dtype)
-    if stockham_radices(n) is not None:
+    if _is_smooth(n):
         if n <= limit:
             _rows_kernel(device, real, n, src, count, 0, src.stride, src.step, dst, 0,
                          dst.stride, 1, out_count, _NO_LIMIT, rows, 1, sign, scale)
@@ -456,29 +482,24 @@ def _one_axis(func: Any, a: Any, n: Any, axis: Any, norm: Any, out: Any) -> Any:
         work_dtype = _real_of(work_dtype)   # a real input read as real numbers
     if x.dtype != work_dtype:
         x = x.astype(work_dtype)
-    if _row_layout(x) is None:   # leading axes that do not merge: rows copied out first
+    layout = _row_layout(x)
+    if layout is None:   # leading axes that do not merge: rows copied out first
         x = x.copy()
+        layout = _row_layout(x)
     forward, inverse = scales
     if name == "fft":
-        y = _transform(x, n, 1, forward, "r2c" if x.dtype.kind != "c" else "c2c", n)
+        y = _transform(x, layout, n, 1, forward, "r2c" if x.dtype.kind != "c" else "c2c", n)
     elif name == "ifft":
-        y = _transform(x, n, -1, inverse, "r2c" if x.dtype.kind != "c" else "c2c", n)
+        y = _transform(x, layout, n, -1, inverse, "r2c" if x.dtype.kind != "c" else "c2c", n)
     elif name == "rfft":
-        y = _transform(x, n, 1, forward, "r2c", n // 2 + 1)
+        y = _transform(x, layout, n, 1, forward, "r2c", n // 2 + 1)
     elif name == "ihfft":   # conj(rfft(a)) under the swapped norm: the inverse direction
-        y = _transform(x, n, -1, inverse, "r2c", n // 2 + 1)
+        y = _transform(x, layout, n, -1, inverse, "r2c", n // 2 + 1)
     elif name == "irfft":
-        y = _transform(_complex(x), n, -1, inverse, "c2r", n)
+        y = _transform(x, layout, n, -1, inverse, "c2r", n)
     else:                   # hfft: irfft(conj(a)) under the swapped norm: the forward direction
-        y = _transform(_complex(x), n, 1, forward, "c2r", n)
+        y = _transform(x, layout, n, 1, forward, "c2r", n)
     return y if axis == a.ndim - 1 else np.moveaxis(y, -1, axis)
-
-
-def _complex(x: DeviceArray) -> DeviceArray:
-    """A real row block as complex numbers (irfft and hfft of real input)."""
-    if x.dtype.kind == "c":
-        return x
-    return x.astype(np.result_type(x.dtype, np.complex64))
 
 
 @implements(np.fft.fft)
