@@ -157,7 +157,7 @@ _DEVICE_COPY_KINDS = "biuf"
 def device_copy_supported(src: Any, dst: Any) -> bool:
     """True when the copy kernel (``opencl/copy.cl``) casts ``src`` to ``dst``: native
     bool/int/uint/float16/float32/float64 (float16 held as its bits), and a complex dtype to
-    itself (copied as its (real, imaginary) pairs)."""
+    itself (copied as its bits)."""
     src, dst = np.dtype(src), np.dtype(dst)
     if src == dst and src.kind == "c" and src.isnative and src.itemsize <= 16:
         return True

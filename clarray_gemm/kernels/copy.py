@@ -118,7 +118,7 @@ def copy_plan(device: Device, shape: tuple, src_dtype: np.dtype, src_strides: tu
     found = _launchers.find(key)
     if found is not None:
         return found
-    if np.dtype(src_dtype).kind == "c":   # one complex dtype to itself: its (re, im) pairs
+    if np.dtype(src_dtype).kind == "c":   # one complex dtype to itself: its bits
         return _launchers.get(key, lambda: _complex_copy(device, shape, np.dtype(src_dtype),
                                                          src_strides, dst_strides))
     n = math.prod(shape)
@@ -137,11 +137,14 @@ def copy_plan(device: Device, shape: tuple, src_dtype: np.dtype, src_strides: tu
 
 def _complex_copy(device: Device, shape: tuple, dtype: np.dtype, src_strides: tuple,
                   dst_strides: tuple):
-    """A :func:`copy_plan` copy of complex numbers as the copy of their real and imaginary
-    parts (a last axis of two); None where the copy is empty."""
-    real = np.dtype(dtype.char.lower())
-    inner = copy_plan(device, tuple(shape) + (2,), real,
-                      tuple(2 * s for s in src_strides) + (1,), real,
+    """A :func:`copy_plan` copy of complex numbers as bits: complex64 as one 64-bit word each,
+    complex128 as two (a last axis of two; no doubles needed); None where the copy is empty."""
+    word = np.dtype(np.uint64)
+    if dtype.itemsize == 8:
+        return copy_plan(device, tuple(shape), word, tuple(src_strides), word,
+                         tuple(dst_strides))
+    inner = copy_plan(device, tuple(shape) + (2,), word,
+                      tuple(2 * s for s in src_strides) + (1,), word,
                       tuple(2 * s for s in dst_strides) + (1,))
     if inner is None:
         return None
