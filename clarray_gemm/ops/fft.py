@@ -6,8 +6,10 @@ passes); any other length Bluestein's chirp-z algorithm on the power of two >= 2
 and the chirp's transform computed once per length in float64 on the host. Results have NumPy
 2's dtypes (float32 and complex64 in, complex64 out; float64, integers and complex128 in,
 complex128 out), its norms and its ``n`` (zero-padding or truncating each row). Rows along
-another axis than the last are copied to rows first; the result comes back as a view with the
-axis in its place.
+another axis than the last are read with their strides (copied out first where the other axes
+do not merge into one stride); the result comes back as a view with the axis in its place.
+Rows that fit the local memory take one launch, longer ones the four-step FFT (two), lengths
+that split into no such factors one launch a pass (see :func:`_transform`).
 
 Where it runs: on devices without a host path (discrete GPUs); elsewhere NumPy's pocketfft on
 the mapping (a device result). ``out=``, and complex128 on a device without doubles, take
