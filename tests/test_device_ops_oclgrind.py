@@ -290,6 +290,16 @@ with np.errstate(all="ignore"):
         same(np.fft.ifft(xc[:, :34]), np.fft.ifft(c[:, :34]), 1e-4)   # Bluestein on 8 x 16
         big = rng.standard_normal((2, 512)).astype(np.float32)
         same(np.fft.fft(cg.asarray(big, device=dev)), np.fft.fft(big), 1e-4)   # no split
+    elif case == "complex":
+        # complex.cl: NumPy's complex loops, broadcast, strided, a real operand and a scalar
+        c = (a[:, :5] + 1j * a[::-1, :5]).astype(np.complex64)
+        xc = cg.asarray(c, device=dev)
+        with cg.host_path(False):
+            same(xc * xc[0], c * c[0], 1e-5)
+            same(xc[::2] / (x[::2, :5] + 1.0), c[::2] / (a[::2, :5] + 1.0), 1e-5)
+            same(xc.T - 2j, c.T - 2j, 1e-7)
+            same(abs(xc), np.abs(c), 1e-5)
+            same(xc == xc[:, ::-1], c == c[:, ::-1])
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))
         same(np.cumprod(x[:, :5], axis=0), np.cumprod(a[:, :5], axis=0), 1e-5)
@@ -314,7 +324,7 @@ print("ok")
 
 CASES = ["elementwise", "elementwise_per_item", "elementwise_half", "conv_flipped", "reduce",
          "reduce_split", "reduce_finish_last", "scan", "gather", "random", "sort", "counting",
-         "scatter", "fft"]
+         "scatter", "fft", "complex"]
 # Oclgrind's race checker does not follow an order made by a global fence and an atomic counter
 # between work-groups (the last group reading the others' partials is reported as a race), so
 # those cases run with its other checks only.

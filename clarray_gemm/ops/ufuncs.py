@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 from numpy._core import umath
 
-from .._dispatch import OPERATORS, SCALAR_OPERATORS, implements, implements_ufunc
+from .._dispatch import OPERATORS, SCALAR_OPERATORS, NumPyDecides, implements, implements_ufunc
 from ..array import DeviceArray, host_function
 from ..dtypes import PYTHON_SCALARS, TYPED_SCALARS
+from .complex_ufuncs import OPS as COMPLEX_OPS, complex_ufunc
 from .elementwise import (OpSpec, binary_plan, constant, find_plan, keyed_out_plan, keyed_plan,
                           run_op, run_plan, scalar_plan, unary_plan)
 
@@ -145,7 +146,26 @@ def _mask(where: Any) -> Any:
 
 @implements_ufunc(*SPECS)
 def device_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
-    """``ufunc(*inputs, **kwargs)`` on the device, or NotImplemented for the host fallback."""
+    """``ufunc(*inputs, **kwargs)`` on the device, or NotImplemented for the host fallback:
+    the real loops, then (only where they decline) the complex ones."""
+    try:
+        result = _real_ufunc(ufunc, inputs, kwargs)
+    except NumPyDecides:
+        if ufunc not in COMPLEX_OPS or not _has_complex(inputs):
+            raise
+        result = NotImplemented
+    if result is NotImplemented and ufunc in COMPLEX_OPS and _has_complex(inputs):
+        return complex_ufunc(ufunc, inputs, kwargs)
+    return result
+
+
+def _has_complex(inputs: tuple) -> bool:
+    return any((type(x) is DeviceArray and x.dtype.kind == "c") or type(x) is complex
+               or isinstance(x, np.complexfloating) for x in inputs)
+
+
+def _real_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+    """The real loops of :func:`device_ufunc`."""
     if not kwargs and len(inputs) == 1 and type(inputs[0]) is DeviceArray and ufunc.nin == 1:
         return _on_one_device_array(SPECS[ufunc], inputs[0])  # np.exp(x), -x: a short key
     if ufunc is np.power and len(inputs) == 2:
