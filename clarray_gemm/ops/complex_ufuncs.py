@@ -86,70 +86,109 @@ def _scalar(value: Any, real: np.dtype) -> np.ndarray:
 
 def complex_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     """``ufunc(*inputs)`` with a complex operand on the device, or NotImplemented (the host
-    fallback answers then)."""
+    fallback answers then). A plan per (ufunc, operand layouts and scalar types) holds the
+    bound launch: a repeated call allocates its result and passes buffers, offsets and
+    scalars."""
+    if kwargs or len(inputs) != ufunc.nin:
+        return NotImplemented
+    key = (ufunc,) + tuple((x.device, x.layout_key) if type(x) is DeviceArray else type(x)
+                           for x in inputs)
+    plan = _plans.find(key)
+    if plan is None:
+        plan = _plans.get(key, lambda: _plan(ufunc, inputs))
+    return plan(inputs) if plan else NotImplemented
+
+
+_plans: Memo[Any] = Memo("complex ufunc plans", capacity=4096)
+
+
+def _plan(ufunc: np.ufunc, inputs: tuple) -> Any:
+    """The runner of :func:`complex_ufunc` for these operands' layouts, or False (the host
+    fallback's call)."""
     op = OPS.get(ufunc)
-    if op is None or kwargs or len(inputs) != ufunc.nin:
-        return NotImplemented
     arrays = [x for x in inputs if type(x) is DeviceArray]
-    if not arrays:
-        return NotImplemented
+    if op is None or not arrays:
+        return False
     device = arrays[0].device
     for x in inputs:
         if type(x) is DeviceArray:
             if x.device is not device or x.dtype not in _ARRAY_DTYPES:
-                return NotImplemented
+                return False
         elif not isinstance(x, (numbers.Number, np.number)) or isinstance(x, (bool, np.bool_)):
-            return NotImplemented
+            return False
     found = _result(ufunc, inputs)
     if found is None:
-        return NotImplemented
+        return False
     result, computed = found
     if computed == np.complex128 and not device.info.fp64:
-        return NotImplemented
+        return False
     if has_host_path(device):
-        hosts = [x.host_view() if type(x) is DeviceArray else x for x in inputs]
-        with np.errstate(all="ignore"):
-            return adopt_host(np.ascontiguousarray(ufunc(*hosts)), device)
+        def on_host(operands: tuple) -> DeviceArray:
+            hosts = [x.host_view() if type(x) is DeviceArray else x for x in operands]
+            with np.errstate(all="ignore"):
+                return adopt_host(np.ascontiguousarray(ufunc(*hosts)), device)
+        return on_host
     shape = np.broadcast_shapes(*(x.shape for x in arrays))
     n = int(np.prod(shape, dtype=np.int64))
     if n == 0 or len(shape) > 8:
-        return NotImplemented
-    return _launch(device, op, inputs, shape, n, result, computed)
+        return False
+    return _bind(device, op, inputs, shape, n, result, computed)
 
 
-def _launch(device: Device, op: str, inputs: tuple, shape: tuple, n: int, result: np.dtype,
-            computed: np.dtype) -> DeviceArray:
+def _bind(device: Device, op: str, inputs: tuple, shape: tuple, n: int, result: np.dtype,
+          computed: np.dtype):
+    """The runner for one layout: the kernel bound with the geometry and strides; per call the
+    operands' buffers and offsets (or the scalar's value) and the result's buffer."""
     real = np.dtype(np.float64) if computed == np.complex128 else np.dtype(np.float32)
     ndim = max(len(shape), 1)
     defines = {"T": "double" if real == np.float64 else "float", "IS_FP64": int(real == np.float64),
                "NIN": len(inputs), "OP": op, "NDIM": ndim,
                "OUT_T": "uchar" if result == np.bool_ else _STORAGE[result],
                "ABS_DOUBLE": int(op == "ABS" and real == np.float32 and bool(device.info.fp64))}
-    args = []
-    for name, x in zip("AB", inputs + (inputs[0],) * (2 - len(inputs))):
+    operands = inputs + (inputs[0],) * (2 - len(inputs))
+    spare = Storage.for_output(device, 16)   # the buffer of a scalar's slot (never read)
+    placeholder = spare.kernel_buffer(write=True)
+    fixed, per_call = [np.int64(n)], []
+    for slot, (name, x) in enumerate(zip("AB", operands)):
+        base = 1 + 3 * slot
         if type(x) is DeviceArray:
-            placed = _operand(x, shape, ndim)
-            if placed is None:
-                x = x.copy()
-                placed = _operand(x, shape, ndim)
+            offset_strides = _operand(x, shape, ndim)
+            if offset_strides is None:
+                return False
             defines[f"{name}_T"] = _STORAGE[x.dtype]
             defines[f"{name}_COMPLEX"] = int(x.dtype.kind == "c")
             defines[f"{name}_SCALAR"] = 0
-            offset, strides = placed
             unused = _scalar(0, _REAL[x.dtype]) if x.dtype.kind == "c" else x.dtype.type(0)
-            args.append((x.storage.kernel_buffer(), np.int64(offset), unused, strides))
+            fixed += [None, None, unused]
+            per_call += [base, base + 1]
         else:
             defines[f"{name}_T"] = _STORAGE[np.result_type(real, np.complex64)]
             defines[f"{name}_COMPLEX"] = 1
             defines[f"{name}_SCALAR"] = 1
-            args.append((None, np.int64(0), _scalar(x, real), as_long8([], 0)))
-    out = DeviceArray.from_storage(Storage.for_output(device, n * result.itemsize), shape,
-                                   result, c_strides(shape, result.itemsize))
-    out_buf = out.storage.kernel_buffer(write=True)
-    (a_buf, a_off, a_val, a_st), (b_buf, b_off, b_val, b_st) = args
-    a_buf = a_buf if a_buf is not None else (b_buf if b_buf is not None else out_buf)
-    b_buf = b_buf if b_buf is not None else a_buf
+            fixed += [placeholder, np.int64(0), None]
+            per_call += [base + 2]
+    strides = [_operand(x, shape, ndim)[1] if type(x) is DeviceArray else as_long8([], 0)
+               for x in operands]
+    fixed += [None, as_long8(shape, 1), *strides]
+    per_call.append(7)
     kernel = get_kernel(device, SOURCE, "complex_op", defines, device.info.rounding_options)
-    kernel(device.queue, (-(-n // _LOCAL) * _LOCAL,), (_LOCAL,), np.int64(n), a_buf, a_off,
-           a_val, b_buf, b_off, b_val, out_buf, as_long8(shape, 1), a_st, b_st)
-    return out
+    launch = kernel.bind(device, (-(-n // _LOCAL) * _LOCAL,), (_LOCAL,), fixed, per_call)
+    out_strides = c_strides(shape, result.itemsize)
+    nbytes = n * result.itemsize
+
+    def run(values: tuple, keep=spare) -> DeviceArray:   # (keep: the placeholder stays alive)
+        out = DeviceArray.from_storage(Storage.for_output(device, nbytes), shape, result,
+                                       out_strides)
+        args = []
+        for x in values + (values[0],) * (2 - len(values)):
+            if type(x) is DeviceArray:
+                offset, rem = divmod(x.offset, x.itemsize)
+                if rem:   # (a view at a byte offset between elements: NumPy's loop)
+                    return NotImplemented
+                args += (x.storage.kernel_buffer(), np.int64(offset))
+            else:
+                args.append(_scalar(x, real))
+        args.append(out.storage.kernel_buffer(write=True))
+        launch(*args)
+        return out
+    return run

@@ -70,6 +70,8 @@ def _on_one_device_array(spec: OpSpec, a: DeviceArray) -> Any:
     if plan.supported:
         result = plan.run((a,), None, None)
         return result[0] if len(result) == 1 else result
+    if a.dtype.kind == "c" and spec.ufunc in COMPLEX_OPS:
+        return complex_ufunc(spec.ufunc, (a,), {})
     return NotImplemented
 
 
@@ -87,6 +89,8 @@ def _on_two_device_arrays(spec: OpSpec, a: DeviceArray, b: DeviceArray) -> Any:
     if plan.supported:
         result = plan.run((a, b), None, None)
         return result[0] if len(result) == 1 else result
+    if (a.dtype.kind == "c" or b.dtype.kind == "c") and spec.ufunc in COMPLEX_OPS:
+        return complex_ufunc(spec.ufunc, (a, b), {})
     return NotImplemented
 
 
