@@ -300,6 +300,22 @@ with np.errstate(all="ignore"):
             same(xc.T - 2j, c.T - 2j, 1e-7)
             same(abs(xc), np.abs(c), 1e-5)
             same(xc == xc[:, ::-1], c == c[:, ::-1])
+    elif case == "linalg":
+        # linalg_small.cl: pivoted LU of a stack, right-hand sides, identity, determinants
+        m = rng.standard_normal((3, 5, 5)).astype(np.float32)
+        rhs = rng.standard_normal((3, 5, 2)).astype(np.float32)
+        xm, xr = cg.asarray(m, device=dev), cg.asarray(rhs, device=dev)
+        with cg.host_path(False):
+            same(np.linalg.solve(xm, xr), np.linalg.solve(m, rhs), 1e-4)
+            same(np.linalg.solve(xm[0], xr[0, :, 0]), np.linalg.solve(m[0], rhs[0, :, 0]), 1e-4)
+            same(np.linalg.inv(xm), np.linalg.inv(m), 1e-4)
+            same(np.linalg.det(xm), np.linalg.det(m), 1e-4)
+            same(np.linalg.slogdet(xm)[1], np.linalg.slogdet(m)[1], 1e-4)
+            try:
+                np.linalg.inv(cg.asarray(np.zeros((3, 3), np.float32), device=dev))
+                raise AssertionError("no LinAlgError")
+            except np.linalg.LinAlgError:
+                pass
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))
         same(np.cumprod(x[:, :5], axis=0), np.cumprod(a[:, :5], axis=0), 1e-5)
@@ -324,7 +340,7 @@ print("ok")
 
 CASES = ["elementwise", "elementwise_per_item", "elementwise_half", "conv_flipped", "reduce",
          "reduce_split", "reduce_finish_last", "scan", "gather", "random", "sort", "counting",
-         "scatter", "fft", "complex"]
+         "scatter", "fft", "complex", "linalg"]
 # Oclgrind's race checker does not follow an order made by a global fence and an atomic counter
 # between work-groups (the last group reading the others' partials is reported as a race), so
 # those cases run with its other checks only.

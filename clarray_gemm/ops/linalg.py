@@ -1,0 +1,188 @@
+"""``np.linalg.solve``, ``inv``, ``det`` and ``slogdet`` of stacks of small matrices on the device
+(``opencl/linalg_small.cl``): a work-group a matrix, the LU factorisation with partial pivoting
+in local memory as LAPACK's getrf orders it (the right-hand sides carried along), then back
+substitution; ``inv`` solves against the identity, ``det`` is NumPy's sign * exp(sum of
+log|pivot|). NumPy's result dtypes, shapes (NumPy 2's rule: ``b`` is a vector only when 1-D;
+batch axes broadcast) and ``LinAlgError("Singular matrix")`` (a read of one status word per
+matrix: the call waits for the kernel, as CuPy's does when it checks).
+
+Where it runs: real float32/float64 matrices whose factorisation fits three quarters of the
+local memory (64 x 64 float32 and more on GPUs), on devices without a host path. Larger matrices
+and every other case take NumPy's LAPACK (on the mapping where the device has a host path).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._dispatch import implements
+from ..array import DeviceArray, adopt_host, asarray, empty, host_function
+from ..device import Device
+from ..kernels.crossover import has_host_path
+from ..kernels.programs import get_kernel
+
+__all__ = ["solve", "inv", "det", "slogdet"]
+
+SOURCE = "linalg_small.cl"
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _square_stack(a: Any) -> bool:
+    return (type(a) is DeviceArray and a.ndim >= 2 and a.shape[-1] == a.shape[-2]
+            and a.shape[-1] > 0 and a.size > 0)
+
+
+def _fits(device: Device, n: int, k: int, dtype: np.dtype) -> bool:
+    return (n * n + n * max(k, 1)) * dtype.itemsize <= device.info.local_mem_bytes * 3 // 4
+
+
+def _device_dtype(a: DeviceArray, result: np.dtype) -> bool:
+    return (not has_host_path(a.device) and result in _FLOATS
+            and (result != np.float64 or bool(a.device.info.fp64)))
+
+
+def _on_host(func: Any, args: tuple) -> Any:
+    """``func`` by NumPy: on the mapping where the device has a host path (device arrays
+    back), else through the host fallback."""
+    first = args[0]
+    if type(first) is DeviceArray and has_host_path(first.device) and all(
+            type(x) is not DeviceArray or x.device == first.device for x in args):
+        found = func(*[x.host_view() if type(x) is DeviceArray else x for x in args])
+        if isinstance(found, tuple):
+            return type(found)(*(_adopted(v, first.device) for v in found))
+        return _adopted(found, first.device)
+    return host_function(func, args, {})
+
+
+def _adopted(value: Any, device: Device) -> Any:
+    """A NumPy result as a device array; NumPy's scalars (one matrix's determinant) stay
+    scalars, as the host fallback keeps them."""
+    return value if np.ndim(value) == 0 else adopt_host(np.ascontiguousarray(value), device)
+
+
+def _stack(x: DeviceArray, shape: tuple, dtype: np.dtype) -> DeviceArray:
+    """``x`` broadcast to ``shape`` as a C-contiguous array of ``dtype``."""
+    if x.shape != shape:
+        x = np.broadcast_to(x, shape)
+    if x.dtype != dtype:
+        x = x.astype(dtype)
+    return x if x.is_c_contiguous else x.copy()
+
+
+def _launch(device: Device, a: DeviceArray, b: DeviceArray | None, n: int, k: int,
+            batch: int, det: bool, identity: bool = False) -> tuple:
+    """The kernel over ``batch`` matrices: (solutions or None, status, det, sign, logdet)."""
+    dtype = a.dtype
+    wg = min(64 if n <= 16 else (128 if n <= 32 else 256), device.info.max_work_group_size)
+    defines = {"T": "double" if dtype == np.float64 else "float",
+               "IS_FP64": int(dtype == np.float64), "N": n, "K": k, "WG": wg,
+               "DET": int(det), "IDENTITY": int(identity)}
+    kernel = get_kernel(device, SOURCE, "lu_solve", defines)
+    status = empty((batch,), np.int32, device=device)
+    x = empty((batch, n, k), dtype, device=device) if k else None
+    outs = [empty((batch,), dtype, device=device) for _ in range(3)] if det else [None] * 3
+    spare = status.storage.kernel_buffer(write=True)
+
+    def buf(v, write=False):
+        return v.storage.kernel_buffer(write=write) if v is not None else spare
+    src_b = b if b is not None else a
+    kernel(device.queue, (batch * wg,), (wg,), buf(a), np.int64(a.offset // a.itemsize),
+           np.int64(n * n), buf(src_b), np.int64(src_b.offset // src_b.itemsize),
+           np.int64(n * k if b is not None else 0), buf(x, True), spare,
+           *(buf(v, True) for v in outs))
+    return (x, status, *outs)
+
+
+def _check(status: DeviceArray) -> None:
+    if np.asarray(status).any():
+        raise np.linalg.LinAlgError("Singular matrix")
+
+
+_RESULTS: dict = {}
+
+
+def _result_dtype(func: Any, *dtypes: np.dtype) -> np.dtype | None:
+    key = (func, *dtypes)
+    found = _RESULTS.get(key)
+    if found is None:
+        try:
+            stand_ins = [np.eye(2, dtype=dtypes[0])] + [np.ones(2, dtype=d) for d in dtypes[1:]]
+            out = func(*stand_ins)
+            found = np.asarray(out[0] if isinstance(out, tuple) else out).dtype
+        except Exception:   # noqa: BLE001 - NumPy's own error comes from its own call
+            found = False
+        _RESULTS[key] = found
+    return found or None
+
+
+@implements(np.linalg.solve)
+def solve(a: Any, b: Any) -> Any:
+    """``np.linalg.solve``: x with a @ x = b for each matrix of the stack ``a``."""
+    if not _square_stack(a) or not isinstance(b, (DeviceArray, np.ndarray)):
+        return _on_host(np.linalg.solve, (a, b))
+    result = _result_dtype(np.linalg.solve, a.dtype, b.dtype)
+    n = a.shape[-1]
+    vector = b.ndim == 1
+    if result is None or not _device_dtype(a, result) or b.size == 0 or \
+            (vector and b.shape[0] != n) or (not vector and (b.ndim < 2 or b.shape[-2] != n)):
+        return _on_host(np.linalg.solve, (a, b))
+    k = 1 if vector else b.shape[-1]
+    try:
+        batch_shape = np.broadcast_shapes(a.shape[:-2], () if vector else b.shape[:-2])
+    except ValueError:
+        return _on_host(np.linalg.solve, (a, b))
+    if not _fits(a.device, n, k, result):
+        return _on_host(np.linalg.solve, (a, b))
+    b = asarray(b, device=a.device)
+    batch = int(np.prod(batch_shape, dtype=np.int64))
+    a2 = _stack(a, batch_shape + (n, n), result)
+    b2 = _stack(b.reshape(n, 1) if vector else b, batch_shape + (n, k), result)
+    x, status, *_ = _launch(a.device, a2, b2, n, k, batch, False)
+    _check(status)
+    return x.reshape(batch_shape + ((n,) if vector else (n, k)))
+
+
+@implements(np.linalg.inv)
+def inv(a: Any) -> Any:
+    """``np.linalg.inv``: the inverse of each matrix of the stack (a solve against I)."""
+    result = _result_dtype(np.linalg.inv, a.dtype) if _square_stack(a) else None
+    if result is None or not _device_dtype(a, result) or \
+            not _fits(a.device, a.shape[-1], a.shape[-1], result):
+        return _on_host(np.linalg.inv, (a,))
+    n = a.shape[-1]
+    batch = a.size // (n * n)
+    x, status, *_ = _launch(a.device, _stack(a, a.shape, result), None, n, n, batch, False,
+                            identity=True)
+    _check(status)
+    return x.reshape(a.shape)
+
+
+def _determinants(func: Any, a: Any) -> tuple | None:
+    result = _result_dtype(func, a.dtype) if _square_stack(a) else None
+    if result is None or not _device_dtype(a, result) or \
+            not _fits(a.device, a.shape[-1], 0, result):
+        return None
+    n = a.shape[-1]
+    batch = a.size // (n * n)
+    _, _, det_, sign, logdet = _launch(a.device, _stack(a, a.shape, result), None, n, 0, batch,
+                                       True)
+    shape = a.shape[:-2]
+    return det_.reshape(shape), sign.reshape(shape), logdet.reshape(shape)
+
+
+@implements(np.linalg.det)
+def det(a: Any) -> Any:
+    """``np.linalg.det``: the determinant of each matrix of the stack (0-d for one matrix)."""
+    found = _determinants(np.linalg.det, a)
+    return _on_host(np.linalg.det, (a,)) if found is None else found[0]
+
+
+@implements(np.linalg.slogdet)
+def slogdet(a: Any) -> Any:
+    """``np.linalg.slogdet``: (sign, log|det|) of each matrix of the stack, NumPy's named
+    tuple."""
+    found = _determinants(np.linalg.slogdet, a)
+    if found is None:
+        return _on_host(np.linalg.slogdet, (a,))
+    return type(np.linalg.slogdet(np.eye(1)))(found[1], found[2])

@@ -1,0 +1,126 @@
+"""np.linalg.solve, inv, det and slogdet of small matrix stacks on the device
+(opencl/linalg_small.cl, the host path off) against NumPy's LAPACK: dtypes and shapes (NumPy
+2's vector rule, broadcast batches), residuals within 4x NumPy's on the same inputs,
+determinants within 4x NumPy's error against a long double reference, NumPy's LinAlgError."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import clarray_gemm as cg
+from clarray_gemm.kernels.crossover import has_host_path
+
+
+@pytest.fixture
+def on_device(device):
+    with cg.host_path(False):
+        yield device
+
+
+def _matrices(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(-9, 10, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _residual(a, x, b):
+    a, x, b = (np.asarray(v, dtype=np.float64) for v in (a, x, b))
+    if x.ndim == a.ndim - 1:
+        x, b = x[..., None], b[..., None]
+    return np.linalg.norm(a @ x - b) / (np.linalg.norm(a) * np.linalg.norm(x) + 1e-300)
+
+
+def _fp64_or_skip(device, dtype):
+    if not device.info.fp64 and np.dtype(dtype) != np.float32:
+        pytest.skip("needs doubles")
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 31, 33, 64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_solve_matches_numpy(on_device, dtype, n):
+    _fp64_or_skip(on_device, dtype)
+    cases = [((n, n), (n,)), ((5, n, n), (5, n, 3)), ((2, 3, n, n), (n, 1)),
+             ((4, n, n), (1, n, 2))]
+    cg.reset_host_calls()
+    for k, (sa, sb) in enumerate(cases):
+        a, b = _matrices(sa, dtype, 10 * n + k), _matrices(sb, dtype, 10 * n + k + 5)
+        if np.dtype(dtype).kind == "i":
+            a = a + 40 * np.eye(n, dtype=dtype)   # well away from singular in integers
+        got = np.linalg.solve(cg.asarray(a, device=on_device), cg.asarray(b, device=on_device))
+        want = np.linalg.solve(a, b)
+        assert type(got) is cg.DeviceArray
+        assert np.asarray(got).dtype == want.dtype and got.shape == want.shape
+        eps = np.finfo(want.dtype).eps
+        assert _residual(a, got, b) <= 4 * max(_residual(a, want, b), eps), (sa, sb)
+    assert cg.on_host_calls() == {}
+
+
+@pytest.mark.parametrize("n", [1, 3, 16, 33])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_inv_det_slogdet_match_numpy(on_device, dtype, n):
+    _fp64_or_skip(on_device, dtype)
+    a = _matrices((3, n, n), dtype, n)
+    x = cg.asarray(a, device=on_device)
+    cg.reset_host_calls()
+    got = np.linalg.inv(x)
+    want = np.linalg.inv(a)
+    assert np.asarray(got).dtype == want.dtype and got.shape == want.shape
+    eye = np.broadcast_to(np.eye(n), a.shape)
+    assert _residual(a, got, eye) <= 4 * max(_residual(a, want, eye), np.finfo(dtype).eps)
+    for ours, theirs in ((np.linalg.det(x), np.linalg.det(a)),
+                         (np.linalg.det(x[1]), np.linalg.det(a[1]))):
+        ours = np.asarray(ours)
+        assert ours.dtype == np.asarray(theirs).dtype and ours.shape == np.shape(theirs)
+    d_ours = np.asarray(np.linalg.det(x)).astype(np.float64)
+    d_numpy = np.linalg.det(a).astype(np.float64)
+    # the reference: float64 for float32 matrices; NumPy's own for float64 ones (LAPACK has no
+    # wider type), within an LU's rounding bound
+    ref = np.linalg.det(a.astype(np.float64)) if dtype == np.float32 else d_numpy
+    err = np.abs(d_ours - ref) / np.abs(ref)
+    assert (err <= 4 * np.abs(d_numpy - ref) / np.abs(ref)
+            + 8 * n * np.finfo(dtype).eps).all()
+    sign, logdet = np.linalg.slogdet(x)
+    want_sign, want_log = np.linalg.slogdet(a)
+    assert type(np.linalg.slogdet(x)) is type(np.linalg.slogdet(a))
+    assert np.array_equal(np.asarray(sign), want_sign)
+    np.testing.assert_allclose(np.asarray(logdet), want_log, rtol=0,
+                               atol=16 * n * np.finfo(dtype).eps)
+    assert cg.on_host_calls() == {}
+
+
+def test_singular_matrices_are_numpys(on_device):
+    a = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]], np.float32)
+    x = cg.asarray(a, device=on_device)
+    b = cg.asarray(np.ones(3, np.float32), device=on_device)
+    for call in (lambda m: np.linalg.solve(m, b), np.linalg.inv):
+        with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+            call(x)
+        with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+            call(a) if call is np.linalg.inv else np.linalg.solve(a, np.ones(3, np.float32))
+    zero = cg.asarray(np.zeros((2, 2), np.float32), device=on_device)
+    assert float(np.asarray(np.linalg.det(zero))) == 0.0
+    sign, logdet = np.linalg.slogdet(zero)
+    assert float(np.asarray(sign)) == 0.0 and np.asarray(logdet) == -np.inf
+
+
+def test_what_stays_with_numpy(on_device):
+    """Non-square input (NumPy's error), matrices past the local memory and complex ones go to
+    NumPy's LAPACK through the host fallback."""
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.inv(cg.asarray(np.ones((2, 3), np.float32), device=on_device))
+    big = _matrices((300, 300), np.float32, 1) + 300 * np.eye(300, dtype=np.float32)
+    cg.reset_host_calls()
+    got = np.linalg.inv(cg.asarray(big, device=on_device))
+    assert type(got) is cg.DeviceArray
+    np.testing.assert_allclose(np.asarray(got), np.linalg.inv(big), rtol=1e-4, atol=1e-7)
+    assert cg.on_host_calls() == {"inv": 1}
+
+
+def test_host_path_is_numpys(device):
+    """Devices with a host path run NumPy's LAPACK on the mapping: its bits, device arrays."""
+    a = _matrices((4, 5, 5), np.float32, 3)
+    got = np.linalg.inv(cg.asarray(a, device=device))
+    assert type(got) is cg.DeviceArray
+    if has_host_path(device):
+        assert np.asarray(got).tobytes() == np.linalg.inv(a).tobytes()
