@@ -123,3 +123,26 @@ def test_what_stays_with_numpy(on_device):
         ints = cg.asarray(np.arange(4), device=on_device)
         _same(x + ints, a + np.arange(4), True)
     assert set(cg.on_host_calls()) == {"exp", "add"}
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("func", [np.sum, np.mean], ids=lambda f: f.__name__)
+def test_sums_and_means_of_complex_numbers(on_device, func, dtype):
+    """The real and imaginary parts reduced apart (a float sum's tree order: within a few
+    ulp of NumPy's pairwise sums)."""
+    if dtype == np.complex128 and not on_device.info.fp64:
+        pytest.skip("complex128 needs doubles")
+    a = np.random.default_rng(8).standard_normal((6, 5, 33)).astype(np.float64)
+    a = (a + 1j * a[::-1]).astype(dtype)
+    x = cg.asarray(a, device=on_device)
+    cg.reset_host_calls()
+    for ours, theirs in ((x, a), (x[:, ::2, 1:], a[:, ::2, 1:]), (x.T, a.T)):
+        for kwargs in ({}, {"axis": 0}, {"axis": (0, 2), "keepdims": True}, {"axis": -1}):
+            got, want = func(ours, **kwargs), func(theirs, **kwargs)
+            assert type(got) is cg.DeviceArray
+            got = np.asarray(got)
+            assert got.dtype == want.dtype and got.shape == np.shape(want)
+            scale = np.abs(theirs).sum() / max(want.size, 1) if func is np.sum else \
+                np.abs(theirs).max()
+            assert np.abs(got - want).max() <= 64 * np.finfo(dtype).eps * scale
+    assert cg.on_host_calls() == {}

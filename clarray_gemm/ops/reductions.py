@@ -100,6 +100,9 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
     # (not products: NumPy's float16 product, rounded at its buffer boundaries, reaches 0 or inf
     # in another order than a tree's)
     half = np.dtype(np.float16)
+    if a.dtype.kind == "c" and name in ("sum", "mean") and requested is None and out is None:
+        found = _complex_parts(name, a, axes, keepdims is True)
+        return found if found is not None else _fallback(_NUMPY[name], (a,), kwargs)
     if not all(kernel_dtype(d, a.device) or (d == half and a.dtype == half and name != "prod")
                for d in (a.dtype, acc, result_dtype)):
         return _fallback(_NUMPY[name], (a,), kwargs)
@@ -134,6 +137,24 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
         out[...] = result
         return out
     return result
+
+
+def _complex_parts(name: str, a: DeviceArray, axes: tuple, keepdims: bool) -> Any:
+    """``sum``/``mean`` of complex numbers as those of their real and imaginary parts: the array
+    seen as real pairs (a last axis of two), reduced over the same axes, seen as complex again
+    (NumPy sums the two parts apart too). None where the parts' reduction is not a device one
+    or the array's strides are not whole parts."""
+    real = np.dtype(np.float64) if a.dtype == np.complex128 else np.dtype(np.float32)
+    part = real.itemsize
+    if a.offset % part or any(st % part for st in a.strides):
+        return None
+    parts = DeviceArray.from_storage(a.storage, a.shape + (2,), real, a.strides + (part,),
+                                     a.offset)
+    result = reduction(name, parts, axis=axes, keepdims=keepdims)
+    if type(result) is not DeviceArray or not result.is_c_contiguous:
+        return None
+    return DeviceArray.from_storage(result.storage, result.shape[:-1], a.dtype,
+                                    result.strides[:-1], result.offset)
 
 
 def two_norm(a: DeviceArray, axis: Any, keepdims: bool) -> DeviceArray | None:
