@@ -275,6 +275,33 @@ def test_searchsorted_on_the_host_path(device):
 QS = [0.3, 0.0, 1.0, [0.1, 0.5, 0.99], [[0.2], [0.7]], np.float64(0.75), np.float32(0.5)]
 
 
+METHODS = ["inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+           "interpolated_inverted_cdf", "hazen", "weibull", "median_unbiased", "normal_unbiased",
+           "lower", "higher", "midpoint", "nearest"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("method", METHODS)
+def test_quantile_methods_are_numpys(on_device, method, dtype):
+    """Every other method of NumPy's table: its points and weights (NumPy's own functions),
+    the sorted rows' elements taken or interpolated on the device, NumPy's bits."""
+    a = _data((6, 9), dtype, seed=22)
+    x = cg.asarray(a, device=on_device)
+    cg.reset_host_calls()
+    with np.errstate(invalid="ignore"):
+        for q in (0.3, [0.0, 0.1, 0.5, 0.99, 1.0], np.float32(0.75)):
+            for func, qq in ((np.quantile, q), (np.percentile, np.multiply(q, 100))):
+                for axis in (None, 0, 1):
+                    for keepdims in (False, True):
+                        got = np.asarray(func(x, qq, axis=axis, keepdims=keepdims, method=method))
+                        want = np.asarray(func(a, qq, axis=axis, keepdims=keepdims,
+                                               method=method))
+                        _same_bits_or_nans(got, want)
+    assert cg.on_host_calls() == {}
+    with pytest.raises(ValueError, match="is not a valid method"):
+        np.quantile(x, 0.5, method="sideways")
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.uint8])
 @pytest.mark.parametrize("q", QS, ids=range(len(QS)))
 def test_quantile_and_percentile_linear_are_numpys(on_device, dtype, q):
@@ -294,8 +321,10 @@ def test_quantile_and_percentile_linear_are_numpys(on_device, dtype, q):
         np.quantile(x, 1.5)
     with pytest.raises(ValueError, match="Percentiles must be in the range"):
         np.percentile(x, -1)
-    got = np.quantile(x, 0.4, method="nearest")   # other methods: NumPy's, counted
-    np.testing.assert_array_equal(np.asarray(got), np.quantile(a, 0.4, method="nearest"))
+    w = np.ones(a.shape[1])   # weights: NumPy's, counted
+    got = np.quantile(x, 0.4, axis=1, method="inverted_cdf", weights=w)
+    np.testing.assert_array_equal(np.asarray(got),
+                                  np.quantile(a, 0.4, axis=1, method="inverted_cdf", weights=w))
     assert cg.on_host_calls() == {"quantile": 1}
     cg.reset_host_calls()
 

@@ -15,6 +15,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from numpy.lib import _function_base_impl
 from numpy.lib.array_utils import normalize_axis_index
 
 from .._dispatch import implements
@@ -387,6 +388,38 @@ def _lerp(below: Any, above: Any, t: Any, low_half: Any, dtype: np.dtype) -> Any
     return np.where(low_half, below + diff * t.astype(dtype), above - diff * (1 - t).astype(dtype))
 
 
+_methods = getattr(_function_base_impl, "_QuantileMethods", None)
+_get_indexes = getattr(_function_base_impl, "_get_indexes", None)
+_get_gamma = getattr(_function_base_impl, "_get_gamma", None)
+
+
+def _other_methods_known(method: Any) -> bool:
+    """Whether NumPy's own method table (its private ``_QuantileMethods`` and helpers) can say
+    where ``method`` takes its points: else NumPy computes the quantile."""
+    return (_methods is not None and _get_indexes is not None and _get_gamma is not None
+            and isinstance(method, str) and method in _methods)
+
+
+def _method_points(q: Any, scale: float, n: int, method: str, dtype: np.dtype) -> list:
+    """For each quantile, (lower index, upper index, interpolation weight) into the sorted rows
+    of ``n`` values as NumPy's ``_quantile`` finds them for ``method`` (its own functions on
+    the quantiles as NumPy prepares them: the weight None where the method takes one element;
+    a Python float where q was a Python number, as NumPy's weak promotion has it)."""
+    props = _methods[method]
+    weak = type(q) in (int, float)
+    prepared = np.asanyarray(q) if scale == 1.0 else np.asanyarray(np.true_divide(q, 100))
+    points = []
+    for quantile in prepared.reshape(-1):
+        virtual = np.asanyarray(props["get_virtual_index"](n, np.asanyarray(quantile)))
+        if props["fix_gamma"] is None:
+            points.append((int(virtual), None, None))
+            continue
+        lo, hi = _get_indexes(np.empty(0, dtype), virtual, n)
+        gamma = _get_gamma(virtual, lo, props)
+        points.append((int(lo), int(hi), float(gamma) if weak else gamma[()]))
+    return points
+
+
 def _quantiles(func: Any, a: Any, q: Any, scale: float, axis: Any, out: Any,
                overwrite_input: bool, method: str, keepdims: bool, weights: Any) -> Any:
     """``np.quantile`` / ``np.percentile`` (``scale`` 1 / 100) with the linear method: the
@@ -395,15 +428,15 @@ def _quantiles(func: Any, a: Any, q: Any, scale: float, axis: Any, out: Any,
     that NaN, as NumPy's do."""
     kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input, "method": method,
               "keepdims": keepdims, "weights": weights}
-    if (not on_gpu_path(a) or out is not None or method != "linear" or weights is not None
-            or type(q) is DeviceArray):
+    if (not on_gpu_path(a) or out is not None or weights is not None or type(q) is DeviceArray
+            or (method != "linear" and not _other_methods_known(method))):
         if type(a) is DeviceArray and has_host_path(a.device) and out is None \
                 and type(q) is not DeviceArray:
             found = func(a.host_view(), q, **kwargs)
             return found if np.ndim(found) == 0 else adopt_host(np.asarray(found), a.device)
         return host_function(func, (a, q), kwargs)
-    # NumPy's checks of q (its range, its type) and its result dtype, on a stand-in
-    result_dtype = np.asarray(func(np.zeros(2, a.dtype), q)).dtype
+    # NumPy's checks of q (its range, its type) and method, and its result dtype, on a stand-in
+    result_dtype = np.asarray(func(np.zeros(2, a.dtype), q, method=method)).dtype
     qs = np.asarray(q, dtype=np.float64) / scale
     reduced = _reduced_rows(a, axis)
     raw = None if reduced is None else _rows_sorted(reduced[0], -1, arg=False)
@@ -411,12 +444,20 @@ def _quantiles(func: Any, a: Any, q: Any, scale: float, axis: Any, out: Any,
         return host_function(func, (a, q), kwargs)
     _, axes, n = reduced
     parts = []
-    for quantile in qs.reshape(-1):
-        index = quantile * (n - 1)
-        lo = int(np.floor(index))
-        hi = min(lo + 1, n - 1)
-        t = index - lo
-        parts.append(_lerp(raw[..., lo], raw[..., hi], t, t < 0.5, result_dtype))
+    if method == "linear":
+        for quantile in qs.reshape(-1):
+            index = quantile * (n - 1)
+            lo = int(np.floor(index))
+            hi = min(lo + 1, n - 1)
+            t = index - lo
+            parts.append(_lerp(raw[..., lo], raw[..., hi], t, t < 0.5, result_dtype))
+    else:
+        for lo, hi, t in _method_points(q, scale, n, method, a.dtype):
+            if t is None:   # a method that takes a sorted element itself
+                parts.append(raw[..., lo].astype(result_dtype))
+            else:
+                parts.append(_lerp(raw[..., lo], raw[..., hi], t, bool(t < 0.5),
+                                   result_dtype))
     result = parts[0] if qs.ndim == 0 else np.stack(parts).reshape(qs.shape + parts[0].shape)
     if a.dtype.kind == "f":   # NumPy: a row holding a NaN gives that NaN (its last element)
         last = raw[..., n - 1]
