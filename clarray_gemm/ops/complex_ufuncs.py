@@ -5,6 +5,9 @@ operand (the other one complex, float32/float64 or a Python or NumPy scalar), br
 strided, in one launch; NumPy's result dtypes (NEP 50), its formulas uncontracted (its bits;
 division by its Smith algorithm) and, for float32 magnitudes, glibc's hypotf.
 
+``a @ b`` of complex arrays is four products of their real and imaginary parts on the GEMM
+kernels (:func:`complex_matmul`).
+
 Where it runs: every device without a host path (discrete GPUs); on the others NumPy's loop on
 the mapping (a device result). Keywords (``out=``, ``where=``, ``dtype=``), integer or float16
 arrays beside complex ones and other ufuncs take the host fallback.
@@ -26,7 +29,7 @@ from ..kernels.programs import get_kernel
 from ..memory import Storage
 from ..memo import Memo
 
-__all__ = ["complex_ufunc", "OPS"]
+__all__ = ["complex_ufunc", "complex_matmul", "OPS"]
 
 SOURCE = "complex.cl"
 OPS = {np.add: "ADD", np.subtract: "SUB", np.multiply: "MUL", np.divide: "DIV",
@@ -192,3 +195,33 @@ def _bind(device: Device, op: str, inputs: tuple, shape: tuple, n: int, result: 
         launch(*args)
         return out
     return run
+
+
+def complex_matmul(a: Any, b: Any) -> Any:
+    """``a @ b`` with a complex device array as four (or two) real products of the parts,
+    ``(ar br - ai bi) + i (ar bi + ai br)``, on the GEMM kernels, written into the parts of a
+    complex result; NotImplemented (NumPy's answer through the host) for other operands."""
+    if not (type(a) is DeviceArray and type(b) is DeviceArray and a.device is b.device
+            and a.dtype in _ARRAY_DTYPES and b.dtype in _ARRAY_DTYPES
+            and a.ndim >= 2 and b.ndim >= 2 and a.size and b.size):
+        return NotImplemented
+    result = np.result_type(a.dtype, b.dtype)
+    if result.kind != "c" or (result == np.complex128 and not a.device.info.fp64):
+        return NotImplemented
+    real = _REAL[result]
+
+    def parts(x: DeviceArray) -> tuple:
+        if x.dtype.kind != "c":
+            return x.astype(real, copy=False), None
+        return x.real.astype(real, copy=False), x.imag.astype(real, copy=False)
+    (ar, ai), (br, bi) = parts(a), parts(b)
+    re = ar @ br
+    im = ar @ bi if bi is not None else None
+    if ai is not None:
+        re = re - ai @ bi if bi is not None else re
+        im = ai @ br if im is None else im + ai @ br
+    out = DeviceArray.from_storage(Storage.for_output(a.device, re.size * result.itemsize),
+                                   re.shape, result, c_strides(re.shape, result.itemsize))
+    out.real[...] = re
+    out.imag[...] = im if im is not None else 0
+    return out

@@ -30,7 +30,7 @@ from ..array.geometry import c_strides
 from ..device import Device
 from ..drivers import KernelBuildError
 from ..kernels import gemm, gemm_gpu, gemm_mma, measured
-from ..kernels.crossover import prefer_host
+from ..kernels.crossover import has_host_path, prefer_host
 from ..kernels.gemm import GemmOperand, GemmProblem
 from ..kernels.gemm_mma import TENSOR_CORE_KERNELS
 from ..kernels.gemm_small import SIXTEEN_BIT_KERNELS
@@ -39,6 +39,7 @@ from ..kernels.variant import Choice, check_params_have_kernel
 from ..dtypes import NARROW_INT_PRODUCTS, mma_operand_dtype
 from ..memory import Storage, format_bytes
 from ._common import compute_dtype, device_of, numpy_answers, operand, take_operands
+from .complex_ufuncs import complex_matmul
 from .matmul_operands import (host_operand, host_product, operand_layout, operand_strides2,
                               packed, shape2, two_level_layouts)
 from .matmul_signature import check_core, result_dtypes, shapes
@@ -98,6 +99,9 @@ class MatmulPlan:
         if math.prod(out_shape) == 0 or K == 0:
             self.kind, self.reason = "trivial", "empty or K = 0: no arithmetic to run"
         elif self.compute is None:
+            if self.result_dtype.kind == "c" and not has_host_path(device) and kernel is None:
+                # four real products on the device (the matmul ufunc's complex route)
+                raise NumPyDecides("complex products run as products of their parts")
             if kernel is not None:
                 raise ValueError(f"matmul kernel {kernel!r} does not fit this call: no "
                                  f"{self.result_dtype} kernel on {device.name}")
@@ -632,6 +636,10 @@ OPERATORS[np.matmul] = _matmul_operator
 def _matmul_ufunc(ufunc, inputs, kwargs):
     if not kwargs and len(inputs) == 2:  # ``a @ b``: straight to the plan
         a, b = inputs
+        if ((type(a) is DeviceArray and a.dtype.kind == "c")
+                or (type(b) is DeviceArray and b.dtype.kind == "c")) \
+                and not has_host_path(device_of(a, b)):
+            return complex_matmul(a, b)   # (the real products' plans decline complex numbers)
         if type(a) is DeviceArray and type(b) is DeviceArray and a.device is b.device:
             return _matmul_operator(a, b)
         if type(a) is DeviceArray and type(b) is np.ndarray:
