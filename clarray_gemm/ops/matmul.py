@@ -12,8 +12,10 @@ batch dimensions broadcast, the ufunc's own dtype resolution (``np.matmul.resolv
 decides the result type, errors are NumPy's. Operands go to the kernel as views (transposed and
 Fortran-order ones too: the kernels take a TRANS flag); only layouts no kernel can address
 (negative or two-dimensional strides, multi-axis broadcast batches) are packed on the device first.
-Where the device has no kernel for the dtype (complex, float64 without fp64) the product runs on
-the host through mapped views and the result comes back as a device array.
+Where the device has no kernel for the dtype (float64 without fp64; complex on devices with a
+host path) the product runs on the host through mapped views and the result comes back as a
+device array; complex products on other devices are four real products of their parts
+(``complex_ufuncs.complex_matmul``).
 """
 from __future__ import annotations
 
