@@ -76,7 +76,9 @@ def _shape(size: Any) -> tuple[int, ...] | None:
 class Generator:
     """A random number generator on a device, after ``numpy.random.Generator``: ``random``,
     ``standard_normal``, ``normal``, ``uniform``, ``standard_exponential``, ``exponential``,
-    ``integers``, ``permutation``, ``shuffle``, ``choice``, and :meth:`spawn`. Results are
+    ``lognormal``, ``laplace``, ``rayleigh``, ``weibull``, ``pareto``, ``power``,
+    ``standard_cauchy``, ``integers``, ``permutation``, ``shuffle``, ``choice``, and
+    :meth:`spawn`. Results are
     device arrays (a Python scalar for ``size=None``, as NumPy gives); ``out=`` takes a
     C-contiguous device array."""
 
@@ -200,6 +202,68 @@ class Generator:
         """Exponential floats of mean ``scale`` (``Generator.exponential``)."""
         _check_scale(scale)
         return self._scaled(_EXPONENTIAL, 0.0, scale, size)
+
+    # -- transforms of the draws above, as NumPy's distributions.c forms them -----------------
+    def _transformed(self, name: str, params: tuple, size: Any, transform: Any) -> Any:
+        """``transform(*params, draws)`` on the device for NumPy's ``Generator.<name>``: NumPy's
+        argument errors (its own method on host copies of the parameters, nothing drawn), the
+        draw's shape from ``size`` or the parameters' broadcast, a Python float for scalar
+        parameters and ``size=None``."""
+        hosts = [np.asarray(p) if is_device_array(p) else p for p in params]
+        if all(np.ndim(p) == 0 for p in hosts):
+            getattr(_CHECKER, name)(*hosts, size=0)
+        else:   # array parameters: NumPy's checks of their values and of size's shape
+            getattr(_CHECKER, name)(*hosts, size=size)
+        shape = _shape(size)
+        broadcast = np.broadcast_shapes(*(np.shape(p) for p in params))
+        scalar = shape is None and broadcast == () and not any(map(is_device_array, params))
+        result = transform(*params, shape if shape is not None else broadcast)
+        return result.__array__()[()].item() if scalar else result
+
+    def lognormal(self, mean: Any = 0.0, sigma: Any = 1.0, size: Any = None) -> Any:
+        """``exp`` of normal floats (``Generator.lognormal``)."""
+        return self._transformed("lognormal", (mean, sigma), size, lambda m, s, shape: np.exp(
+            np.add(np.multiply(self.standard_normal(shape), s), m)))
+
+    def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
+        """Laplace floats (``Generator.laplace``): the difference of two standard exponentials
+        (never infinite), scaled and shifted."""
+        return self._transformed("laplace", (loc, scale), size, lambda m, s, shape: np.add(
+            np.multiply(np.subtract(self.standard_exponential(shape),
+                                    self.standard_exponential(shape)), s), m))
+
+    def rayleigh(self, scale: Any = 1.0, size: Any = None) -> Any:
+        """Rayleigh floats (``Generator.rayleigh``: scale * sqrt(2 E), NumPy's form)."""
+        return self._transformed("rayleigh", (scale,), size, lambda s, shape: np.multiply(
+            np.sqrt(np.multiply(self.standard_exponential(shape), 2.0)), s))
+
+    def weibull(self, a: Any, size: Any = None) -> Any:
+        """Weibull floats (``Generator.weibull``: E ** (1 / a), 0 where a is 0, NumPy's
+        form)."""
+        def transform(a, shape):
+            e = self.standard_exponential(shape)
+            with np.errstate(divide="ignore"):
+                drawn = np.power(e, np.divide(1.0, a))
+            return np.where(np.equal(a, 0), 0.0, drawn)
+        return self._transformed("weibull", (a,), size, transform)
+
+    def pareto(self, a: Any, size: Any = None) -> Any:
+        """Pareto II (Lomax) floats (``Generator.pareto``: expm1(E / a), NumPy's form)."""
+        return self._transformed("pareto", (a,), size, lambda a, shape: np.expm1(
+            np.divide(self.standard_exponential(shape), a)))
+
+    def power(self, a: Any, size: Any = None) -> Any:
+        """Power-function floats on [0, 1] (``Generator.power``: (1 - exp(-E)) ** (1 / a),
+        NumPy's form)."""
+        return self._transformed("power", (a,), size, lambda a, shape: np.power(
+            np.negative(np.expm1(np.negative(self.standard_exponential(shape)))),
+            np.divide(1.0, a)))
+
+    def standard_cauchy(self, size: Any = None) -> Any:
+        """Standard Cauchy floats (``Generator.standard_cauchy``: a normal over a normal, as
+        NumPy draws them)."""
+        return self._transformed("standard_cauchy", (), size, lambda shape: np.divide(
+            self.standard_normal(shape), self.standard_normal(shape)))
 
     def permutation(self, x: Any, axis: int = 0) -> Any:
         """A random permutation (``Generator.permutation``): of ``range(x)`` for an int, else
