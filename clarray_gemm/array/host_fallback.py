@@ -222,7 +222,10 @@ def _device_of_inputs(inputs: tuple, kwargs: dict) -> Device:
 def _ufunc_into_mapping(device: Device, ufunc: np.ufunc, inputs: tuple):
     """Unified memory: ``ufunc(*inputs)`` written by NumPy straight into host-resident device
     buffers (no copy of the result), or None when NumPy's dtype or shape resolution must be left
-    to the general path (its errors included)."""
+    to the general path (its errors included): generalized ufuncs (``np.matmul``,
+    ``np.vecdot``) too, whose results do not have the operands' broadcast shape."""
+    if ufunc.signature is not None:
+        return None
     described = []
     for x in inputs:
         if isinstance(x, (DeviceArray, np.ndarray, np.generic)):

@@ -101,7 +101,9 @@ class MatmulPlan:
         if math.prod(out_shape) == 0 or K == 0:
             self.kind, self.reason = "trivial", "empty or K = 0: no arithmetic to run"
         elif self.compute is None:
-            if self.result_dtype.kind == "c" and not has_host_path(device) and kernel is None:
+            if self.result_dtype.kind == "c" and not has_host_path(device) and kernel is None \
+                    and len(a.shape) >= 2 and len(b.shape) >= 2 \
+                    and type(a) is DeviceArray and type(b) is DeviceArray:
                 # four real products on the device (the matmul ufunc's complex route)
                 raise NumPyDecides("complex products run as products of their parts")
             if kernel is not None:
@@ -641,7 +643,9 @@ def _matmul_ufunc(ufunc, inputs, kwargs):
         if ((type(a) is DeviceArray and a.dtype.kind == "c")
                 or (type(b) is DeviceArray and b.dtype.kind == "c")) \
                 and not has_host_path(device_of(a, b)):
-            return complex_matmul(a, b)   # (the real products' plans decline complex numbers)
+            found = complex_matmul(a, b)   # (the real products' plans decline complex numbers)
+            if found is not NotImplemented:
+                return found
         if type(a) is DeviceArray and type(b) is DeviceArray and a.device is b.device:
             return _matmul_operator(a, b)
         if type(a) is DeviceArray and type(b) is np.ndarray:
