@@ -94,8 +94,11 @@ def complex_ufunc(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     scalars."""
     if kwargs or len(inputs) != ufunc.nin:
         return NotImplemented
-    key = (ufunc,) + tuple((x.device, x.layout_key) if type(x) is DeviceArray else type(x)
-                           for x in inputs)
+    device = next((x.device for x in inputs if type(x) is DeviceArray), None)
+    if device is None:
+        return NotImplemented
+    key = (ufunc, has_host_path(device)) + tuple(
+        (x.device, x.layout_key) if type(x) is DeviceArray else type(x) for x in inputs)
     plan = _plans.find(key)
     if plan is None:
         plan = _plans.get(key, lambda: _plan(ufunc, inputs))
@@ -126,10 +129,9 @@ def _plan(ufunc: np.ufunc, inputs: tuple) -> Any:
     if computed == np.complex128 and not device.info.fp64:
         return False
     if has_host_path(device):
-        def on_host(operands: tuple) -> DeviceArray:
+        def on_host(operands: tuple) -> DeviceArray:   # (NumPy's warnings as NumPy gives them)
             hosts = [x.host_view() if type(x) is DeviceArray else x for x in operands]
-            with np.errstate(all="ignore"):
-                return adopt_host(np.ascontiguousarray(ufunc(*hosts)), device)
+            return adopt_host(np.ascontiguousarray(ufunc(*hosts)), device)
         return on_host
     shape = np.broadcast_shapes(*(x.shape for x in arrays))
     n = int(np.prod(shape, dtype=np.int64))
