@@ -2,7 +2,7 @@
 // partial pivoting (LAPACK's getrf order: the first largest |a[i][j]| of the column is the
 // pivot), the right-hand sides carried along, then back substitution (getrs). np.linalg.solve,
 // np.linalg.inv (the identity as right-hand sides) and np.linalg.det / slogdet (the pivots and
-// the row swaps) are built on it.
+// the row swaps) are built on it; np.linalg.cholesky is the second kernel.
 //
 // Matrix m of the batch is read from a[a_off + m * a_batch + i * N + j] (C-contiguous rows of
 // N), its right-hand sides from b[b_off + m * b_batch + i * K + c] (N x K); the solutions go to
@@ -152,4 +152,51 @@ void lu_solve(__global const T* restrict a, const long a_off, const long a_batch
         log_out[m] = logdet;
 #endif
     }
+}
+
+// The Cholesky factor L (lower, L L^T = a) of each matrix of the batch, from its lower triangle
+// (the upper one is not read, as LAPACK's potrf does not), in local memory: a column at a time,
+// its diagonal element on one work-item, the rest of the column in parallel. x[m] gets L with
+// zeros above the diagonal; status[m] 1 + the column whose pivot was not positive (NumPy's
+// "Matrix is not positive definite"), else 0.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void cholesky(__global const T* restrict a, const long a_off, const long a_batch,
+              __global T* restrict x, __global int* restrict status)
+{
+    __local T l[N * N];
+    __local int failed;
+    const int lid = get_local_id(0);
+    const long m = get_group_id(0);
+    a += a_off + m * a_batch;
+    for (int e = lid; e < N * N; e += WG) {
+        const int i = e / N, j = e - (e / N) * N;
+        l[e] = j <= i ? a[e] : (T)0;
+    }
+    if (lid == 0)
+        failed = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int j = 0; j < N; ++j) {
+        if (lid == 0) {
+            T d = l[j * N + j];
+            for (int k = 0; k < j; ++k)
+                d = d - l[j * N + k] * l[j * N + k];
+            if (!(d > (T)0) && failed == 0)
+                failed = j + 1;
+            l[j * N + j] = sqrt(d);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const T djj = l[j * N + j];
+        for (int i = j + 1 + lid; i < N; i += WG) {
+            T s = l[i * N + j];
+            for (int k = 0; k < j; ++k)
+                s = s - l[i * N + k] * l[j * N + k];
+            l[i * N + j] = s / djj;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    x += m * (long)(N * N);
+    for (int e = lid; e < N * N; e += WG)
+        x[e] = l[e];
+    if (lid == 0)
+        status[m] = failed;
 }

@@ -311,6 +311,8 @@ with np.errstate(all="ignore"):
             same(np.linalg.inv(xm), np.linalg.inv(m), 1e-4)
             same(np.linalg.det(xm), np.linalg.det(m), 1e-4)
             same(np.linalg.slogdet(xm)[1], np.linalg.slogdet(m)[1], 1e-4)
+            spd = m @ m.transpose(0, 2, 1) + 5 * np.eye(5, dtype=np.float32)
+            same(np.linalg.cholesky(cg.asarray(spd, device=dev)), np.linalg.cholesky(spd), 1e-4)
             try:
                 np.linalg.inv(cg.asarray(np.zeros((3, 3), np.float32), device=dev))
                 raise AssertionError("no LinAlgError")

@@ -124,3 +124,33 @@ def test_host_path_is_numpys(device):
     assert type(got) is cg.DeviceArray
     if has_host_path(device):
         assert np.asarray(got).tobytes() == np.linalg.inv(a).tobytes()
+
+
+@pytest.mark.parametrize("n", [1, 3, 16, 33])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cholesky_matches_numpy(on_device, dtype, n):
+    """L @ L.T - a within 4x NumPy's own residual (only a's lower triangle read), L lower
+    with zeros above, ``upper`` its transpose; NumPy's error for a matrix that is not positive
+    definite."""
+    _fp64_or_skip(on_device, dtype)
+    m = _matrices((4, n, n), dtype, n)
+    a = (m @ np.swapaxes(m, -1, -2) + n * np.eye(n)).astype(dtype)
+    junk = a + np.triu(np.full((n, n), 7.0, dtype), 1)   # an upper triangle NumPy never reads
+    x = cg.asarray(junk, device=on_device)
+    cg.reset_host_calls()
+    got = np.asarray(np.linalg.cholesky(x))
+    want = np.linalg.cholesky(junk)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert (np.triu(got, 1) == 0).all()
+
+    def residual(low):
+        low = low.astype(np.float64)
+        return np.linalg.norm(low @ np.swapaxes(low, -1, -2) - a) / np.linalg.norm(a)
+    assert residual(got) <= 4 * max(residual(want), np.finfo(dtype).eps)
+    upper = np.asarray(np.linalg.cholesky(x, upper=True))
+    assert np.array_equal(upper, np.swapaxes(got, -1, -2))
+    assert cg.on_host_calls() == {}
+    bad = a.copy()
+    bad[1, 0, 0] = -1.0
+    with pytest.raises(np.linalg.LinAlgError, match="Matrix is not positive definite"):
+        np.linalg.cholesky(cg.asarray(bad, device=on_device))

@@ -1,8 +1,8 @@
-"""``np.linalg.solve``, ``inv``, ``det`` and ``slogdet`` of stacks of small matrices on the device
-(``opencl/linalg_small.cl``): a work-group a matrix, the LU factorisation with partial pivoting
-in local memory as LAPACK's getrf orders it (the right-hand sides carried along), then back
-substitution; ``inv`` solves against the identity, ``det`` is NumPy's sign * exp(sum of
-log|pivot|). NumPy's result dtypes, shapes (NumPy 2's rule: ``b`` is a vector only when 1-D;
+"""``np.linalg.solve``, ``inv``, ``det``, ``slogdet`` and ``cholesky`` of stacks of small matrices
+on the device (``opencl/linalg_small.cl``): a work-group a matrix, the LU factorisation with
+partial pivoting in local memory as LAPACK's getrf orders it (the right-hand sides carried
+along), then back substitution; ``inv`` solves against the identity, ``det`` is NumPy's sign *
+exp(sum of log|pivot|); ``cholesky`` a column at a time from the lower triangle. NumPy's result dtypes, shapes (NumPy 2's rule: ``b`` is a vector only when 1-D;
 batch axes broadcast) and ``LinAlgError("Singular matrix")`` (a read of one status word per
 matrix: the call waits for the kernel, as CuPy's does when it checks).
 
@@ -22,7 +22,7 @@ from ..device import Device
 from ..kernels.crossover import has_host_path
 from ..kernels.programs import get_kernel
 
-__all__ = ["solve", "inv", "det", "slogdet"]
+__all__ = ["solve", "inv", "det", "slogdet", "cholesky"]
 
 SOURCE = "linalg_small.cl"
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -186,3 +186,39 @@ def slogdet(a: Any) -> Any:
     if found is None:
         return _on_host(np.linalg.slogdet, (a,))
     return type(np.linalg.slogdet(np.eye(1)))(found[1], found[2])
+
+
+@implements(np.linalg.cholesky)
+def cholesky(a: Any, /, *, upper: bool = False) -> Any:
+    """``np.linalg.cholesky``: the lower factor L of each matrix (L @ L.T = a, from a's lower
+    triangle), or its transpose with ``upper``; NumPy's LinAlgError where a pivot is not
+    positive."""
+    result = _result_dtype(np.linalg.cholesky, a.dtype) if _square_stack(a) else None
+    if result is None or not _device_dtype(a, result) or \
+            not _fits(a.device, a.shape[-1], 0, result):
+        return _on_host_kw(np.linalg.cholesky, a, upper)
+    n = a.shape[-1]
+    batch = a.size // (n * n)
+    src = _stack(a, a.shape, result)
+    wg = min(64 if n <= 16 else (128 if n <= 32 else 256), a.device.info.max_work_group_size)
+    defines = {"T": "double" if result == np.float64 else "float",
+               "IS_FP64": int(result == np.float64), "N": n, "K": 0, "WG": wg}
+    kernel = get_kernel(a.device, SOURCE, "cholesky", defines)
+    out = empty(a.shape, result, device=a.device)
+    status = empty((batch,), np.int32, device=a.device)
+    kernel(a.device.queue, (batch * wg,), (wg,), src.storage.kernel_buffer(),
+           np.int64(src.offset // src.itemsize), np.int64(n * n),
+           out.storage.kernel_buffer(write=True), status.storage.kernel_buffer(write=True))
+    if np.asarray(status).any():
+        raise np.linalg.LinAlgError("Matrix is not positive definite")
+    return np.swapaxes(out, -1, -2).copy() if upper else out
+
+
+def _on_host_kw(func: Any, a: Any, upper: bool) -> Any:
+    """``np.linalg.cholesky`` by NumPy (``upper`` passed only where given: NumPy before 2.0
+    has no such keyword)."""
+    if not upper:
+        return _on_host(func, (a,))
+    if type(a) is DeviceArray and has_host_path(a.device):
+        return _adopted(func(a.host_view(), upper=True), a.device)
+    return host_function(func, (a,), {"upper": True})
