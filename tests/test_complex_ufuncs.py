@@ -170,3 +170,44 @@ def test_complex_products_run_as_real_ones(on_device, dtype):
         assert got.dtype == want.dtype and got.shape == want.shape
         assert np.abs(got - want).max() <= 4 * k * np.finfo(real).eps * np.abs(want).max()
     assert cg.on_host_calls() == {}
+
+
+def test_parts_angles_and_tests_stay_on_the_device(on_device):
+    """np.real / np.imag (views), np.angle (radians and degrees), np.iscomplex, np.isreal:
+    NumPy's values, dtypes and shapes, for complex and real arrays."""
+    a = _complex((4, 5), np.complex64, 11)
+    a[1, 2] = 3.0 + 0.0j
+    r = np.linspace(-2, 2, 20, dtype=np.float32).reshape(4, 5)
+    x, xr = cg.asarray(a, device=on_device), cg.asarray(r, device=on_device)
+    cg.reset_host_calls()
+    with np.errstate(all="ignore"):
+        for ours, theirs in ((x, a), (x.T, a.T), (xr, r)):
+            for func in (np.real, np.iscomplex, np.isreal, np.angle,
+                         lambda z: np.angle(z, deg=True)):
+                got, want = func(ours), func(theirs)
+                assert type(got) is cg.DeviceArray
+                got = np.asarray(got)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                np.testing.assert_allclose(got, want, rtol=4e-7, atol=0)
+        _same(np.imag(x), np.imag(a), True)
+    view = np.real(x)
+    view[0, 0] = 9.0   # a view: the write lands in x
+    assert np.asarray(x)[0, 0].real == 9.0
+    assert cg.on_host_calls() == {}
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_cumsum_of_complex_numbers(on_device, dtype):
+    if dtype == np.complex128 and not on_device.info.fp64:
+        pytest.skip("complex128 needs doubles")
+    a = np.random.default_rng(12).standard_normal((5, 33))
+    a = (a + 1j * a[::-1]).astype(dtype)
+    x = cg.asarray(a, device=on_device)
+    cg.reset_host_calls()
+    for ours, theirs, axis in ((x, a, None), (x, a, 1), (x.T, a.T, 0), (x[:, ::3], a[:, ::3], -1)):
+        got, want = np.cumsum(ours, axis=axis), np.cumsum(theirs, axis=axis)
+        assert type(got) is cg.DeviceArray
+        got = np.asarray(got)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert np.abs(got - want).max() <= 64 * np.finfo(dtype).eps * np.abs(theirs).sum()
+    assert cg.on_host_calls() == {}

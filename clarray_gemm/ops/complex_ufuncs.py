@@ -6,7 +6,8 @@ strided, in one launch; NumPy's result dtypes (NEP 50), its formulas uncontracte
 division by its Smith algorithm) and, for float32 magnitudes, glibc's hypotf.
 
 ``a @ b`` of complex arrays is four products of their real and imaginary parts on the GEMM
-kernels (:func:`complex_matmul`).
+kernels (:func:`complex_matmul`); ``np.real``, ``np.imag`` (views), ``np.angle``,
+``np.iscomplex`` and ``np.isreal`` are device operations on the parts.
 
 Where it runs: every device without a host path (discrete GPUs); on the others NumPy's loop on
 the mapping (a device result). Keywords (``out=``, ``where=``, ``dtype=``), integer or float16
@@ -20,7 +21,8 @@ from typing import Any
 import numpy as np
 import pyopencl.cltypes as cltypes
 
-from ..array import DeviceArray, adopt_host
+from .._dispatch import implements
+from ..array import DeviceArray, adopt_host, host_function
 from ..array.geometry import c_strides
 from ..device import Device
 from ..kernels.copy import as_long8
@@ -29,7 +31,7 @@ from ..kernels.programs import get_kernel
 from ..memory import Storage
 from ..memo import Memo
 
-__all__ = ["complex_ufunc", "complex_matmul", "OPS"]
+__all__ = ["complex_ufunc", "complex_matmul", "OPS", "real", "imag", "angle", "iscomplex", "isreal"]
 
 SOURCE = "complex.cl"
 OPS = {np.add: "ADD", np.subtract: "SUB", np.multiply: "MUL", np.divide: "DIV",
@@ -227,3 +229,52 @@ def complex_matmul(a: Any, b: Any) -> Any:
     out.real[...] = re
     out.imag[...] = im if im is not None else 0
     return out
+
+
+@implements(np.real)
+def real(val: Any) -> Any:
+    """``np.real``: the real parts as a device view (the array itself for real dtypes)."""
+    return val.real if type(val) is DeviceArray else host_function(np.real, (val,), {})
+
+
+@implements(np.imag)
+def imag(val: Any) -> Any:
+    """``np.imag``: the imaginary parts as a device view (NumPy's zeros for real dtypes)."""
+    return val.imag if type(val) is DeviceArray else host_function(np.imag, (val,), {})
+
+
+@implements(np.angle)
+def angle(z: Any, deg: bool = False) -> Any:
+    """``np.angle``: arctan2 of the imaginary and real parts on the device (NumPy's steps: 0
+    for the imaginary parts of real numbers, degrees by ``* 180 / pi``)."""
+    if type(z) is not DeviceArray or z.dtype.kind not in "biufc":
+        return host_function(np.angle, (z,), {"deg": deg})
+    if z.dtype.kind == "c":
+        a = np.arctan2(z.imag, z.real)
+    else:
+        a = np.arctan2(0, z)
+    if deg:
+        a *= 180 / np.pi
+    return a
+
+
+@implements(np.iscomplex)
+def iscomplex(x: Any) -> Any:
+    """``np.iscomplex``: imaginary part nonzero, on the device (all False for real dtypes)."""
+    if type(x) is not DeviceArray:
+        return host_function(np.iscomplex, (x,), {})
+    if x.dtype.kind == "c":
+        return np.not_equal(x.imag, 0)
+    return host_function(np.iscomplex, (x,), {}) if x.ndim == 0 else \
+        np.zeros_like(x, dtype=np.bool_)
+
+
+@implements(np.isreal)
+def isreal(x: Any) -> Any:
+    """``np.isreal``: imaginary part zero, on the device (all True for real dtypes)."""
+    if type(x) is not DeviceArray:
+        return host_function(np.isreal, (x,), {})
+    if x.dtype.kind == "c":
+        return np.equal(x.imag, 0)
+    return host_function(np.isreal, (x,), {}) if x.ndim == 0 else \
+        np.ones_like(x, dtype=np.bool_)

@@ -397,7 +397,30 @@ def _fused_moment(func, a: DeviceArray, axes: tuple, dtype: Any, count: int, ddo
 
 @implements(np.cumsum)
 def device_cumsum(a, axis=None, dtype=None, out=None):
+    if type(a) is DeviceArray and a.dtype.kind == "c" and dtype is None and out is None \
+            and a.size:
+        found = _complex_scan(a, axis)
+        if found is not None:
+            return found
     return scan("sum", a, axis, dtype, out)
+
+
+def _complex_scan(a: DeviceArray, axis: Any) -> Any:
+    """``np.cumsum`` of complex numbers as the scans of their real and imaginary parts (as
+    :func:`_complex_parts` reduces them); None where that is not a device scan."""
+    z = a.ravel() if axis is None else a
+    ax = 0 if axis is None else normalize_axis_index(axis, a.ndim)
+    real = np.dtype(np.float64) if z.dtype == np.complex128 else np.dtype(np.float32)
+    part = real.itemsize
+    if z.offset % part or any(st % part for st in z.strides):
+        return None
+    parts = DeviceArray.from_storage(z.storage, z.shape + (2,), real, z.strides + (part,),
+                                     z.offset)
+    result = scan("sum", parts, ax, None, None)
+    if type(result) is not DeviceArray or not result.is_c_contiguous:
+        return None
+    return DeviceArray.from_storage(result.storage, result.shape[:-1], z.dtype,
+                                    result.strides[:-1], result.offset)
 
 
 @implements(np.cumprod)
