@@ -32,6 +32,7 @@ from ..device import Device
 from ..kernels.crossover import has_host_path
 from ..kernels.plans import PlanCache
 from ..kernels.programs import get_kernel
+from ..memo import Memo
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rfftn",
            "irfftn", "fft2", "ifft2", "rfft2", "irfft2", "fftshift", "ifftshift"]
@@ -41,15 +42,14 @@ _LOCAL = 64
 _STOCKHAM_RADICES = (8, 4, 2, 3, 5, 7)
 
 
-_SMOOTH: dict[int, bool] = {}
+_SMOOTH: Memo[bool] = Memo("fft smooth lengths", capacity=4096)
 
 
 def _is_smooth(n: int) -> bool:
     """Whether n's prime factors are 2, 3, 5 and 7 (remembered per length)."""
-    found = _SMOOTH.get(n)
-    if found is None:
-        found = _SMOOTH[n] = stockham_radices(n) is not None
-    return found
+    found = _SMOOTH.find(n)
+    return found if found is not None else _SMOOTH.get(
+        n, lambda: stockham_radices(n) is not None)
 
 
 def stockham_radices(n: int) -> list[int] | None:
@@ -408,19 +408,21 @@ def _store(device: Device, real: np.dtype, done: DeviceArray, p: int, dst: _Rows
            real.type(scale))
 
 
-_RESULT_DTYPES: dict = {}
+_RESULT_DTYPES: Memo[Any] = Memo("fft result dtypes", capacity=1024)
 
 
-def _result_dtype(func: Any, dtype: np.dtype) -> np.dtype:
-    """NumPy's result dtype of ``func`` for ``dtype`` (found on a stand-in once)."""
-    key = (func, dtype)
-    found = _RESULT_DTYPES.get(key)
-    if found is None:
+def _result_dtype(func: Any, dtype: np.dtype) -> np.dtype | None:
+    """NumPy's result dtype of ``func`` for ``dtype`` (found on a stand-in once); None where
+    NumPy refuses the dtype (rfft of complex numbers: its TypeError then comes from NumPy)."""
+    def build():
         try:
-            found = np.asarray(func(np.zeros((4, 4), dtype))).dtype
-        except Exception:   # (rfft of complex numbers: NumPy's TypeError, from NumPy)
-            found = False
-        _RESULT_DTYPES[key] = found
+            return np.asarray(func(np.zeros((4, 4), dtype))).dtype
+        except Exception:   # noqa: BLE001 - NumPy's own error comes from its own call
+            return False
+    key = (func, dtype)
+    found = _RESULT_DTYPES.find(key)
+    if found is None:
+        found = _RESULT_DTYPES.get(key, build)
     return found or None
 
 

@@ -21,6 +21,7 @@ from ..array import DeviceArray, adopt_host, asarray, empty, host_function
 from ..device import Device
 from ..kernels.crossover import has_host_path
 from ..kernels.programs import get_kernel
+from ..memo import Memo
 
 __all__ = ["solve", "inv", "det", "slogdet", "cholesky"]
 
@@ -99,20 +100,23 @@ def _check(status: DeviceArray) -> None:
         raise np.linalg.LinAlgError("Singular matrix")
 
 
-_RESULTS: dict = {}
+_RESULTS: Memo[Any] = Memo("linalg result dtypes", capacity=1024)
 
 
 def _result_dtype(func: Any, *dtypes: np.dtype) -> np.dtype | None:
-    key = (func, *dtypes)
-    found = _RESULTS.get(key)
-    if found is None:
+    """NumPy's result dtype of ``func`` for operands of ``dtypes`` (found on stand-ins once);
+    None where NumPy refuses them (its error then comes from NumPy)."""
+    def build():
         try:
             stand_ins = [np.eye(2, dtype=dtypes[0])] + [np.ones(2, dtype=d) for d in dtypes[1:]]
             out = func(*stand_ins)
-            found = np.asarray(out[0] if isinstance(out, tuple) else out).dtype
+            return np.asarray(out[0] if isinstance(out, tuple) else out).dtype
         except Exception:   # noqa: BLE001 - NumPy's own error comes from its own call
-            found = False
-        _RESULTS[key] = found
+            return False
+    key = (func, *dtypes)
+    found = _RESULTS.find(key)
+    if found is None:
+        found = _RESULTS.get(key, build)
     return found or None
 
 
