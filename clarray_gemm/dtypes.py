@@ -17,7 +17,7 @@ import numpy as np
 from ._dispatch import NumPyDecides
 
 __all__ = ["ctype", "dtype_defines", "KERNEL_DTYPES", "FLOATING", "WIDEN", "compute_dtype",
-           "unsupported_dtype", "kernel_supports", "device_copy_supported", "bfloat16_dtype",
+           "unsupported_dtype", "kernel_supports", "device_copy_supported", "part_dtype", "bfloat16_dtype",
            "storage_ctype",
            "mma_operand_dtype", "check_device_dtype", "numpy_only", "NARROW_INT_PRODUCTS",
            "PYTHON_SCALARS", "TYPED_SCALARS"]
@@ -154,6 +154,12 @@ _DEVICE_COPY_KINDS = "biuf"
 
 
 @functools.lru_cache(maxsize=256)   # a pure rule on dtypes, asked on every slice assignment
+def part_dtype(dtype: Any) -> np.dtype:
+    """The real dtype of a complex dtype's real and imaginary parts (``z.real.dtype``):
+    float32 for complex64, float64 for complex128."""
+    return np.empty(0, np.dtype(dtype)).real.dtype
+
+
 def device_copy_supported(src: Any, dst: Any) -> bool:
     """True when the copy kernel (``opencl/copy.cl``) casts ``src`` to ``dst``: native
     bool/int/uint/float16/float32/float64 (float16 held as its bits), and a complex dtype to

@@ -51,6 +51,16 @@ def host_path(device):
         yield
 
 
+@pytest.fixture
+def on_device(device):
+    """The device under test with its kernels forced (the host path off, whatever the
+    environment says) and the host-call counter reset: the tests that a function runs on the
+    device end with ``cg.on_host_calls() == {}``."""
+    with cg.host_path(False):
+        cg.reset_host_calls()
+        yield device
+
+
 @pytest.fixture(params=[False, True], ids=["kernels", "host-path"])
 def either_path(request, device):
     """The kernels (host path off), then the host path (skipped where the device has none);

@@ -9,13 +9,6 @@ import pytest
 import clarray_gemm as cg
 
 
-@pytest.fixture
-def on_device(device):
-    with cg.host_path(False):
-        cg.reset_host_calls()
-        yield device
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint8, np.bool_, np.float16])
 @pytest.mark.parametrize("shape", [(7,), (4, 5, 6), (1, 33), (31, 1)])
 def test_take_along_axis_is_numpys(on_device, dtype, shape):

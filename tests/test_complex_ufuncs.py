@@ -15,12 +15,6 @@ UNARY_EXACT = [np.negative, np.positive, np.conjugate, np.isnan, np.isinf, np.is
 UNARY_CLOSE = [np.square, np.absolute]
 
 
-@pytest.fixture
-def on_device(device):
-    with cg.host_path(False):
-        yield device
-
-
 def _complex(shape, dtype, seed):
     rng = np.random.default_rng(seed)
     z = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)

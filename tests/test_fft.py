@@ -15,12 +15,6 @@ LENGTHS = [1, 2, 7, 8, 12, 31, 33, 64, 105, 257, 1000, 2187]
 ONE_AXIS = [np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.hfft, np.fft.ihfft]
 
 
-@pytest.fixture
-def on_device(device):
-    with cg.host_path(False):
-        yield device
-
-
 def _data(shape, dtype, seed=0):
     rng = np.random.default_rng(seed)
     dt = np.dtype(dtype)

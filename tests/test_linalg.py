@@ -11,12 +11,6 @@ import clarray_gemm as cg
 from clarray_gemm.kernels.crossover import has_host_path
 
 
-@pytest.fixture
-def on_device(device):
-    with cg.host_path(False):
-        yield device
-
-
 def _matrices(shape, dtype, seed):
     rng = np.random.default_rng(seed)
     if np.dtype(dtype).kind in "iu":

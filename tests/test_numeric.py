@@ -12,12 +12,10 @@ import clarray_gemm as cg
 
 
 @pytest.fixture
-def on_device(device):
-    if not device.info.fp64:
+def on_device(on_device):
+    if not on_device.info.fp64:
         pytest.skip("the functions compute in float64")
-    with cg.host_path(False):
-        cg.reset_host_calls()
-        yield device
+    return on_device
 
 
 def _dev(a, device):

@@ -10,13 +10,6 @@ import pytest
 import clarray_gemm as cg
 
 
-@pytest.fixture
-def on_device(device):
-    with cg.host_path(False):
-        cg.reset_host_calls()
-        yield device
-
-
 DTYPES = [np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64]
 
 

@@ -58,11 +58,10 @@ def _same_values(got, want):
 
 
 @pytest.fixture
-def on_device(device):
-    if not device.info.fp64:
+def on_device(on_device):
+    if not on_device.info.fp64:
         pytest.skip("the cases include float64")
-    with cg.host_path(False):
-        yield device
+    return on_device
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -149,34 +149,32 @@ def random(device: Device, args: argparse.Namespace) -> int:
     return 1 if any(r.note == "WRONG values" for r in rows) else 0
 
 
-def sort(device: Device, args: argparse.Namespace) -> int:
-    """Sorting and the functions computed from it against CuPy (NumPy on devices without CUDA
-    peers); exit status 1 when an answer was wrong."""
-    from . import sorts as bench
+def _case_grid(device: Device, args: argparse.Namespace, bench: Any, what: str,
+               calls: str, peer: str) -> int:
+    """A ``case_grid`` bench (``bench``: its module of cases): time, report, exit status 1
+    when an answer was wrong."""
     cases = bench.SMOKE_CASES if args.smoke else bench.CASES
     budget = args.budget if args.budget is not None else SHAPES_BUDGET_S
-    with Progress(len(cases), "bench sort", not args.quiet, unit="case") as bar:
+    with Progress(len(cases), f"bench {what}", not args.quiet, unit="case") as bar:
         rows = bench.run(device, cases, budget_s=budget, progress=bar,
                          cuda_peers=not args.no_peers)
     _grid_report(bench, rows, args,
-                 f"np.sort, np.argsort, np.unique, np.median, np.bincount, np.histogram on "
-                 f"device arrays, wall clock per call with the device drained, median of >= 3 "
-                 f"calls and ~{budget:g} s per case; peer: CuPy (NumPy without CUDA), same run; ratio = peer / ours (> 1: "
-                 f"ours is faster)")
+                 f"{calls} on device arrays, wall clock per call with the device drained, "
+                 f"median of >= 3 calls and ~{budget:g} s per case; peer: {peer}, same run; "
+                 f"ratio = peer / ours (> 1: ours is faster)")
     return 1 if any(r.note == "WRONG result" for r in rows) else 0
+
+
+def sort(device: Device, args: argparse.Namespace) -> int:
+    """Sorting and the functions computed from it against CuPy (NumPy on devices without CUDA
+    peers); exit status 1 when an answer was wrong."""
+    from . import sorts
+    return _case_grid(device, args, sorts, "sort", "np.sort, np.argsort, np.unique, np.median, "
+                      "np.bincount, np.histogram", "CuPy (NumPy without CUDA)")
 
 
 def fft(device: Device, args: argparse.Namespace) -> int:
     """``np.fft`` against CuPy's cuFFT (NumPy without CUDA peers); exit status 1 when an answer
     was wrong."""
-    from . import ffts as bench
-    cases = bench.SMOKE_CASES if args.smoke else bench.CASES
-    budget = args.budget if args.budget is not None else SHAPES_BUDGET_S
-    with Progress(len(cases), "bench fft", not args.quiet, unit="case") as bar:
-        rows = bench.run(device, cases, budget_s=budget, progress=bar,
-                         cuda_peers=not args.no_peers)
-    _grid_report(bench, rows, args,
-                 f"np.fft on device arrays, wall clock per call with the device drained, "
-                 f"median of >= 3 calls and ~{budget:g} s per case; peer: CuPy (cuFFT; NumPy "
-                 f"without CUDA), same run; ratio = peer / ours (> 1: ours is faster)")
-    return 1 if any(r.note == "WRONG result" for r in rows) else 0
+    from . import ffts
+    return _case_grid(device, args, ffts, "fft", "np.fft", "CuPy (cuFFT; NumPy without CUDA)")

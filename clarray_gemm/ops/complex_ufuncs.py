@@ -25,6 +25,7 @@ from .._dispatch import implements
 from ..array import DeviceArray, adopt_host, host_function
 from ..array.geometry import c_strides
 from ..device import Device
+from ..dtypes import part_dtype
 from ..kernels.copy import as_long8
 from ..kernels.crossover import has_host_path
 from ..kernels.programs import get_kernel
@@ -42,8 +43,6 @@ _ARRAY_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.compl
                                                 np.complex128))
 _STORAGE = {np.dtype(np.float32): "float", np.dtype(np.float64): "double",
             np.dtype(np.complex64): "float2", np.dtype(np.complex128): "double2"}
-_REAL = {np.dtype(np.complex64): np.dtype(np.float32),
-         np.dtype(np.complex128): np.dtype(np.float64)}
 _LOCAL = 256
 _results: Memo[Any] = Memo("complex ufunc results", capacity=1024)
 
@@ -146,7 +145,7 @@ def _bind(device: Device, op: str, inputs: tuple, shape: tuple, n: int, result: 
           computed: np.dtype):
     """The runner for one layout: the kernel bound with the geometry and strides; per call the
     operands' buffers and offsets (or the scalar's value) and the result's buffer."""
-    real = np.dtype(np.float64) if computed == np.complex128 else np.dtype(np.float32)
+    real = part_dtype(computed)
     ndim = max(len(shape), 1)
     defines = {"T": "double" if real == np.float64 else "float", "IS_FP64": int(real == np.float64),
                "NIN": len(inputs), "OP": op, "NDIM": ndim,
@@ -165,7 +164,7 @@ def _bind(device: Device, op: str, inputs: tuple, shape: tuple, n: int, result: 
             defines[f"{name}_T"] = _STORAGE[x.dtype]
             defines[f"{name}_COMPLEX"] = int(x.dtype.kind == "c")
             defines[f"{name}_SCALAR"] = 0
-            unused = _scalar(0, _REAL[x.dtype]) if x.dtype.kind == "c" else x.dtype.type(0)
+            unused = _scalar(0, part_dtype(x.dtype)) if x.dtype.kind == "c" else x.dtype.type(0)
             fixed += [None, None, unused]
             per_call += [base, base + 1]
         else:
@@ -212,7 +211,7 @@ def complex_matmul(a: Any, b: Any) -> Any:
     result = np.result_type(a.dtype, b.dtype)
     if result.kind != "c" or (result == np.complex128 and not a.device.info.fp64):
         return NotImplemented
-    real = _REAL[result]
+    real = part_dtype(result)
 
     def parts(x: DeviceArray) -> tuple:
         if x.dtype.kind != "c":

@@ -29,6 +29,7 @@ from ..array import DeviceArray, adopt_host, asarray, empty, host_function
 from ..array.geometry import c_strides
 from ..memory import Storage
 from ..device import Device
+from ..dtypes import part_dtype
 from ..kernels.crossover import has_host_path
 from ..kernels.plans import PlanCache
 from ..kernels.programs import get_kernel
@@ -150,7 +151,7 @@ def _run_passes(device: Device, plan: _Stockham, work: DeviceArray, rows: int,
     block holding the transform (``work`` or a second block)."""
     if not plan.passes:
         return work
-    real = _real_of(work.dtype)
+    real = part_dtype(work.dtype)
     spare = empty(work.shape, work.dtype, device=device)
     table = plan.table.storage.kernel_buffer()
     src, dst = work, spare
@@ -192,8 +193,6 @@ def _fresh(shape: tuple, dtype: np.dtype, device: Device) -> DeviceArray:
                                     shape, dtype, c_strides(shape, dtype.itemsize))
 
 
-def _real_of(complex_dtype: np.dtype) -> np.dtype:
-    return np.dtype(np.float64) if complex_dtype == np.complex128 else np.dtype(np.float32)
 
 
 class _Rows(NamedTuple):
@@ -344,7 +343,7 @@ def _transform(x: DeviceArray, layout: tuple, n: int, sign: int, scale: float, k
     FFT (two), the rest one launch a pass."""
     device = x.device
     complex_dtype = x.dtype if x.dtype.kind == "c" else _complex_of(x.dtype)
-    real = _real_of(complex_dtype)
+    real = part_dtype(complex_dtype)
     length = x.shape[-1]
     rows, stride, step = layout
     src = _Rows(x, x.offset // x.itemsize, stride, step, length, rows)
@@ -481,9 +480,9 @@ def _one_axis(func: Any, a: Any, n: Any, axis: Any, norm: Any, out: Any) -> Any:
     x = a if axis == a.ndim - 1 else np.moveaxis(a, axis, -1)
     work_dtype = result if result.kind == "c" else np.result_type(result, np.complex64)
     if real_in:
-        work_dtype = _real_of(work_dtype)
+        work_dtype = part_dtype(work_dtype)
     elif a.dtype.kind != "c" and not half_in:
-        work_dtype = _real_of(work_dtype)   # a real input read as real numbers
+        work_dtype = part_dtype(work_dtype)   # a real input read as real numbers
     if x.dtype != work_dtype:
         x = x.astype(work_dtype)
     layout = _row_layout(x)

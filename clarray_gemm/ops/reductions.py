@@ -21,6 +21,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dispatch
 from .._dispatch import implements
+from ..dtypes import part_dtype
 from ..array import (DeviceArray, adopt_host, asarray, empty, host_function, result_maker,
                      to_host)
 from ..array.geometry import c_strides
@@ -139,22 +140,32 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
     return result
 
 
-def _complex_parts(name: str, a: DeviceArray, axes: tuple, keepdims: bool) -> Any:
-    """``sum``/``mean`` of complex numbers as those of their real and imaginary parts: the array
-    seen as real pairs (a last axis of two), reduced over the same axes, seen as complex again
-    (NumPy sums the two parts apart too). None where the parts' reduction is not a device one
-    or the array's strides are not whole parts."""
-    real = np.dtype(np.float64) if a.dtype == np.complex128 else np.dtype(np.float32)
+def _as_pairs(z: DeviceArray) -> DeviceArray | None:
+    """A complex array seen as real (real, imaginary) pairs: a last axis of two; None where its
+    strides are not whole parts."""
+    real = part_dtype(z.dtype)
     part = real.itemsize
-    if a.offset % part or any(st % part for st in a.strides):
+    if z.offset % part or any(st % part for st in z.strides):
         return None
-    parts = DeviceArray.from_storage(a.storage, a.shape + (2,), real, a.strides + (part,),
-                                     a.offset)
-    result = reduction(name, parts, axis=axes, keepdims=keepdims)
+    return DeviceArray.from_storage(z.storage, z.shape + (2,), real, z.strides + (part,),
+                                    z.offset)
+
+
+def _from_pairs(result: Any, dtype: np.dtype) -> DeviceArray | None:
+    """A device result of pairs (C-contiguous, last axis two) seen as complex numbers again."""
     if type(result) is not DeviceArray or not result.is_c_contiguous:
         return None
-    return DeviceArray.from_storage(result.storage, result.shape[:-1], a.dtype,
+    return DeviceArray.from_storage(result.storage, result.shape[:-1], dtype,
                                     result.strides[:-1], result.offset)
+
+
+def _complex_parts(name: str, a: DeviceArray, axes: tuple, keepdims: bool) -> Any:
+    """``sum``/``mean`` of complex numbers as those of their real and imaginary parts (NumPy sums
+    the two apart too), over the same axes; None where that is not a device reduction."""
+    parts = _as_pairs(a)
+    if parts is None:
+        return None
+    return _from_pairs(reduction(name, parts, axis=axes, keepdims=keepdims), a.dtype)
 
 
 def two_norm(a: DeviceArray, axis: Any, keepdims: bool) -> DeviceArray | None:
@@ -406,21 +417,14 @@ def device_cumsum(a, axis=None, dtype=None, out=None):
 
 
 def _complex_scan(a: DeviceArray, axis: Any) -> Any:
-    """``np.cumsum`` of complex numbers as the scans of their real and imaginary parts (as
-    :func:`_complex_parts` reduces them); None where that is not a device scan."""
+    """``np.cumsum`` of complex numbers as the scans of their real and imaginary parts; None
+    where that is not a device scan."""
     z = a.ravel() if axis is None else a
+    parts = _as_pairs(z)
+    if parts is None:
+        return None
     ax = 0 if axis is None else normalize_axis_index(axis, a.ndim)
-    real = np.dtype(np.float64) if z.dtype == np.complex128 else np.dtype(np.float32)
-    part = real.itemsize
-    if z.offset % part or any(st % part for st in z.strides):
-        return None
-    parts = DeviceArray.from_storage(z.storage, z.shape + (2,), real, z.strides + (part,),
-                                     z.offset)
-    result = scan("sum", parts, ax, None, None)
-    if type(result) is not DeviceArray or not result.is_c_contiguous:
-        return None
-    return DeviceArray.from_storage(result.storage, result.shape[:-1], z.dtype,
-                                    result.strides[:-1], result.offset)
+    return _from_pairs(scan("sum", parts, ax, None, None), z.dtype)
 
 
 @implements(np.cumprod)
