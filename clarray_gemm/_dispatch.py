@@ -28,7 +28,8 @@ GETITEM: Callable[[Any, Any], Any] | None = None
 __all__ = ["NumPyDecides", "FUNCTIONS", "UFUNCS", "OPERATORS", "SCALAR_OPERATORS",
            "UFUNC_METHODS", "LIKE_FUNCTIONS", "implements", "implements_ufunc",
            "register_namespace", "array_namespace",
-           "register_strided_copy", "strided_copy", "register_copy_on_host", "copy_on_host",
+           "register_strided_copy", "strided_copy", "copy_plan", "register_copy_on_host",
+           "copy_on_host",
            "register_host_copy", "host_copy_maker",
            "register_host_fallback", "host_function", "host_ufunc", "register_dlpack",
            "dlpack_device", "dlpack_export"]
@@ -46,6 +47,8 @@ class NumPyDecides(TypeError):
 
 _namespace_factory: Callable[[str | None], Any] | None = None
 _strided_copy: Callable[..., Any] | None = None
+# kernels/copy.py's copy_plan(device, shape, src_dtype, src_strides, dst_dtype, dst_strides)
+copy_plan: Callable[..., Any] | None = None
 _copy_on_host: Callable[[Any, Any, int], bool] = lambda device, dtype, size: False
 _host_copy_maker: Callable[[Any], Any] = lambda array: False
 _host_function: Callable[..., Any] | None = None
@@ -114,12 +117,13 @@ def copy_on_host(device: Any, dtype: Any, size: int) -> bool:
     return _copy_on_host(device, dtype, size)
 
 
-def register_strided_copy(copy: Callable[..., Any]) -> None:
-    """Install the device copy between two strided layouts (``kernels/copy.py`` registers
-    ``strided_copy``), which the array type uses for ``astype``, ``copy`` and assignments
-    without importing the kernels, which sit above it."""
-    global _strided_copy
-    _strided_copy = copy
+def register_strided_copy(copy: Callable[..., Any], plan: Callable[..., Any]) -> None:
+    """Install the device copy between two strided layouts and its per-geometry plan
+    (``kernels/copy.py`` registers ``strided_copy`` and ``copy_plan``), which the array type
+    uses for ``astype``, ``copy`` and assignments without importing the kernels, which sit
+    above it."""
+    global _strided_copy, copy_plan
+    _strided_copy, copy_plan = copy, plan
 
 
 def strided_copy(*args: Any, **kwargs: Any) -> Any:

@@ -428,7 +428,7 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
                     np.copyto(target.host_view(write=True), value.host_view(), casting="unsafe")
                     return
                 if value._storage is not self._storage or not _may_overlap(value, target):
-                    target.assign_from(value)
+                    target._copy_same_layout(value)
                     return
         if isinstance(key, DeviceArray):
             key = key.__array__()
@@ -475,6 +475,25 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
         except NotImplementedError:  # more dimensions than the kernel addresses: via the host
             with self.host_write() as host:
                 host[...] = src.__array__()
+
+    def _copy_same_layout(self, value: "DeviceArray") -> None:
+        """:meth:`assign_from` of a device array of this shape and dtype whose bytes this view
+        does not share, with the host-path question already answered (no): the copy's plan
+        for the two layouts, enqueued (a slice assignment in a loop resolves nothing else)."""
+        itemsize = self._dtype.itemsize
+        try:
+            copy = _dispatch.copy_plan(self.device, self._shape, self._dtype,
+                                       tuple([s // itemsize for s in value._strides]),
+                                       self._dtype, tuple([s // itemsize for s in self._strides]))
+        except NotImplementedError:  # more dimensions than the kernel addresses
+            self.assign_from(value)
+            return
+        if copy is not None:
+            src_buffer = value._storage.kernel_buffer()
+            dst_buffer = self._storage.kernel_buffer(write=True)
+            if value._storage is self._storage:
+                src_buffer = dst_buffer  # a detach for the write moved both
+            copy(src_buffer, value._offset // itemsize, dst_buffer, self._offset // itemsize)
 
     def broadcast_view(self, shape: Sequence[int]) -> "DeviceArray":
         return self.geometry_view(lambda t: np.broadcast_to(t, shape))

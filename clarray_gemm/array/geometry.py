@@ -55,6 +55,31 @@ def basic_view_geometry(shape: tuple, strides: tuple, key: Any):
     scalar (every axis indexed by an integer, or ``()`` on a 0-d array: a scalar at byte offset
     ``delta``)."""
     items = key if type(key) is tuple else (key,)
+    if len(items) <= len(shape):  # ints and slices alone (the common keys): one pass
+        out_shape, out_strides, delta, axis = [], [], 0, 0
+        for k in items:
+            kind = type(k)
+            if kind is slice:
+                start, stop, step = k.indices(shape[axis])
+                length = len(range(start, stop, step))
+                out_shape.append(length)
+                out_strides.append(strides[axis] * step)
+                if length:
+                    delta += start * strides[axis]
+            elif kind is int:
+                n = shape[axis]
+                if not -n <= k < n:
+                    return None
+                delta += (k % n) * strides[axis]
+            else:
+                break
+            axis += 1
+        else:
+            if axis == len(shape) and not out_shape:
+                return (None, None, delta)
+            out_shape.extend(shape[axis:])
+            out_strides.extend(strides[axis:])
+            return tuple(out_shape), tuple(out_strides), delta
     n_index = ellipses = 0
     for k in items:
         if k is Ellipsis:

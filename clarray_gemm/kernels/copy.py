@@ -186,25 +186,26 @@ def _new_copy_launcher(device: Device, n: int, dims: list, ss: list, ds: list,
     tiling = tile_layout(device, dims, [ss], [ds])
     if tiling is not None:
         (rows, cols, _), _, (src4, dst4), (gsize, lsize) = tiling
-        kernel = get_kernel(device, "copy.cl", "transposed_copy", defines)
-        extents, int64 = (np.int64(rows), np.int64(cols)), np.int64
-
-        def transposed(src: cl.Buffer, src_offset: int, dst: cl.Buffer, dst_offset: int,
-                       wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
-            # the queue of the moment (a device-time measurement may switch it)
-            return kernel(device.queue, gsize, lsize, *extents, src, int64(src_offset), src4, dst,
-                          int64(dst_offset), dst4, wait_for=wait_for)
-        return transposed
-    kernel = get_kernel(device, "copy.cl", "strided_copy", defines)
+        # bound: the extents and strides set once, a call passes the buffers and offsets
+        transposed = get_kernel(device, "copy.cl", "transposed_copy", defines).bind(
+            device, gsize, lsize, (np.int64(rows), np.int64(cols), None, None, src4, None,
+                                   None, dst4), per_call=(2, 3, 5, 6))
+        return _offsets_as_int64(transposed)
     local = min(256, device.info.max_work_group_size)
     gsize, lsize = ((n + local - 1) // local * local,), (local,)
-    count, shape8, src8, dst8 = np.int64(n), as_long8(dims, 1), as_long8(ss, 0), as_long8(ds, 0)
+    strided = get_kernel(device, "copy.cl", "strided_copy", defines).bind(
+        device, gsize, lsize, (np.int64(n), None, None, None, None, as_long8(dims, 1),
+                               as_long8(ss, 0), as_long8(ds, 0)), per_call=(1, 2, 3, 4))
+    return _offsets_as_int64(strided)
+
+
+def _offsets_as_int64(bound):
+    """A :func:`copy_plan` copy over a bound launch taking (src, src offset, dst, dst offset)."""
     int64 = np.int64
 
     def copy(src: cl.Buffer, src_offset: int, dst: cl.Buffer, dst_offset: int,
              wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
-        return kernel(device.queue, gsize, lsize, count, src, int64(src_offset), dst,
-                      int64(dst_offset), shape8, src8, dst8, wait_for=wait_for)
+        return bound(src, int64(src_offset), dst, int64(dst_offset), wait_for=wait_for)
     return copy
 
 
@@ -238,4 +239,4 @@ def prepare_strided_copy(device: Device, shape: Sequence[int], src_dtype: np.dty
                      tuple(dst_strides))
 
 
-_dispatch.register_strided_copy(strided_copy)
+_dispatch.register_strided_copy(strided_copy, copy_plan)

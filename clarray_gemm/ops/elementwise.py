@@ -317,14 +317,19 @@ class ElementwisePlan:
         """``run(inputs, None, None)[0]`` for a one-output kernel plan (``fresh_kernel``) on
         device arrays: the operators' path, with nothing decided per call but the result's
         allocation, the buffers and the offsets."""
-        out = DeviceArray.from_storage(Storage.for_output(self.device, self.out_nbytes),
-                                       self.shape, self.result, self.out_strides)
-        ops, nin, args = (*inputs, out), len(inputs), []
+        storage = Storage.for_output(self.device, self.out_nbytes)
+        nin, args = len(inputs), []
         for k in self.fresh_slots:
-            x = ops[k]
-            args += (x._storage.kernel_buffer(k == nin), _offset_arg(x))
+            if k == nin:
+                args += (storage.kernel_buffer(True), _ZERO)
+                continue
+            x = inputs[k]
+            offset = x._offset  # _offset_arg(x) written out: this loop runs on every operator
+            args += (x._storage.kernel_buffer(False),
+                     _ZERO if offset == 0 else np.int64(offset // x._dtype.itemsize))
         self.bound(*args)
-        return out
+        # the result's object after the enqueue: its making overlaps the device's work
+        return DeviceArray.from_storage(storage, self.shape, self.result, self.out_strides)
 
     def describe(self) -> str:
         name = self.spec.ufunc.__name__ if self.spec.ufunc is not None else self.spec.name.lower()
