@@ -427,28 +427,31 @@ void elementwise_tiled(const long rows, const long cols,
 #if TILED0 || TILED1 || TILED2
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
-    const long c = c0 + lx, cc = min(c, cols - 1);
+    const long c = c0 + lx;
     IN0_T v0[TILE_STEPS];
     IN1_T v1[TILE_STEPS];
     IN2_T v2[TILE_STEPS];
     #pragma unroll
     for (int s = 0; s < TILE_STEPS; ++s) {  // all loads before any store (loads in flight)
         const int i = ly + s * TILE_ROWS;
-        const long rr = min(r0 + i, rows - 1);
+        const long rr = r0 + i;
+        // past the edge nothing is read: an in-place operation's element belongs to the
+        // work-item that writes it
+        const bool inside = rr < rows && c < cols;
 #if TILED0
         v0[s] = tile0[lx][i];
 #else
-        v0[s] = in0[b0 + rr * st0.y + cc * st0.z];
+        v0[s] = inside ? in0[b0 + rr * st0.y + c * st0.z] : (IN0_T)0;
 #endif
 #if TILED1
         v1[s] = tile1[lx][i];
 #else
-        v1[s] = READ1(b1 + rr * st1.y + cc * st1.z);
+        v1[s] = inside ? READ1(b1 + rr * st1.y + c * st1.z) : (IN1_T)0;
 #endif
 #if TILED2
         v2[s] = tile2[lx][i];
 #else
-        v2[s] = READ2(b2 + rr * st2.y + cc * st2.z);
+        v2[s] = inside ? READ2(b2 + rr * st2.y + c * st2.z) : (IN2_T)0;
 #endif
     }
     const long ob0 = ooff0 + batch * ost0.x, ob1 = ooff1 + batch * ost1.x;

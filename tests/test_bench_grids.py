@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from clarray_gemm.bench import ffts, patterns, rng, shapes, sorts
+from clarray_gemm.bench import ffts, linalgs, patterns, rng, shapes, sorts
 from clarray_gemm.cli import main
 
 
@@ -53,7 +53,8 @@ def test_bench_random_smoke(tmp_path, capsys):
                for r in rows), [r for r in rows if r["note"]][:3]
 
 
-@pytest.mark.parametrize("what, module", [("sort", sorts), ("fft", ffts)])
+@pytest.mark.parametrize("what, module", [("sort", sorts), ("fft", ffts),
+                                          ("linalg", linalgs)])
 def test_bench_case_grid_smoke(tmp_path, capsys, what, module):
     out = tmp_path / f"{what}.json"
     assert main(["bench", what, "--smoke", "--quiet", "--budget", "0", "--json",

@@ -318,6 +318,21 @@ with np.errstate(all="ignore"):
                 raise AssertionError("no LinAlgError")
             except np.linalg.LinAlgError:
                 pass
+    elif case == "linalg_blocked":
+        # linalg_blocked.cl: panels, swaps, triangular solves, determinants, Cholesky blocks
+        # (blocks of 32 columns: 37 is a whole block and a partial one)
+        from clarray_gemm.ops import linalg
+        linalg._fits = lambda *args: False
+        m = rng.standard_normal((2, 37, 37)).astype(np.float32)
+        rhs = rng.standard_normal((2, 37, 3)).astype(np.float32)
+        xm, xr = cg.asarray(m, device=dev), cg.asarray(rhs, device=dev)
+        with cg.host_path(False):
+            same(np.linalg.solve(xm, xr), np.linalg.solve(m, rhs), 1e-3)     # a column a group
+            many = np.concatenate([rhs] * 3, axis=2)                         # blocked solves
+            same(np.linalg.solve(xm, cg.asarray(many, device=dev)), np.linalg.solve(m, many), 1e-3)
+            same(np.linalg.slogdet(xm)[1], np.linalg.slogdet(m)[1], 1e-3)
+            spd = m @ m.transpose(0, 2, 1) + 37 * np.eye(37, dtype=np.float32)
+            same(np.linalg.cholesky(cg.asarray(spd, device=dev)), np.linalg.cholesky(spd), 1e-4)
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))
         same(np.cumprod(x[:, :5], axis=0), np.cumprod(a[:, :5], axis=0), 1e-5)
@@ -342,7 +357,7 @@ print("ok")
 
 CASES = ["elementwise", "elementwise_per_item", "elementwise_half", "conv_flipped", "reduce",
          "reduce_split", "reduce_finish_last", "scan", "gather", "random", "sort", "counting",
-         "scatter", "fft", "complex", "linalg"]
+         "scatter", "fft", "complex", "linalg", "linalg_blocked"]
 # Oclgrind's race checker does not follow an order made by a global fence and an atomic counter
 # between work-groups (the last group reading the others' partials is reported as a race), so
 # those cases run with its other checks only.

@@ -1,7 +1,8 @@
-"""np.linalg.solve, inv, det and slogdet of small matrix stacks on the device
-(opencl/linalg_small.cl, the host path off) against NumPy's LAPACK: dtypes and shapes (NumPy
-2's vector rule, broadcast batches), residuals within 4x NumPy's on the same inputs,
-determinants within 4x NumPy's error against a long double reference, NumPy's LinAlgError."""
+"""np.linalg.solve, inv, det, slogdet and cholesky of matrix stacks on the device (the host
+path off; small matrices in local memory, opencl/linalg_small.cl, larger ones blocked,
+opencl/linalg_blocked.cl) against NumPy's LAPACK: dtypes and shapes (NumPy 2's vector rule,
+broadcast batches), residuals within 4x NumPy's on the same inputs, determinants within 4x
+NumPy's error against a float64 reference, NumPy's LinAlgError."""
 from __future__ import annotations
 
 import numpy as np
@@ -99,8 +100,8 @@ def test_singular_matrices_are_numpys(on_device):
 
 
 def test_what_stays_with_numpy(on_device):
-    """Non-square input (NumPy's error), matrices past the local memory and complex ones go to
-    NumPy's LAPACK through the host fallback."""
+    """Non-square input (NumPy's error) and complex matrices go to NumPy's LAPACK through the
+    host fallback; matrices past the local memory stay on the device (blocked)."""
     with pytest.raises(np.linalg.LinAlgError):
         np.linalg.inv(cg.asarray(np.ones((2, 3), np.float32), device=on_device))
     big = _matrices((300, 300), np.float32, 1) + 300 * np.eye(300, dtype=np.float32)
@@ -108,7 +109,96 @@ def test_what_stays_with_numpy(on_device):
     got = np.linalg.inv(cg.asarray(big, device=on_device))
     assert type(got) is cg.DeviceArray
     np.testing.assert_allclose(np.asarray(got), np.linalg.inv(big), rtol=1e-4, atol=1e-7)
+    assert cg.on_host_calls() == {}
+    np.linalg.inv(cg.asarray(big.astype(np.complex64), device=on_device))
     assert cg.on_host_calls() == {"inv": 1}
+
+
+@pytest.fixture
+def blocked(on_device, monkeypatch):
+    """The device with every matrix taking the blocked factorisations (none fits)."""
+    from clarray_gemm.ops import linalg
+    monkeypatch.setattr(linalg, "_fits", lambda *args: False)
+    return on_device
+
+
+@pytest.mark.parametrize("n", [1, 7, 31, 33, 64, 97])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blocked_solve_inv_det_match_numpy(blocked, dtype, n):
+    """Blocks of 32 columns: one partial block, one whole, several with a remainder; up to 8
+    right-hand sides solved a work-group each, more by the blocked triangular solves."""
+    _fp64_or_skip(blocked, dtype)
+    cg.reset_host_calls()
+    for k, (sa, sb) in enumerate((((n, n), (n,)), ((3, n, n), (3, n, 2)),
+                                  ((2, n, n), (1, n, 5)), ((2, n, n), (2, n, 9)))):
+        a, b = _matrices(sa, dtype, 3 * n + k), _matrices(sb, dtype, 3 * n + k + 7)
+        got = np.linalg.solve(cg.asarray(a, device=blocked), cg.asarray(b, device=blocked))
+        want = np.linalg.solve(a, b)
+        assert type(got) is cg.DeviceArray and got.shape == want.shape
+        assert np.asarray(got).dtype == want.dtype
+        assert _residual(a, got, b) <= 4 * max(_residual(a, want, b), np.finfo(dtype).eps)
+    a = _matrices((2, n, n), dtype, n + 1)
+    x = cg.asarray(a, device=blocked)
+    eye = np.broadcast_to(np.eye(n), a.shape)
+    got = np.linalg.inv(x)
+    assert _residual(a, got, eye) <= 4 * max(_residual(a, np.linalg.inv(a), eye),
+                                             np.finfo(dtype).eps)
+    ref = np.linalg.det(a.astype(np.float64))
+    d_numpy = np.linalg.det(a).astype(np.float64)
+    err = np.abs(np.asarray(np.linalg.det(x)).astype(np.float64) - ref) / np.abs(ref)
+    # an LU's rounding bound: the condition number times n eps (a small last pivot cancels)
+    bound = 8 * n * np.finfo(dtype).eps * np.linalg.cond(a.astype(np.float64))
+    assert (err <= 4 * np.abs(d_numpy - ref) / np.abs(ref) + bound).all()
+    sign, logdet = np.linalg.slogdet(x)
+    want_sign, want_log = np.linalg.slogdet(a)
+    assert np.array_equal(np.asarray(sign), want_sign)
+    np.testing.assert_allclose(np.asarray(logdet), want_log, rtol=0,
+                               atol=16 * n * np.finfo(dtype).eps + 2 * bound.max())
+    assert cg.on_host_calls() == {}
+
+
+def test_blocked_singular_and_not_positive_definite(blocked):
+    """A zero pivot in a later block: LinAlgError from solve and inv, det 0 and slogdet's
+    (0, -inf); a negative pivot past the first block: cholesky's LinAlgError."""
+    n = 70
+    a = _matrices((n, n), np.float32, 5)
+    a[:, 50] = 0   # a zero column stays exactly zero through the elimination: pivot 0
+    x = cg.asarray(a, device=blocked)
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        np.linalg.solve(x, cg.asarray(np.ones(n, np.float32), device=blocked))
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        np.linalg.inv(x)
+    z = np.zeros((n, n), np.float32)
+    z[:40, :40] = np.eye(40)
+    assert float(np.asarray(np.linalg.det(cg.asarray(z, device=blocked)))) == 0.0
+    sign, logdet = np.linalg.slogdet(cg.asarray(z, device=blocked))
+    assert float(np.asarray(sign)) == 0.0 and np.asarray(logdet) == -np.inf
+    spd = np.eye(n, dtype=np.float32)
+    spd[45, 45] = -1.0
+    with pytest.raises(np.linalg.LinAlgError, match="Matrix is not positive definite"):
+        np.linalg.cholesky(cg.asarray(spd, device=blocked))
+
+
+@pytest.mark.parametrize("n", [1, 33, 64, 97])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blocked_cholesky_matches_numpy(blocked, dtype, n):
+    _fp64_or_skip(blocked, dtype)
+    m = _matrices((2, n, n), dtype, n)
+    a = (m @ np.swapaxes(m, -1, -2) + n * np.eye(n)).astype(dtype)
+    junk = a + np.triu(np.full((n, n), 7.0, dtype), 1)   # an upper triangle NumPy never reads
+    cg.reset_host_calls()
+    got = np.asarray(np.linalg.cholesky(cg.asarray(junk, device=blocked)))
+    want = np.linalg.cholesky(junk)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert (np.triu(got, 1) == 0).all()
+
+    def residual(low):
+        low = low.astype(np.float64)
+        return np.linalg.norm(low @ np.swapaxes(low, -1, -2) - a) / np.linalg.norm(a)
+    assert residual(got) <= 4 * max(residual(want), np.finfo(dtype).eps)
+    upper = np.asarray(np.linalg.cholesky(cg.asarray(junk, device=blocked), upper=True))
+    assert np.array_equal(upper, np.swapaxes(got, -1, -2))
+    assert cg.on_host_calls() == {}
 
 
 def test_host_path_is_numpys(device):

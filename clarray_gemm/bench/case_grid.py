@@ -1,6 +1,7 @@
 """A grid of NumPy calls on device arrays against CuPy on CUDA machines (NumPy elsewhere): wall
-clock per call with the device drained, every answer checked against NumPy's. ``bench sort`` and
-``bench fft`` are such grids (their cases in ``sorts.py`` and ``ffts.py``).
+clock per call with the device drained, every answer checked against NumPy's. ``bench sort``,
+``bench fft`` and ``bench linalg`` are such grids (their cases in ``sorts.py``, ``ffts.py`` and
+``linalgs.py``).
 """
 from __future__ import annotations
 
@@ -26,13 +27,15 @@ def exact(got: np.ndarray, want: np.ndarray) -> bool:
 @dataclass(frozen=True)
 class Case:
     """One call ``call(xp, a)`` (``xp``: ``np`` for ours and NumPy, ``cupy`` for CuPy) on data of
-    ``shape`` and ``dtype``, its answer accepted by ``check(ours, NumPy's)``."""
+    ``shape`` and ``dtype`` (random, then ``prepare(data)`` where given: e.g. a positive
+    definite matrix made from it), its answer accepted by ``check(ours, NumPy's)``."""
 
     name: str
     shape: tuple[int, ...]
     dtype: str
     call: Callable[[Any, Any], Any]
     check: Callable[[np.ndarray, np.ndarray], bool] = exact
+    prepare: Callable[[np.ndarray], np.ndarray] | None = None
 
 
 @dataclass
@@ -73,6 +76,8 @@ def run(device: Device, cases: Sequence[Case], budget_s: float = 0.03,
             progress.note(f"{case.name} {case.shape}")
         try:
             host = _data(case, rng)
+            if case.prepare is not None:
+                host = case.prepare(host)
             a = asarray(host, device=device)
             if not case.check(np.asarray(case.call(np, a)), case.call(np, host)):
                 row.note = "WRONG result"

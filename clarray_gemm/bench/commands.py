@@ -12,7 +12,7 @@ from ..device import Device
 from .progress import Progress
 from .report import write_json
 
-__all__ = ["latency", "programs", "shapes", "patterns", "random", "sort", "fft", "host_load",
+__all__ = ["latency", "programs", "shapes", "patterns", "random", "sort", "fft", "linalg", "host_load",
            "LATENCY_BUDGET_S",
            "PROGRAMS_BUDGET_S", "SHAPES_BUDGET_S"]
 
@@ -178,3 +178,11 @@ def fft(device: Device, args: argparse.Namespace) -> int:
     was wrong."""
     from . import ffts
     return _case_grid(device, args, ffts, "fft", "np.fft", "CuPy (cuFFT; NumPy without CUDA)")
+
+
+def linalg(device: Device, args: argparse.Namespace) -> int:
+    """``np.linalg`` solves, inverses, determinants and Cholesky factors against CuPy's
+    cuSOLVER (NumPy without CUDA peers); exit status 1 when an answer was wrong."""
+    from . import linalgs
+    return _case_grid(device, args, linalgs, "linalg", "np.linalg",
+                      "CuPy (cuSOLVER; NumPy without CUDA)")

@@ -1,14 +1,17 @@
-"""``np.linalg.solve``, ``inv``, ``det``, ``slogdet`` and ``cholesky`` of stacks of small matrices
-on the device (``opencl/linalg_small.cl``): a work-group a matrix, the LU factorisation with
-partial pivoting in local memory as LAPACK's getrf orders it (the right-hand sides carried
-along), then back substitution; ``inv`` solves against the identity, ``det`` is NumPy's sign *
-exp(sum of log|pivot|); ``cholesky`` a column at a time from the lower triangle. NumPy's result dtypes, shapes (NumPy 2's rule: ``b`` is a vector only when 1-D;
-batch axes broadcast) and ``LinAlgError("Singular matrix")`` (a read of one status word per
-matrix: the call waits for the kernel, as CuPy's does when it checks).
+"""``np.linalg.solve``, ``inv``, ``det``, ``slogdet`` and ``cholesky`` of stacks of matrices on
+the device. Matrices whose factorisation fits three quarters of the local memory (64 x 64
+float32 and more on GPUs) take ``opencl/linalg_small.cl``: a work-group a matrix, the LU
+factorisation with partial pivoting in local memory as LAPACK's getrf orders it (the right-hand
+sides carried along), then back substitution; ``inv`` solves against the identity, ``det`` is
+NumPy's sign * exp(sum of log|pivot|); ``cholesky`` a column at a time from the lower triangle.
+Larger ones take the blocked factorisations of ``ops/linalg_blocked.py`` (panels by one
+work-group, trailing updates on the GEMM kernels). NumPy's result dtypes, shapes (NumPy 2's
+rule: ``b`` is a vector only when 1-D; batch axes broadcast) and ``LinAlgError("Singular
+matrix")`` (a read of one status word per matrix: the call waits for the factorisation, as
+CuPy's does when it checks).
 
-Where it runs: real float32/float64 matrices whose factorisation fits three quarters of the
-local memory (64 x 64 float32 and more on GPUs), on devices without a host path. Larger matrices
-and every other case take NumPy's LAPACK (on the mapping where the device has a host path).
+Where it runs: real float32/float64 matrices on devices without a host path. Every other case
+takes NumPy's LAPACK (on the mapping where the device has a host path).
 """
 from __future__ import annotations
 
@@ -17,11 +20,12 @@ from typing import Any
 import numpy as np
 
 from .._dispatch import implements
-from ..array import DeviceArray, adopt_host, asarray, empty, host_function
+from ..array import DeviceArray, adopt_host, asarray, empty, host_function, zeros
 from ..device import Device
 from ..kernels.crossover import has_host_path
 from ..kernels.programs import get_kernel
 from ..memo import Memo
+from . import linalg_blocked
 
 __all__ = ["solve", "inv", "det", "slogdet", "cholesky"]
 
@@ -136,26 +140,48 @@ def solve(a: Any, b: Any) -> Any:
         batch_shape = np.broadcast_shapes(a.shape[:-2], () if vector else b.shape[:-2])
     except ValueError:
         return _on_host(np.linalg.solve, (a, b))
-    if not _fits(a.device, n, k, result):
-        return _on_host(np.linalg.solve, (a, b))
     b = asarray(b, device=a.device)
     batch = int(np.prod(batch_shape, dtype=np.int64))
     a2 = _stack(a, batch_shape + (n, n), result)
     b2 = _stack(b.reshape(n, 1) if vector else b, batch_shape + (n, k), result)
-    x, status, *_ = _launch(a.device, a2, b2, n, k, batch, False)
-    _check(status)
+    if _fits(a.device, n, k, result):
+        x, status, *_ = _launch(a.device, a2, b2, n, k, batch, False)
+        _check(status)
+    else:   # blocked, on copies it overwrites
+        lu = _owned(a2, (batch, n, n))
+        piv, status = linalg_blocked.lu_factor(lu)
+        _check(status)
+        x = linalg_blocked.lu_solve(lu, piv, _owned(b2, (batch, n, k)))
     return x.reshape(batch_shape + ((n,) if vector else (n, k)))
+
+
+def _owned(x: DeviceArray, shape: tuple) -> DeviceArray:
+    """A C-contiguous copy of ``x`` as ``shape`` (a stack of matrices to overwrite)."""
+    return x.copy().reshape(shape)
+
+
+def _identities(batch: int, n: int, dtype: np.dtype, device: Device) -> DeviceArray:
+    """``batch`` n x n identity matrices, made on the device."""
+    out = zeros((batch, n, n), dtype, device=device)
+    out.geometry_view(lambda t: np.diagonal(t, 0, -2, -1))[...] = asarray(
+        np.ones((), dtype), device=device)
+    return out
 
 
 @implements(np.linalg.inv)
 def inv(a: Any) -> Any:
     """``np.linalg.inv``: the inverse of each matrix of the stack (a solve against I)."""
     result = _result_dtype(np.linalg.inv, a.dtype) if _square_stack(a) else None
-    if result is None or not _device_dtype(a, result) or \
-            not _fits(a.device, a.shape[-1], a.shape[-1], result):
+    if result is None or not _device_dtype(a, result):
         return _on_host(np.linalg.inv, (a,))
     n = a.shape[-1]
     batch = a.size // (n * n)
+    if not _fits(a.device, n, n, result):   # blocked: a solve against identities
+        lu = _owned(_stack(a, a.shape, result), (batch, n, n))
+        piv, status = linalg_blocked.lu_factor(lu)
+        _check(status)
+        x = linalg_blocked.lu_solve(lu, piv, _identities(batch, n, result, a.device))
+        return x.reshape(a.shape)
     x, status, *_ = _launch(a.device, _stack(a, a.shape, result), None, n, n, batch, False,
                             identity=True)
     _check(status)
@@ -164,13 +190,17 @@ def inv(a: Any) -> Any:
 
 def _determinants(func: Any, a: Any) -> tuple | None:
     result = _result_dtype(func, a.dtype) if _square_stack(a) else None
-    if result is None or not _device_dtype(a, result) or \
-            not _fits(a.device, a.shape[-1], 0, result):
+    if result is None or not _device_dtype(a, result):
         return None
     n = a.shape[-1]
     batch = a.size // (n * n)
-    _, _, det_, sign, logdet = _launch(a.device, _stack(a, a.shape, result), None, n, 0, batch,
-                                       True)
+    if _fits(a.device, n, 0, result):
+        _, _, det_, sign, logdet = _launch(a.device, _stack(a, a.shape, result), None, n, 0,
+                                           batch, True)
+    else:   # blocked (a singular matrix is no error here: its zero pivot gives det 0)
+        lu = _owned(_stack(a, a.shape, result), (batch, n, n))
+        piv, _ = linalg_blocked.lu_factor(lu)
+        det_, sign, logdet = linalg_blocked.lu_det(lu, piv)
     shape = a.shape[:-2]
     return det_.reshape(shape), sign.reshape(shape), logdet.reshape(shape)
 
@@ -198,12 +228,17 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     triangle), or its transpose with ``upper``; NumPy's LinAlgError where a pivot is not
     positive."""
     result = _result_dtype(np.linalg.cholesky, a.dtype) if _square_stack(a) else None
-    if result is None or not _device_dtype(a, result) or \
-            not _fits(a.device, a.shape[-1], 0, result):
+    if result is None or not _device_dtype(a, result):
         return _on_host_kw(np.linalg.cholesky, a, upper)
     n = a.shape[-1]
     batch = a.size // (n * n)
     src = _stack(a, a.shape, result)
+    if not _fits(a.device, n, 0, result):   # blocked, on a copy it overwrites
+        out = _owned(src, (batch, n, n))
+        if np.asarray(linalg_blocked.cholesky_factor(out)).any():
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+        out = out.reshape(a.shape)
+        return np.swapaxes(out, -1, -2).copy() if upper else out
     wg = min(64 if n <= 16 else (128 if n <= 32 else 256), a.device.info.max_work_group_size)
     defines = {"T": "double" if result == np.float64 else "float",
                "IS_FP64": int(result == np.float64), "N": n, "K": 0, "WG": wg}
