@@ -333,6 +333,24 @@ with np.errstate(all="ignore"):
             same(np.linalg.slogdet(xm)[1], np.linalg.slogdet(m)[1], 1e-3)
             spd = m @ m.transpose(0, 2, 1) + 37 * np.eye(37, dtype=np.float32)
             same(np.linalg.cholesky(cg.asarray(spd, device=dev)), np.linalg.cholesky(spd), 1e-4)
+    elif case == "user_kernels":
+        # user_elementwise.cl assembled for contiguous, strided and broadcast operands, a raw
+        # argument, a bool output; a RawKernel
+        k = cg.ElementwiseKernel("T x, T y, raw T t", "T z, bool m",
+                                 "z = x * y + t[i % 2]; m = z > 0", "user_fma")
+        t = np.array([0.5, -0.5], np.float32)
+        z, m = k(x, x, t)
+        want = a * a + np.resize(t, a.size).reshape(a.shape)
+        same(z, want, 1e-6)
+        same(m, want > 0)
+        z, m = k(x.T, x[:, 0], t)
+        want = a.T * a[:, 0] + np.resize(t, a.size).reshape(a.T.shape)
+        same(z, want, 1e-6)
+        r = cg.RawKernel("__kernel void twice(__global float* y, const int n) "
+                         "{ const int i = get_global_id(0); if (i < n) y[i] *= 2.0f; }", "twice")
+        y = cg.asarray(a.ravel().copy(), device=dev)
+        r((a.size,), None, (y, a.size))
+        same(y, a.ravel() * 2, 1e-6)
     elif case == "scan":
         same(np.cumsum(xi, axis=1), np.cumsum(i, axis=1))
         same(np.cumprod(x[:, :5], axis=0), np.cumprod(a[:, :5], axis=0), 1e-5)
@@ -357,7 +375,7 @@ print("ok")
 
 CASES = ["elementwise", "elementwise_per_item", "elementwise_half", "conv_flipped", "reduce",
          "reduce_split", "reduce_finish_last", "scan", "gather", "random", "sort", "counting",
-         "scatter", "fft", "complex", "linalg", "linalg_blocked"]
+         "scatter", "fft", "complex", "linalg", "linalg_blocked", "user_kernels"]
 # Oclgrind's race checker does not follow an order made by a global fence and an atomic counter
 # between work-groups (the last group reading the others' partials is reported as a race), so
 # those cases run with its other checks only.

@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..device import get_device
+from ..device import devices, get_device
 from ..dtypes import check_device_dtype
+from ..memory import ForeignStorage
 from .device_array import DeviceArray, from_host, new_array
 
 __all__ = ["asarray", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
@@ -31,6 +32,9 @@ def asarray(a: Any, dtype=None, device=None, copy: bool | None = None) -> Device
         if dtype is not None and np.dtype(dtype) != a.dtype:
             return a.astype(dtype)
         return a.copy() if copy else a
+    if _is_pyopencl_array(a):
+        shared = _from_pyopencl(a, device)
+        return asarray(shared, dtype=dtype, copy=copy)
     if copy is False:
         raise ValueError("Unable to avoid copy while creating a device array from host data.")
     host = np.asarray(a, dtype=dtype)
@@ -39,6 +43,26 @@ def asarray(a: Any, dtype=None, device=None, copy: bool | None = None) -> Device
     if not host.dtype.isnative:
         host = host.astype(host.dtype.newbyteorder("="))
     return from_host(host, dev)
+
+
+def _is_pyopencl_array(a: Any) -> bool:
+    return type(a).__module__.startswith("pyopencl") and hasattr(a, "base_data")
+
+
+def _from_pyopencl(a: Any, device: Any) -> DeviceArray:
+    """A device array over a ``pyopencl.array.Array``'s buffer (no copy): the array must live in
+    the context of one of this package's devices (make it on ``device.context``)."""
+    found = [d for d in devices() if "context" in d.__dict__ and d.context == a.context]
+    if device is not None:
+        found = [d for d in found if d == get_device(device)]
+    if not found:
+        raise ValueError("the pyopencl array belongs to a context no clarray_gemm device uses; "
+                         "make it on clarray_gemm.get_device(...).context, or copy it: "
+                         "clarray_gemm.asarray(array.get())")
+    dtype = np.dtype(a.dtype)
+    storage = ForeignStorage.wrapping(found[0], a.base_data, a)
+    return DeviceArray.from_storage(storage, tuple(a.shape), dtype, tuple(a.strides),
+                                    int(a.offset))
 
 
 def empty(shape, dtype=np.float64, device=None, order: str = "C", *,

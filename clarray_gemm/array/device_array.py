@@ -557,6 +557,23 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
     def item(self, *args):
         return self.__array__().item(*args)
 
+    def to_pyopencl(self, queue=None):
+        """A ``pyopencl.array.Array`` over this array's buffer (no copy): the same elements,
+        shape, strides and offset, on ``queue`` (this device's in-order queue by default, so
+        that pyopencl's kernels and ours run in order; on another queue of the same context,
+        synchronise yourself). Both see each other's writes until this package moves the
+        array to a buffer of its own (a kernel writing it while a NumPy host view of it is
+        alive). ValueError for another context or negative strides."""
+        import pyopencl.array as cl_array
+        queue = self.device.queue if queue is None else queue
+        if queue.context != self.device.context:
+            raise ValueError(f"the queue belongs to another context than {self.device}'s")
+        if any(s < 0 for s in self._strides):
+            raise ValueError("pyopencl arrays take no negative strides: pass x.copy()")
+        buffer = self._storage.kernel_buffer(write=True)  # unmapped, detached where needed
+        return cl_array.Array(queue, self._shape, self._dtype, strides=self._strides,
+                              data=buffer, offset=self._offset)
+
     def to_device(self, device, /, *, stream=None) -> "DeviceArray":
         """This array on another OpenCL device (a copy through the host if it differs)."""
         dev = get_device(device)

@@ -21,8 +21,8 @@ from ..dtypes import ctype, dtype_defines, unsupported_dtype  # noqa: F401
 from ..drivers import calls
 from ..drivers.build import build as drivers_build
 
-__all__ = ["source_text", "build_program", "get_kernel", "Launcher", "BoundLaunch", "ctype",
-           "dtype_defines", "unsupported_dtype", "build_count", "check_defines"]
+__all__ = ["source_text", "build_program", "build_text", "get_kernel", "Launcher", "BoundLaunch",
+           "ctype", "dtype_defines", "unsupported_dtype", "build_count", "check_defines"]
 
 # built programs (each compiled once: exclusive builds) and their launchers
 _cache: Memo[cl.Program] = Memo("programs", capacity=None, exclusive=True)
@@ -80,6 +80,29 @@ def build_program(device: Device, source: str, defines: Mapping[str, object] | N
         built = drivers_build(device.context, text, opts, source,
                               f"{device.info.platform} / {device.name}",
                               retarget=bool(chosen.get("SM90A_PTX")))
+        _builds += 1
+        return built
+    return _cache.get(key, build)
+
+
+def build_text(device: Device, text: str, name: str, options: tuple[str, ...] = ()
+               ) -> cl.Program:
+    """Build a user's program text (user kernels: ``ops/user_kernels.py``) for ``device``,
+    once per process per (text, options) in the same cache as ours; a build the driver fails
+    raises :class:`clarray_gemm.KernelBuildError` with the compiler's log. ``name`` names it
+    in errors."""
+    key = (device, "text", text, options)
+    prog = _cache.find(key)
+    if prog is not None:
+        return prog
+
+    def build() -> cl.Program:
+        global _builds
+        source = text
+        if device.info.fp64 and "double" in text:
+            source = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + text
+        built = drivers_build(device.context, source, list(options), name,
+                              f"{device.info.platform} / {device.name}")
         _builds += 1
         return built
     return _cache.get(key, build)

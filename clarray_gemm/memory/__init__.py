@@ -52,9 +52,9 @@ mapping object), ``storage`` (the states and transitions); imports point that wa
 from __future__ import annotations
 
 from .buffers import free_cached_memory, new_buffer, register_scratch
-from .storage import Storage
+from .storage import ForeignStorage, Storage
 from .transfers import (TransferStats, count_transfer, format_bytes, reset_transfer_stats,
                         transfer_stats)
 
-__all__ = ["Storage", "TransferStats", "transfer_stats", "reset_transfer_stats", "new_buffer",
-           "free_cached_memory", "register_scratch", "format_bytes", "count_transfer"]
+__all__ = ["Storage", "ForeignStorage", "TransferStats", "transfer_stats", "reset_transfer_stats",
+           "new_buffer", "free_cached_memory", "register_scratch", "format_bytes", "count_transfer"]

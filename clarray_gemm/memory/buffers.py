@@ -176,13 +176,16 @@ class Mapping:
     by the storage and by the host views handed out of it; when the last holder lets go it is
     parked for reuse, still mapped, unless it was unmapped for a kernel first."""
 
-    __slots__ = ("device", "nbytes", "buffer", "host", "released", "_exportable")
+    __slots__ = ("device", "nbytes", "buffer", "host", "released", "_exportable", "parkable")
 
     def __init__(self, device: Device, nbytes: int, buffer: cl.MemoryObject, host: np.ndarray,
-                 exportable: np.ndarray | None = None):
+                 exportable: np.ndarray | None = None, parkable: bool = True):
         self.device, self.nbytes, self.buffer, self.host = device, nbytes, buffer, host
         self.released = False
         self._exportable = exportable
+        # False for a buffer someone else owns (a pyopencl array's): never handed to another
+        # storage, unmapped when let go
+        self.parkable = parkable
 
     def exportable(self) -> np.ndarray:
         """The mapping's bytes as a read-only ``HostExport``: the base from which each
@@ -202,7 +205,10 @@ class Mapping:
     def __del__(self) -> None:
         if not self.released:
             try:
-                _park(self.device, self.nbytes, (self.buffer, self.host, self._exportable))
+                if self.parkable:
+                    _park(self.device, self.nbytes, (self.buffer, self.host, self._exportable))
+                else:
+                    unmap(self.device, self.host)
             except Exception:  # interpreter shutdown: nothing left to give back
                 pass
 

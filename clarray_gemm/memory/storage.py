@@ -16,7 +16,7 @@ from .buffers import (MAP_RW, HostExport, Mapping, buffer_holding, new_buffer, t
                       unmap)
 from .transfers import count_transfer
 
-__all__ = ["Storage"]
+__all__ = ["Storage", "ForeignStorage"]
 
 # Serialises buffer-state transitions (map, unmap, detach) of storages shared between threads.
 _transition = threading.RLock()
@@ -85,6 +85,9 @@ class Storage:
         self._buffer = new_buffer(device, nbytes)
         return self
 
+    # a freed mapping of this storage's buffer may serve the next storage of its size
+    parkable = True
+
     @classmethod
     def adopting(cls, device: Device, host: np.ndarray, nbytes: int | None = None) -> "Storage":
         """A host-born storage whose memory is ``host`` (1-D uint8, or a C-contiguous array of
@@ -124,7 +127,8 @@ class Storage:
     def _to_host(self) -> np.ndarray:
         """Map the whole buffer read-write and keep it mapped (unified memory only)."""
         mapped = self._map_whole(self._buffer)
-        self._mapping = Mapping(self.device, self.nbytes, self._buffer, mapped)
+        self._mapping = Mapping(self.device, self.nbytes, self._buffer, mapped,
+                                parkable=self.parkable)
         self._host = mapped
         return mapped
 
@@ -383,3 +387,24 @@ class Storage:
         self._mapping = Mapping(self.device, self.nbytes, buffer, fresh)
         self._host = fresh
         self._buffer = buffer
+
+
+class ForeignStorage(Storage):
+    """A storage over a buffer someone else allocated (a pyopencl array's, see
+    ``clarray_gemm.asarray``): device-resident, never parked for another storage, and kept
+    alive with its ``owner``. Kernels read and write that buffer in place; the sharing ends
+    where rule 2 moves the storage (a kernel writes while host views of it are alive: the
+    storage goes on in a buffer of its own)."""
+
+    __slots__ = ("owner",)
+    parkable = False
+
+    @classmethod
+    def wrapping(cls, device: Device, buffer: cl.MemoryObject, owner: object) -> "ForeignStorage":
+        self = object.__new__(cls)
+        self.device, self.nbytes, self.owner = device, int(buffer.size), owner
+        self._exports = self._read_map = self._host = self._mapping = None
+        self._read_is_copy = self._write_mapped = False
+        self._unified = device.info.host_unified_memory
+        self._buffer = buffer
+        return self

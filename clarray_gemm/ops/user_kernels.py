@@ -1,0 +1,352 @@
+"""Users' own OpenCL C on device arrays, with CuPy's signatures: :class:`ElementwiseKernel` (a
+per-element operation over broadcast, strided operands; its source assembled from
+``opencl/user_elementwise.cl``) and :class:`RawKernel` (a whole kernel, launched as written).
+Both build once per device and per argument types, in the package's program cache, and raise
+:class:`clarray_gemm.KernelBuildError` with the compiler's log when the code does not compile.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+import pyopencl as cl
+
+from ..array import DeviceArray, asarray, empty
+from ..array.geometry import c_strides
+from ..device import Device, get_device
+from ..dtypes import ctype
+from ..kernels.copy import MAX_DIMS, as_long8
+from ..kernels.programs import Launcher, build_text, source_text
+from ..memo import Memo
+
+__all__ = ["ElementwiseKernel", "RawKernel"]
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*$")
+_LOCAL = 256
+
+
+class _Param(NamedTuple):
+    name: str
+    type: str            # a NumPy dtype name or a placeholder (``T``)
+    dtype: np.dtype | None  # the fixed dtype, None for a placeholder
+    raw: bool
+
+
+def _parse(params: str, what: str) -> tuple[_Param, ...]:
+    """``"T x, raw float32 y"`` as parameters; ValueError naming a malformed one."""
+    out = []
+    for item in (p.strip() for p in params.split(",")):
+        if not item:
+            continue
+        words = item.split()
+        raw = words[0] == "raw"
+        if raw:
+            words = words[1:]
+        if len(words) != 2 or not all(_IDENTIFIER.match(w) for w in words):
+            raise ValueError(f"{what}: cannot read parameter {item!r} (expected '[raw] TYPE "
+                             f"NAME', TYPE a NumPy dtype name such as float32 or a placeholder "
+                             f"such as T)")
+        type_, name = words
+        try:
+            dtype = np.dtype(type_) if not type_[0].isupper() else None
+        except TypeError:
+            dtype = None
+        out.append(_Param(name, type_, dtype, raw))
+    names = [p.name for p in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{what}: a parameter name appears twice in {params!r}")
+    return tuple(out)
+
+
+def _c_type(dtype: np.dtype) -> str:
+    if dtype.kind not in "biuf" or dtype == np.float16:
+        raise TypeError(f"user kernels take bool, integer, float32 and float64 data, not {dtype}")
+    return ctype(dtype)
+
+
+def _device_of(args: Sequence[Any], device: Any = None) -> Device:
+    if device is not None:
+        return get_device(device)
+    for a in args:
+        if type(a) is DeviceArray:
+            return a.device
+    return get_device(None)
+
+
+def _operand(a: Any, p: _Param, device: Device) -> Any:
+    """An input as the kernel takes it: a device array (NumPy arrays and sequences uploaded), or
+    a scalar passed by value (a number or a 0-d NumPy array, for an element parameter)."""
+    if type(a) is DeviceArray:
+        return a
+    if not p.raw and (isinstance(a, (bool, int, float, np.generic))
+                      or (isinstance(a, np.ndarray) and a.ndim == 0)):
+        return a
+    return asarray(np.asarray(a), device=device)
+
+
+def _layout(x: DeviceArray, shape: tuple) -> tuple[np.ndarray, bool]:
+    """(element strides over ``shape`` as a long8, whether the operand is C-contiguous in it)."""
+    item = x.itemsize
+    pad = len(shape) - x.ndim
+    strides = [0] * pad + [0 if n == 1 and m != 1 else s // item
+                           for n, m, s in zip(x.shape, shape[pad:], x.strides)]
+    contiguous = tuple(strides) == c_strides(shape) or math.prod(shape) <= 1
+    return as_long8(strides, 0), contiguous
+
+
+class ElementwiseKernel:
+    """CuPy's ``ElementwiseKernel``: ``operation`` (OpenCL C) run once per element of the
+    broadcast inputs.
+
+    Args:
+        in_params: ``"T x, float32 y, raw T table"``: each input's type (a NumPy dtype name or a
+            placeholder bound by the arguments' dtypes) and name; ``raw`` ones are whole arrays
+            (C-contiguous; ``table[j]`` in the operation), the others one element each.
+        out_params: the outputs, likewise (placeholders bound by the inputs).
+        operation: the code; ``i`` is the element's index, ``n`` the element count, an input
+            names its value, an output its element (assignable; bool outputs start false).
+        name: the kernel's name; preamble: code placed before the kernel (helper functions);
+        options: build options.
+
+    Call ``kernel(*inputs, *outputs, size=None)``: device arrays, NumPy arrays (uploaded) and
+    scalars; outputs not given are allocated with the inputs' broadcast shape (``size``
+    where no input is an array). Returns the output, a tuple of them, or None with
+    ``no_return``."""
+
+    def __init__(self, in_params: str, out_params: str, operation: str, name: str = "kernel",
+                 preamble: str = "", options: Sequence[str] = (), no_return: bool = False,
+                 return_tuple: bool = False, **unused: Any):
+        if not _IDENTIFIER.match(name):
+            raise ValueError(f"ElementwiseKernel: {name!r} is not a kernel name")
+        self.in_params = _parse(in_params, "in_params")
+        self.out_params = _parse(out_params, "out_params")
+        if not self.out_params and not no_return:
+            no_return = True
+        clash = {p.name for p in self.in_params} & {p.name for p in self.out_params}
+        if clash or {p.name for p in self.in_params + self.out_params} & {"i", "n", "shape"}:
+            raise ValueError(f"ElementwiseKernel: parameter names clash: "
+                             f"{sorted(clash) or ['i', 'n', 'shape']}")
+        self.operation, self.name, self.preamble = operation, name, preamble
+        self.options, self.no_return, self.return_tuple = tuple(options), no_return, return_tuple
+        self._launchers: Memo[Launcher] = Memo(f"user kernel {name}", capacity=64)
+
+    def __call__(self, *args: Any, size: int | None = None, **unused: Any) -> Any:
+        nin, nout = len(self.in_params), len(self.out_params)
+        if len(args) not in (nin, nin + nout):
+            raise TypeError(f"{self.name}: takes {nin} inputs (and optionally {nout} outputs), "
+                            f"got {len(args)} arguments")
+        device = _device_of(args)
+        inputs = [_operand(a, p, device) for a, p in zip(args[:nin], self.in_params)]
+        for a, p in zip(inputs, self.in_params):
+            if type(a) is DeviceArray and a.device is not device:
+                raise ValueError(f"{self.name}: argument {p.name!r} is on {a.device}, "
+                                 f"the others on {device}")
+            if p.raw and type(a) is not DeviceArray:
+                raise TypeError(f"{self.name}: raw argument {p.name!r} must be an array")
+        types = self._bind_types(inputs)
+        arrays = [a for a, p in zip(inputs, self.in_params) if type(a) is DeviceArray and not
+                  p.raw]
+        outs = list(args[nin:])
+        try:
+            shape = np.broadcast_shapes(*(a.shape for a in arrays),
+                                        *(o.shape for o in outs if type(o) is DeviceArray))
+        except ValueError as exc:
+            raise ValueError(f"{self.name}: operands could not be broadcast together: "
+                             f"{exc}") from None
+        if not arrays and not outs:
+            if size is None:
+                raise ValueError(f"{self.name}: no array argument: pass size=")
+            shape = (int(size),)
+        elif size is not None and math.prod(shape) != size:
+            raise ValueError(f"{self.name}: size={size} does not match the arguments' "
+                             f"{math.prod(shape)} elements")
+        if outs:
+            for o, p in zip(outs, self.out_params):
+                want = types[p.type] if p.dtype is None else p.dtype
+                if type(o) is not DeviceArray or o.device is not device:
+                    raise TypeError(f"{self.name}: output {p.name!r} must be a device array "
+                                    f"on {device}")
+                if o.dtype != want or (not p.raw and o.shape != shape):
+                    raise ValueError(f"{self.name}: output {p.name!r} is {o.dtype} {o.shape}, "
+                                     f"the kernel writes {want} {shape}")
+                if p.raw and not o.is_c_contiguous:
+                    raise ValueError(f"{self.name}: raw output {p.name!r} must be C-contiguous")
+        else:
+            outs = [empty(shape, types[p.type] if p.dtype is None else p.dtype, device=device)
+                    for p in self.out_params]
+        inputs = [a.copy() if p.raw and not a.is_c_contiguous else a
+                  for a, p in zip(inputs, self.in_params)]
+        self._launch(device, shape, types, inputs, outs)
+        if self.no_return:
+            return None
+        if len(outs) == 1 and not self.return_tuple:
+            return outs[0]
+        return tuple(outs)
+
+    def _bind_types(self, inputs: list) -> dict[str, np.dtype]:
+        """The placeholders' dtypes: from the arrays first, then from the scalars (NumPy's
+        dtype of the value)."""
+        types: dict[str, np.dtype] = {}
+        for pass_arrays in (True, False):
+            for a, p in zip(inputs, self.in_params):
+                if p.dtype is not None or p.type in types:
+                    continue
+                if (type(a) is DeviceArray) == pass_arrays:
+                    types[p.type] = a.dtype if pass_arrays else np.asarray(a).dtype
+        for p in self.in_params + self.out_params:
+            if p.dtype is None and p.type not in types:
+                raise TypeError(f"{self.name}: the type of {p.name!r} ({p.type}) is not bound "
+                                f"by any input")
+        for a, p in zip(inputs, self.in_params):
+            want = types[p.type] if p.dtype is None else p.dtype
+            if type(a) is DeviceArray and a.dtype != want:
+                raise TypeError(f"{self.name}: argument {p.name!r} is {a.dtype}, the kernel "
+                                f"takes {want}")
+        return types
+
+    def _source(self, types: dict, scalars: frozenset, ndim: int, contiguous: tuple) -> str:
+        """The kernel's source: the template with this signature's pieces (``scalars``: the
+        inputs passed by value)."""
+        def c(p: _Param) -> str:
+            return _c_type(types[p.type] if p.dtype is None else p.dtype)
+        params, loads, stores, undefs = [], [], [], []
+        flags = iter(contiguous)
+        for p in self.in_params:
+            if p.raw:
+                params.append(f"RAW_ARG({c(p)}, {p.name})")
+                loads.append(f"    __global const {c(p)}* {p.name} = {p.name}__p + {p.name}__o;")
+                continue
+            if p.name in scalars:
+                params.append(f"SCALAR_ARG({c(p)}, {p.name})")
+                continue
+            params.append(f"IN_ARG({c(p)}, {p.name})")
+            at = "AT_C" if next(flags) else "AT_S"
+            if at == "AT_S":
+                loads.append(f"    STRIDES_OF({p.name})")
+            loads.append(f"    const {c(p)} {p.name} = {p.name}__p[{at}({p.name})];")
+        for p in self.out_params:
+            if p.raw:
+                params.append(f"RAW_ARG({c(p)}, {p.name})")
+                loads.append(f"    __global {c(p)}* {p.name} = {p.name}__p + {p.name}__o;")
+                continue
+            params.append(f"OUT_ARG({c(p)}, {p.name})")
+            at = "AT_C" if next(flags) else "AT_S"
+            if at == "AT_S":
+                loads.append(f"    STRIDES_OF({p.name})")
+            loads.append(f"    const long {p.name}__at = {at}({p.name});")
+            dtype = types[p.type] if p.dtype is None else p.dtype
+            if dtype == np.bool_:   # a local: the stored byte is 0 or 1, as NumPy's bools
+                loads.append(f"    bool {p.name} = false;")
+                stores.append(f"    {p.name}__p[{p.name}__at] = {p.name} ? 1 : 0;")
+            else:
+                loads.append(f"#define {p.name} ({p.name}__p[{p.name}__at])")
+                undefs.append(f"#undef {p.name}")
+        typedefs = [f"typedef {_c_type(t)} {name};" for name, t in sorted(types.items())]
+        text = source_text("user_elementwise.cl")
+        for marker, piece in (("@TYPEDEFS@", "\n".join(typedefs)),
+                              ("@PREAMBLE@", self.preamble), ("@NAME@", self.name),
+                              ("@PARAMS@", " ".join(params)), ("@LOADS@", "\n".join(loads)),
+                              ("@OPERATION@", self.operation), ("@STORES@", "\n".join(stores)),
+                              ("@UNDEFS@", "\n".join(undefs))):
+            text = text.replace(marker, piece)
+        return f"#define NDIM {ndim}\n" + text
+
+    def _launch(self, device: Device, shape: tuple, types: dict, inputs: list,
+                outs: list) -> None:
+        n = math.prod(shape)
+        if n == 0:
+            return
+        ndim = max(len(shape), 1)
+        if ndim > MAX_DIMS:
+            raise ValueError(f"{self.name}: at most {MAX_DIMS} dimensions, not {len(shape)}")
+        shape = shape or (1,)
+        scalars = frozenset(p.name for a, p in zip(inputs, self.in_params)
+                            if type(a) is not DeviceArray)
+        args, contiguous = [np.int64(n), as_long8(shape, 1)], []
+        for a, p in zip(inputs, self.in_params):
+            dtype = types[p.type] if p.dtype is None else p.dtype
+            if type(a) is not DeviceArray:
+                args.append(np.asarray(a).astype(dtype)[()])
+                continue
+            args += [a.storage.kernel_buffer(), np.int64(a.offset // a.itemsize)]
+            if not p.raw:
+                strides, flat = _layout(a, shape)
+                args.append(strides)
+                contiguous.append(flat)
+        for o, p in zip(outs, self.out_params):
+            args += [o.storage.kernel_buffer(write=True), np.int64(o.offset // o.itemsize)]
+            if not p.raw:
+                strides, flat = _layout(o, shape)
+                args.append(strides)
+                contiguous.append(flat)
+        key = (device, tuple(sorted((k, str(v)) for k, v in types.items())), scalars, ndim,
+               tuple(contiguous))
+        launcher = self._launchers.find(key) or self._launchers.get(
+            key, lambda: Launcher(build_text(device, self._source(types, scalars, ndim,
+                                                                  tuple(contiguous)),
+                                             self.name, self.options), self.name))
+        local = min(_LOCAL, device.info.max_work_group_size)
+        launcher(device.queue, (-(-n // local) * local,), (local,), *args)
+
+
+class RawKernel:
+    """CuPy's ``RawKernel`` for OpenCL C: ``code`` holding ``__kernel void name(...)``.
+
+    Args:
+        code: the OpenCL C source; name: the kernel to run; options: build options.
+
+    Call ``kernel(global_size, local_size, args)`` (sizes as ints or tuples; ``local_size``
+    None lets the driver choose): each argument a device array (its buffer; it must start at
+    its buffer: pass the offset yourself for views, see ``DeviceArray.offset``), a NumPy array
+    (uploaded to a device array the kernel may read), a NumPy scalar (its type), or a Python
+    number (int as a 32-bit ``int``, float as ``float``). The launch does not wait."""
+
+    def __init__(self, code: str, name: str, options: Sequence[str] = ()):
+        if not _IDENTIFIER.match(name):
+            raise ValueError(f"RawKernel: {name!r} is not a kernel name")
+        self.code, self.name, self.options = code, name, tuple(options)
+        self._launchers: Memo[Launcher] = Memo(f"raw kernel {name}", capacity=16)
+
+    def kernel_for(self, device: Any = None) -> Launcher:
+        """The built kernel for ``device`` (the default device by default)."""
+        device = get_device(device)
+        return self._launchers.find(device) or self._launchers.get(
+            device, lambda: Launcher(build_text(device, self.code, self.name, self.options),
+                                     self.name))
+
+    def __call__(self, global_size: Any, local_size: Any, args: Sequence[Any], *,
+                 device: Any = None) -> None:
+        device = _device_of(args, device)
+        values = []
+        for k, a in enumerate(args):
+            if isinstance(a, np.ndarray):
+                a = asarray(a, device=device)
+            if type(a) is DeviceArray:
+                if a.device is not device:
+                    raise ValueError(f"{self.name}: argument {k} is on {a.device}, the kernel "
+                                     f"runs on {device}")
+                if a.offset:
+                    raise ValueError(f"{self.name}: argument {k} starts {a.offset} bytes into "
+                                     f"its buffer; pass a.copy(), or its base array and the "
+                                     f"offset as an argument")
+                values.append(a.storage.kernel_buffer(write=True))
+            elif isinstance(a, np.generic):
+                values.append(a)
+            elif isinstance(a, (bool, int)):
+                values.append(np.int32(a))
+            elif isinstance(a, float):
+                values.append(np.float32(a))
+            else:
+                raise TypeError(f"{self.name}: argument {k} ({type(a).__name__}) is not a "
+                                f"device array, NumPy array or scalar")
+        gsize = tuple(global_size) if isinstance(global_size, (tuple, list)) else (global_size,)
+        lsize = (None if local_size is None else tuple(local_size)
+                 if isinstance(local_size, (tuple, list)) else (local_size,))
+        try:
+            self.kernel_for(device)(device.queue, gsize, lsize, *values)
+        except cl.LogicError as exc:
+            raise TypeError(f"{self.name}: the driver refused the arguments or sizes ({exc}); "
+                            f"check each argument's type against the kernel's parameters") \
+                from None
