@@ -16,6 +16,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
     ("sklearn_pca_lda.py", ["sklearn"], ["--samples", "600"]),
     ("xarray_pipeline.py", ["xarray"], ["--time", "500"]),
     ("dask_distributed_gemm.py", ["dask", "distributed"], ["--size", "256"]),
+    ("user_kernels.py", [], ["--size", "4099"]),
 ])
 def test_example_runs(script, needs, args):
     for module in needs:
