@@ -20,6 +20,7 @@ from ..dtypes import ctype
 from ..kernels.copy import MAX_DIMS, as_long8
 from ..kernels.programs import Launcher, build_text, source_text
 from ..memo import Memo
+from ..memory import Storage
 
 __all__ = ["ElementwiseKernel", "RawKernel"]
 
@@ -131,8 +132,13 @@ class ElementwiseKernel:
         self.operation, self.name, self.preamble = operation, name, preamble
         self.options, self.no_return, self.return_tuple = tuple(options), no_return, return_tuple
         self._launchers: Memo[Launcher] = Memo(f"user kernel {name}", capacity=64)
+        self._plans: Memo[_CallPlan] = Memo(f"user kernel {name} calls", capacity=256)
 
     def __call__(self, *args: Any, size: int | None = None, **unused: Any) -> Any:
+        key = _call_key(args, size)
+        plan = self._plans.find(key) if key is not None else None
+        if plan is not None:   # this call's layouts and scalar types seen before
+            return self._result(plan.run(args))
         nin, nout = len(self.in_params), len(self.out_params)
         if len(args) not in (nin, nin + nout):
             raise TypeError(f"{self.name}: takes {nin} inputs (and optionally {nout} outputs), "
@@ -176,9 +182,15 @@ class ElementwiseKernel:
         else:
             outs = [empty(shape, types[p.type] if p.dtype is None else p.dtype, device=device)
                     for p in self.out_params]
-        inputs = [a.copy() if p.raw and not a.is_c_contiguous else a
-                  for a, p in zip(inputs, self.in_params)]
-        self._launch(device, shape, types, inputs, outs)
+        copied = [p.raw and not a.is_c_contiguous for a, p in zip(inputs, self.in_params)]
+        inputs = [a.copy() if c else a for a, c in zip(inputs, copied)]
+        plan = self._plan(device, shape, types, inputs, outs, fresh=not args[nin:])
+        plan.launch(inputs, outs)
+        if key is not None and not any(copied):
+            self._plans.get(key, lambda: plan)
+        return self._result(outs)
+
+    def _result(self, outs: list) -> Any:
         if self.no_return:
             return None
         if len(outs) == 1 and not self.return_tuple:
@@ -253,34 +265,34 @@ class ElementwiseKernel:
             text = text.replace(marker, piece)
         return f"#define NDIM {ndim}\n" + text
 
-    def _launch(self, device: Device, shape: tuple, types: dict, inputs: list,
-                outs: list) -> None:
+    def _plan(self, device: Device, shape: tuple, types: dict, inputs: list, outs: list,
+              fresh: bool) -> "_CallPlan":
+        """The launch of this call's layouts and types: the kernel built for them, the fixed
+        arguments, and how each call's operands become the rest (``fresh``: the outputs are
+        allocated per call)."""
         n = math.prod(shape)
-        if n == 0:
-            return
         ndim = max(len(shape), 1)
         if ndim > MAX_DIMS:
             raise ValueError(f"{self.name}: at most {MAX_DIMS} dimensions, not {len(shape)}")
-        shape = shape or (1,)
         scalars = frozenset(p.name for a, p in zip(inputs, self.in_params)
                             if type(a) is not DeviceArray)
-        args, contiguous = [np.int64(n), as_long8(shape, 1)], []
-        for a, p in zip(inputs, self.in_params):
-            dtype = types[p.type] if p.dtype is None else p.dtype
+        slots, contiguous = [], []
+        for k, (a, p) in enumerate(zip(inputs, self.in_params)):
             if type(a) is not DeviceArray:
-                args.append(np.asarray(a).astype(dtype)[()])
+                slots.append((k, (types[p.type] if p.dtype is None else p.dtype).type, None))
                 continue
-            args += [a.storage.kernel_buffer(), np.int64(a.offset // a.itemsize)]
+            strides, flat = (None, True) if p.raw else _layout(a, shape or (1,))
+            slots.append((k, False, strides))
             if not p.raw:
-                strides, flat = _layout(a, shape)
-                args.append(strides)
                 contiguous.append(flat)
-        for o, p in zip(outs, self.out_params):
-            args += [o.storage.kernel_buffer(write=True), np.int64(o.offset // o.itemsize)]
+        for j, (o, p) in enumerate(zip(outs, self.out_params)):
+            strides, flat = (None, True) if p.raw else _layout(o, shape or (1,))
+            slots.append((len(inputs) + j, True, strides))
             if not p.raw:
-                strides, flat = _layout(o, shape)
-                args.append(strides)
                 contiguous.append(flat)
+        out_specs = tuple((o.nbytes, o.shape, o.dtype, o.strides) for o in outs) if fresh else None
+        if n == 0:
+            return _CallPlan(device, None, None, None, (), (), out_specs, len(inputs))
         key = (device, tuple(sorted((k, str(v)) for k, v in types.items())), scalars, ndim,
                tuple(contiguous))
         launcher = self._launchers.find(key) or self._launchers.get(
@@ -288,7 +300,65 @@ class ElementwiseKernel:
                                                                   tuple(contiguous)),
                                              self.name, self.options), self.name))
         local = min(_LOCAL, device.info.max_work_group_size)
-        launcher(device.queue, (-(-n // local) * local,), (local,), *args)
+        return _CallPlan(device, launcher, (-(-n // local) * local,), (local,),
+                         (np.int64(n), as_long8(shape or (1,), 1)), tuple(slots), out_specs,
+                         len(inputs))
+
+
+_ZERO = np.int64(0)
+
+
+class _CallPlan:
+    """One ElementwiseKernel call form resolved: ``run(args)`` allocates the outputs (unless
+    given), passes each array's buffer and offset and each scalar as its dtype, and launches."""
+
+    __slots__ = ("device", "launcher", "gsize", "lsize", "head", "slots", "out_specs", "nin")
+
+    def __init__(self, device, launcher, gsize, lsize, head, slots, out_specs, nin):
+        self.device, self.launcher, self.gsize, self.lsize = device, launcher, gsize, lsize
+        self.head, self.slots, self.out_specs, self.nin = head, slots, out_specs, nin
+
+    def run(self, args: tuple) -> list:
+        if self.out_specs is None:
+            outs = list(args[self.nin:])
+        else:
+            outs = [DeviceArray.from_storage(Storage.for_output(self.device, nbytes), shape, dtype,
+                                             strides)
+                    for nbytes, shape, dtype, strides in self.out_specs]
+        self.launch(args[:self.nin], outs)
+        return outs
+
+    def launch(self, inputs: Sequence[Any], outs: list) -> None:
+        if self.launcher is None:   # no elements
+            return
+        operands = (*inputs, *outs)
+        argv = list(self.head)
+        for k, kind, strides in self.slots:
+            x = operands[k]
+            if kind is False or kind is True:   # an array (True: written)
+                offset = x._offset
+                argv += (x._storage.kernel_buffer(kind),
+                         _ZERO if offset == 0 else np.int64(offset // x._dtype.itemsize))
+                if strides is not None:
+                    argv.append(strides)
+            else:   # a scalar, as the parameter's dtype
+                argv.append(kind(x))
+        self.launcher(self.device.queue, self.gsize, self.lsize, *argv)
+
+
+def _call_key(args: tuple, size: Any) -> tuple | None:
+    """The call's layouts and scalar types (values do not matter), or None where an argument
+    is neither a device array nor a scalar (host data: the general path uploads it)."""
+    key: list = [size]
+    for a in args:
+        kind = type(a)
+        if kind is DeviceArray:
+            key += (a.layout_key, a.device)
+        elif kind in (bool, int, float) or isinstance(a, np.generic):
+            key.append(kind)
+        else:
+            return None
+    return tuple(key)
 
 
 class RawKernel:
@@ -311,35 +381,34 @@ class RawKernel:
 
     def kernel_for(self, device: Any = None) -> Launcher:
         """The built kernel for ``device`` (the default device by default)."""
-        device = get_device(device)
+        device = get_device(device) if type(device) is not Device else device
         return self._launchers.find(device) or self._launchers.get(
             device, lambda: Launcher(build_text(device, self.code, self.name, self.options),
                                      self.name))
 
     def __call__(self, global_size: Any, local_size: Any, args: Sequence[Any], *,
                  device: Any = None) -> None:
-        device = _device_of(args, device)
+        if device is None:   # the first device array's device (the per-call path: no search)
+            device = next((a.device for a in args if type(a) is DeviceArray), None)
+        device = get_device(device) if type(device) is not Device else device
         values = []
         for k, a in enumerate(args):
-            if isinstance(a, np.ndarray):
-                a = asarray(a, device=device)
-            if type(a) is DeviceArray:
+            kind = type(a)
+            if kind is DeviceArray:
+                if a._offset:
+                    raise ValueError(f"{self.name}: argument {k} starts {a._offset} bytes into "
+                                     f"its buffer; pass a.copy(), or its base array and the "
+                                     f"offset as an argument")
                 if a.device is not device:
                     raise ValueError(f"{self.name}: argument {k} is on {a.device}, the kernel "
                                      f"runs on {device}")
-                if a.offset:
-                    raise ValueError(f"{self.name}: argument {k} starts {a.offset} bytes into "
-                                     f"its buffer; pass a.copy(), or its base array and the "
-                                     f"offset as an argument")
-                values.append(a.storage.kernel_buffer(write=True))
-            elif isinstance(a, np.generic):
-                values.append(a)
-            elif isinstance(a, (bool, int)):
-                values.append(np.int32(a))
-            elif isinstance(a, float):
-                values.append(np.float32(a))
+                values.append(a._storage.kernel_buffer(True))
+            elif kind in _SCALARS or isinstance(a, np.generic):
+                values.append(_SCALARS.get(kind, _same)(a))
+            elif isinstance(a, np.ndarray):
+                values.append(asarray(a, device=device)._storage.kernel_buffer(True))
             else:
-                raise TypeError(f"{self.name}: argument {k} ({type(a).__name__}) is not a "
+                raise TypeError(f"{self.name}: argument {k} ({kind.__name__}) is not a "
                                 f"device array, NumPy array or scalar")
         gsize = tuple(global_size) if isinstance(global_size, (tuple, list)) else (global_size,)
         lsize = (None if local_size is None else tuple(local_size)
@@ -350,3 +419,11 @@ class RawKernel:
             raise TypeError(f"{self.name}: the driver refused the arguments or sizes ({exc}); "
                             f"check each argument's type against the kernel's parameters") \
                 from None
+
+
+# Python numbers as RawKernel arguments: int and bool as a 32-bit int, float as a float
+_SCALARS = {bool: np.int32, int: np.int32, float: np.float32}
+
+
+def _same(value: Any) -> Any:
+    return value
