@@ -23,7 +23,7 @@ from .kernels.crossover import host_path, host_path_enabled
 from .fallbacks import on_host_calls, reset_host_calls
 from .ops.arrayfuncs import arange, eye, linspace
 from .ops.convolve import convolve, correlate, explain_convolve
-from .ops.user_kernels import ElementwiseKernel, RawKernel
+from .ops.user_kernels import ElementwiseKernel, RawKernel, ReductionKernel
 from .kernels.registry import CATALOGUES as _CATALOGUES
 from . import array_api  # noqa: F401,E402  (registers the Array API namespace)
 from . import random  # noqa: F401,E402  (random numbers on the device)
@@ -47,4 +47,5 @@ __all__ = ["DeviceArray", "asarray", "empty", "empty_like", "full", "full_like",
            "explain_matmul", "kernels", "__version__",
            "convolve", "correlate", "explain_convolve", "host_path", "host_path_enabled",
            "on_host_calls", "reset_host_calls", "arange", "linspace", "eye", "KernelBuildError",
-           "set_precision", "get_precision", "precision", "ElementwiseKernel", "RawKernel"]
+           "set_precision", "get_precision", "precision", "ElementwiseKernel", "ReductionKernel",
+           "RawKernel"]

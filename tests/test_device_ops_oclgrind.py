@@ -346,6 +346,9 @@ with np.errstate(all="ignore"):
         z, m = k(x.T, x[:, 0], t)
         want = a.T * a[:, 0] + np.resize(t, a.size).reshape(a.T.shape)
         same(z, want, 1e-6)
+        red = cg.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2")
+        same(red(x, axis=1), np.linalg.norm(a, axis=1), 1e-5)
+        same(red(x.T[::2], axis=0), np.linalg.norm(a.T[::2], axis=0), 1e-5)
         r = cg.RawKernel("__kernel void twice(__global float* y, const int n) "
                          "{ const int i = get_global_id(0); if (i < n) y[i] *= 2.0f; }", "twice")
         y = cg.asarray(a.ravel().copy(), device=dev)

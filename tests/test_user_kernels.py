@@ -1,4 +1,4 @@
-"""Users' own kernels (clarray_gemm.ElementwiseKernel, clarray_gemm.RawKernel: CuPy's
+"""Users' own kernels (clarray_gemm.ElementwiseKernel, ReductionKernel, RawKernel: CuPy's
 signatures) and the pyopencl bridge (clarray_gemm.asarray of a pyopencl array, to_pyopencl):
 results against NumPy for each dtype, broadcast and strided operands, given outputs, scalars,
 raw arguments; errors by type and message; buffers shared both ways."""
@@ -96,6 +96,47 @@ def test_elementwise_errors_are_numpys_types_with_names(device):
         cg.ElementwiseKernel("", "int32 z", "z = 1", "no_size")()
     with pytest.raises(cg.KernelBuildError, match="syntax_error"):
         cg.ElementwiseKernel("T x", "T z", "z = x +* 2", "syntax_error")(x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_reduction_kernel_matches_numpy(device, dtype):
+    if np.dtype(dtype) == np.float64 and not device.info.fp64:
+        pytest.skip("needs doubles")
+    squares = cg.ReductionKernel("T x", "T y", "x * x", "a + b", "y = a", "0", "sum_squares")
+    a = _arr((5, 31, 7), dtype, 11)
+    x = cg.asarray(a, device=device)
+    want_all = (a.astype(np.float64) ** 2).sum()
+    for axis, keepdims in ((None, False), (1, False), ((0, 2), True), (-1, True), ((), False)):
+        got = squares(x, axis=axis, keepdims=keepdims)
+        want = (a.astype(np.float64) ** 2).sum(axis=axis, keepdims=keepdims)
+        assert type(got) is cg.DeviceArray and got.shape == want.shape and got.dtype == dtype
+        np.testing.assert_allclose(np.asarray(got), want.astype(dtype), rtol=1e-5)
+    assert np.asarray(squares(x)).shape == () and abs(
+        float(np.asarray(squares(x))) - want_all) <= 1e-5 * want_all
+
+
+def test_reduction_kernel_broadcasts_views_scalars_and_accumulates_wider(device):
+    a = _arr((9, 40), np.float32, 12)
+    x = cg.asarray(a, device=device)
+    maxdiff = cg.ReductionKernel("T x, T y", "T m", "x - y", "max(a, b)", "m = a",
+                                 "-INFINITY", "max_diff")
+    row = _arr((40,), np.float32, 13)
+    np.testing.assert_array_equal(np.asarray(maxdiff(x, cg.asarray(row, device=device),
+                                                     axis=0)), (a - row).max(axis=0))
+    np.testing.assert_array_equal(np.asarray(maxdiff(x.T[::3], 2.0, axis=1)),
+                                  (a.T[::3] - 2).max(axis=1))
+    count = cg.ReductionKernel("T x", "int64 c", "x > 0", "a + b", "c = a", "0", "positives")
+    assert int(np.asarray(count(x))) == int((a > 0).sum())
+    mean = cg.ReductionKernel("float32 x", "float32 m", "x", "a + b", "m = a / 40", "0",
+                              "row_mean", reduce_type="float64")
+    np.testing.assert_allclose(np.asarray(mean(x, axis=1)), a.astype(np.float64).mean(axis=1),
+                               rtol=1e-6, atol=1e-7)   # float64 sums: float32 rounding once
+    with pytest.raises(ValueError, match="one output"):
+        cg.ReductionKernel("T x", "T y, T z", "x", "a + b", "y = a", "0", "two_outputs")
+    with pytest.raises(ValueError, match="duplicate"):
+        count(x, axis=(0, 0))
+    with pytest.raises(np.exceptions.AxisError):
+        count(x, axis=2)
 
 
 def test_raw_kernel(device):

@@ -1,6 +1,7 @@
 """Users' own OpenCL C on device arrays, with CuPy's signatures: :class:`ElementwiseKernel` (a
 per-element operation over broadcast, strided operands; its source assembled from
-``opencl/user_elementwise.cl``) and :class:`RawKernel` (a whole kernel, launched as written).
+``opencl/user_elementwise.cl``), :class:`ReductionKernel` (map, reduce, post-map over axes;
+``opencl/user_reduction.cl``) and :class:`RawKernel` (a whole kernel, launched as written).
 Both build once per device and per argument types, in the package's program cache, and raise
 :class:`clarray_gemm.KernelBuildError` with the compiler's log when the code does not compile.
 """
@@ -12,6 +13,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 import pyopencl as cl
+from numpy.lib.array_utils import normalize_axis_index
 
 from ..array import DeviceArray, asarray, empty
 from ..array.geometry import c_strides
@@ -22,7 +24,7 @@ from ..kernels.programs import Launcher, build_text, source_text
 from ..memo import Memo
 from ..memory import Storage
 
-__all__ = ["ElementwiseKernel", "RawKernel"]
+__all__ = ["ElementwiseKernel", "ReductionKernel", "RawKernel"]
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*$")
 _LOCAL = 256
@@ -87,12 +89,16 @@ def _operand(a: Any, p: _Param, device: Device) -> Any:
     return asarray(np.asarray(a), device=device)
 
 
+def _element_strides(x: DeviceArray, shape: tuple) -> list[int]:
+    """``x``'s element strides broadcast to ``shape`` (0 along broadcast axes)."""
+    item, pad = x.itemsize, len(shape) - x.ndim
+    return [0] * pad + [0 if n == 1 and m != 1 else s // item
+                        for n, m, s in zip(x.shape, shape[pad:], x.strides)]
+
+
 def _layout(x: DeviceArray, shape: tuple) -> tuple[np.ndarray, bool]:
     """(element strides over ``shape`` as a long8, whether the operand is C-contiguous in it)."""
-    item = x.itemsize
-    pad = len(shape) - x.ndim
-    strides = [0] * pad + [0 if n == 1 and m != 1 else s // item
-                           for n, m, s in zip(x.shape, shape[pad:], x.strides)]
+    strides = _element_strides(x, shape)
     contiguous = tuple(strides) == c_strides(shape) or math.prod(shape) <= 1
     return as_long8(strides, 0), contiguous
 
@@ -359,6 +365,129 @@ def _call_key(args: tuple, size: Any) -> tuple | None:
         else:
             return None
     return tuple(key)
+
+
+class ReductionKernel:
+    """CuPy's ``ReductionKernel``: ``map_expr`` of each element of the broadcast inputs, combined
+    by ``reduce_expr`` (of ``a`` and ``b``) from ``identity`` over ``axis``, then
+    ``post_map_expr`` (``a`` the result, the output's name its element).
+
+    Args:
+        in_params: the inputs, as :class:`ElementwiseKernel`'s (no ``raw`` ones);
+        out_params: one output (``"T y"``); map_expr, reduce_expr, post_map_expr, identity:
+            OpenCL C expressions (``post_map_expr`` a statement such as ``y = a``);
+        name: the kernel's name; reduce_type: the accumulator's type (a NumPy dtype name;
+            default the output's); preamble, options: as :class:`ElementwiseKernel`'s.
+
+    Call ``kernel(*inputs, axis=None, keepdims=False)``: device arrays, NumPy arrays
+    (uploaded) and scalars. Returns the reduced device array (0-d for a full reduction)."""
+
+    def __init__(self, in_params: str, out_params: str, map_expr: str, reduce_expr: str,
+                 post_map_expr: str, identity: str, name: str = "reduce_kernel",
+                 reduce_type: str | None = None, preamble: str = "",
+                 options: Sequence[str] = (), **unused: Any):
+        if not _IDENTIFIER.match(name):
+            raise ValueError(f"ReductionKernel: {name!r} is not a kernel name")
+        self.in_params = _parse(in_params, "in_params")
+        self.out_params = _parse(out_params, "out_params")
+        if len(self.out_params) != 1 or any(p.raw for p in self.in_params + self.out_params):
+            raise ValueError("ReductionKernel: one output, and no raw parameters")
+        names = [p.name for p in self.in_params + self.out_params]
+        if len(set(names)) != len(names) or set(names) & {"a", "b", "i", "n", "acc"}:
+            raise ValueError(f"ReductionKernel: parameter names clash ({names}; a, b, i, n and "
+                             f"acc are the kernel's)")
+        self.map_expr, self.reduce_expr, self.post_map_expr = map_expr, reduce_expr, post_map_expr
+        self.identity, self.name, self.preamble = identity, name, preamble
+        self.reduce_type = np.dtype(reduce_type) if reduce_type is not None else None
+        self.options = tuple(options)
+        self._launchers: Memo[Launcher] = Memo(f"user reduction {name}", capacity=64)
+
+    def __call__(self, *args: Any, axis: Any = None, keepdims: bool = False,
+                 **unused: Any) -> DeviceArray:
+        nin = len(self.in_params)
+        if len(args) != nin:
+            raise TypeError(f"{self.name}: takes {nin} inputs, got {len(args)} arguments")
+        device = _device_of(args)
+        inputs = [_operand(a, p, device) for a, p in zip(args, self.in_params)]
+        for a, p in zip(inputs, self.in_params):
+            if type(a) is DeviceArray and a.device is not device:
+                raise ValueError(f"{self.name}: argument {p.name!r} is on {a.device}, "
+                                 f"the others on {device}")
+        types = ElementwiseKernel._bind_types(self, inputs)
+        arrays = [a for a in inputs if type(a) is DeviceArray]
+        try:
+            shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        except ValueError as exc:
+            raise ValueError(f"{self.name}: operands could not be broadcast together: "
+                             f"{exc}") from None
+        ndim = len(shape)
+        axes = tuple(range(ndim)) if axis is None else tuple(
+            normalize_axis_index(ax, ndim) for ax in (axis if isinstance(axis, tuple)
+                                                      else (axis,)))
+        if len(set(axes)) != len(axes):
+            raise ValueError("duplicate value in 'axis'")
+        kept = [d for d in range(ndim) if d not in axes]
+        order = kept + sorted(axes)
+        permuted = tuple(shape[d] for d in order) or (1,)
+        rows = math.prod(shape[d] for d in kept)
+        cols = math.prod(shape[d] for d in axes)
+        out_p = self.out_params[0]
+        out_dtype = types[out_p.type] if out_p.dtype is None else out_p.dtype
+        out_shape = tuple(1 if d in axes else shape[d] for d in range(ndim)) if keepdims else \
+            tuple(shape[d] for d in kept)
+        out = empty(out_shape, out_dtype, device=device)
+        if rows == 0:
+            return out
+        if len(permuted) > MAX_DIMS:
+            raise ValueError(f"{self.name}: at most {MAX_DIMS} dimensions, not {ndim}")
+        scalars = frozenset(p.name for a, p in zip(inputs, self.in_params)
+                            if type(a) is not DeviceArray)
+        wg = 1 << (min(256, device.info.max_work_group_size).bit_length() - 1)
+        key = (device, tuple(sorted((k, str(v)) for k, v in types.items())), scalars,
+               len(permuted), wg)
+        launcher = self._launchers.find(key) or self._launchers.get(
+            key, lambda: Launcher(build_text(device, self._source(types, scalars,
+                                                                  len(permuted), wg,
+                                                                  out_dtype),
+                                             self.name, self.options), self.name))
+        argv = [np.int64(rows), np.int64(cols), as_long8(permuted, 1)]
+        for a, p in zip(inputs, self.in_params):
+            dtype = types[p.type] if p.dtype is None else p.dtype
+            if type(a) is not DeviceArray:
+                argv.append(np.asarray(a).astype(dtype)[()])
+                continue
+            strides = _element_strides(a, shape)
+            argv += [a.storage.kernel_buffer(), np.int64(a.offset // a.itemsize),
+                     as_long8([strides[d] for d in order] or [0], 0)]
+        argv += [out.storage.kernel_buffer(write=True), np.int64(out.offset // out.itemsize)]
+        launcher(device.queue, (rows * wg,), (wg,), *argv)
+        return out
+
+    def _source(self, types: dict, scalars: frozenset, ndim: int, wg: int,
+                out_dtype: np.dtype) -> str:
+        reduce_dtype = self.reduce_type if self.reduce_type is not None else out_dtype
+        params, loads, strides = [], [], []
+        for p in self.in_params:
+            c = _c_type(types[p.type] if p.dtype is None else p.dtype)
+            if p.name in scalars:
+                params.append(f"SCALAR_ARG({c}, {p.name})")
+                continue
+            params.append(f"IN_ARG({c}, {p.name})")
+            strides.append(f"    STRIDES_OF({p.name})")
+            loads.append(f"        const {c} {p.name} = {p.name}__p[AT_S({p.name})];")
+        typedefs = [f"typedef {_c_type(t)} {name};" for name, t in sorted(types.items())]
+        typedefs.append(f"typedef {_c_type(reduce_dtype)} _type_reduce;")
+        text = source_text("user_reduction.cl")
+        for marker, piece in (("@TYPEDEFS@", "\n".join(typedefs)),
+                              ("@PREAMBLE@", self.preamble), ("@NAME@", self.name),
+                              ("@PARAMS@", " ".join(params)), ("@STRIDES@", "\n".join(strides)),
+                              ("@LOADS@", "\n".join(loads)), ("@MAP@", self.map_expr),
+                              ("@REDUCE@", self.reduce_expr), ("@IDENTITY@", self.identity),
+                              ("@POST@", self.post_map_expr),
+                              ("@OUT_TYPE@", _c_type(out_dtype)),
+                              ("@OUT@", self.out_params[0].name)):
+            text = text.replace(marker, piece)
+        return f"#define NDIM {ndim}\n#define WG {wg}\n" + text
 
 
 class RawKernel:
