@@ -5,12 +5,14 @@
 // LOADS one load per input, MAP the map expression (a value of the inputs), REDUCE the reduce
 // expression of `a` and `b`, IDENTITY the identity, POST the post-map expression (`a` the
 // reduced value, the output's name its element), OUT_TYPE and OUT the output's type and name.
-// A work-group reduces one output element: its work-items walk the reduced elements (the
-// operands' axes permuted so that the reduced ones are innermost), then a tree in local memory.
+// A work-group reduces one output element, or a chunk of it (SPLIT: a second launch combines the
+// chunks): its work-items walk the reduced elements (the operands' axes permuted so that the
+// reduced ones are innermost), then a tree in local memory.
 //
 // Parameters:
 //   NDIM   dimensions of the permuted shape (1 to 8)
 //   WG     work-items a group (a power of two)
+//   SPLIT  1: several work-groups a row, their partial results to a second pass
 #include "strided_offset.h"
 #ifndef NDIM
 #define NDIM 1
@@ -18,12 +20,16 @@
 #ifndef WG
 #define WG 256
 #endif
+#ifndef SPLIT
+#define SPLIT 0
+#endif
 
 #define IN_ARG(T, name) , __global const T* restrict name##__p, const long name##__o, \
     const long8 name##__s
 #define SCALAR_ARG(T, name) , const T name
 #define STRIDES_OF(name) const long name##__st[8] = UNPACK8(name##__s);
 #define AT_S(name) (name##__o + offset_of(i, shp, name##__st, NDIM))
+#define AT_C(name) (name##__o + i)
 
 @TYPEDEFS@
 @PREAMBLE@
@@ -33,27 +39,61 @@ inline _type_reduce user_reduce(const _type_reduce a, const _type_reduce b)
     return (@REDUCE@);
 }
 
+// Work-group (s, row) reduces the elements [s * chunk, (s + 1) * chunk) of its row: into the
+// output (SPLIT 0: one group a row) or into partial[row * groups + s] for NAME_finish.
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void @NAME@(const long rows, const long cols, const long8 shape @PARAMS@,
-            __global @OUT_TYPE@* out__p, const long out__o)
+void @NAME@(const long rows, const long cols, const long chunk, const long8 shape @PARAMS@,
+            __global @OUT_TYPE@* out__p, const long out__o, __global _type_reduce* partial)
 {
     __local _type_reduce part[WG];
     const int lid = get_local_id(0);
-    const long row = get_group_id(0);
+    const long s = get_group_id(0), row = get_group_id(1);
     const long shp[8] = UNPACK8(shape);
     const long n = rows * cols;
 @STRIDES@
     _type_reduce acc = (_type_reduce)(@IDENTITY@);
-    for (long c = lid; c < cols; c += WG) {
+    const long end = min(cols, (s + 1) * chunk);
+    for (long c = s * chunk + lid; c < end; c += WG) {
         const long i = row * cols + c;
 @LOADS@
         acc = user_reduce(acc, (_type_reduce)(@MAP@));
     }
     part[lid] = acc;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = WG / 2; s > 0; s >>= 1) {
-        if (lid < s)
-            part[lid] = user_reduce(part[lid], part[lid + s]);
+    for (int h = WG / 2; h > 0; h >>= 1) {
+        if (lid < h)
+            part[lid] = user_reduce(part[lid], part[lid + h]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+#if SPLIT
+        partial[row * get_num_groups(0) + s] = part[0];
+#else
+        const _type_reduce a = part[0];
+#define @OUT@ (out__p[out__o + row])
+        @POST@;
+#undef @OUT@
+#endif
+    }
+}
+
+// The second pass of a split reduction: a work-group a row over its groups' partials, then the
+// post-map expression.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void @NAME@_finish(const long groups, __global const _type_reduce* restrict partial,
+                   __global @OUT_TYPE@* out__p, const long out__o)
+{
+    __local _type_reduce part[WG];
+    const int lid = get_local_id(0);
+    const long row = get_group_id(0);
+    _type_reduce acc = (_type_reduce)(@IDENTITY@);
+    for (long g = lid; g < groups; g += WG)
+        acc = user_reduce(acc, partial[row * groups + g]);
+    part[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = WG / 2; h > 0; h >>= 1) {
+        if (lid < h)
+            part[lid] = user_reduce(part[lid], part[lid + h]);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid == 0) {

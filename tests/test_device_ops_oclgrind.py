@@ -349,6 +349,8 @@ with np.errstate(all="ignore"):
         red = cg.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2")
         same(red(x, axis=1), np.linalg.norm(a, axis=1), 1e-5)
         same(red(x.T[::2], axis=0), np.linalg.norm(a.T[::2], axis=0), 1e-5)
+        long_row = rng.standard_normal(5000).astype(np.float32)     # split: a second launch
+        same(red(cg.asarray(long_row, device=dev)), np.linalg.norm(long_row), 1e-4)
         r = cg.RawKernel("__kernel void twice(__global float* y, const int n) "
                          "{ const int i = get_global_id(0); if (i < n) y[i] *= 2.0f; }", "twice")
         y = cg.asarray(a.ravel().copy(), device=dev)

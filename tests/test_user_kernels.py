@@ -115,6 +115,18 @@ def test_reduction_kernel_matches_numpy(device, dtype):
         float(np.asarray(squares(x))) - want_all) <= 1e-5 * want_all
 
 
+@pytest.mark.parametrize("shape, axis", [((1 << 18,), None), ((3, 70001), 1),
+                                         ((70001, 3), 0), ((2, 5, 9001), (0, 2))])
+def test_reduction_kernel_splits_long_rows(device, shape, axis):
+    """Few long rows: several work-groups a row, their partials combined by a second launch."""
+    l2 = cg.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2_split")
+    a = _arr(shape, np.float32, 14)
+    got = l2(cg.asarray(a, device=device), axis=axis)
+    want = np.linalg.norm(a.astype(np.float64).reshape(a.shape), axis=axis) if not isinstance(
+        axis, tuple) else np.sqrt((a.astype(np.float64) ** 2).sum(axis=axis))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
+
+
 def test_reduction_kernel_broadcasts_views_scalars_and_accumulates_wider(device):
     a = _arr((9, 40), np.float32, 12)
     x = cg.asarray(a, device=device)

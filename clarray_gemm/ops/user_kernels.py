@@ -401,9 +401,20 @@ class ReductionKernel:
         self.reduce_type = np.dtype(reduce_type) if reduce_type is not None else None
         self.options = tuple(options)
         self._launchers: Memo[Launcher] = Memo(f"user reduction {name}", capacity=64)
+        self._plans: Memo[_ReductionPlan] = Memo(f"user reduction {name} calls", capacity=256)
 
     def __call__(self, *args: Any, axis: Any = None, keepdims: bool = False,
                  **unused: Any) -> DeviceArray:
+        key = _call_key(args, (axis, bool(keepdims)))
+        plan = self._plans.find(key) if key is not None else None
+        if plan is None:
+            plan = self._plan(args, axis, keepdims)
+            if key is not None:
+                self._plans.get(key, lambda: plan)
+        return plan.run(args)
+
+    def _plan(self, args: tuple, axis: Any, keepdims: bool) -> "_ReductionPlan":
+        """The reduction of these arguments' layouts and types over ``axis``, resolved."""
         nin = len(self.in_params)
         if len(args) != nin:
             raise TypeError(f"{self.name}: takes {nin} inputs, got {len(args)} arguments")
@@ -435,46 +446,60 @@ class ReductionKernel:
         out_dtype = types[out_p.type] if out_p.dtype is None else out_p.dtype
         out_shape = tuple(1 if d in axes else shape[d] for d in range(ndim)) if keepdims else \
             tuple(shape[d] for d in kept)
-        out = empty(out_shape, out_dtype, device=device)
-        if rows == 0:
-            return out
         if len(permuted) > MAX_DIMS:
             raise ValueError(f"{self.name}: at most {MAX_DIMS} dimensions, not {ndim}")
         scalars = frozenset(p.name for a, p in zip(inputs, self.in_params)
                             if type(a) is not DeviceArray)
-        wg = 1 << (min(256, device.info.max_work_group_size).bit_length() - 1)
-        key = (device, tuple(sorted((k, str(v)) for k, v in types.items())), scalars,
-               len(permuted), wg)
-        launcher = self._launchers.find(key) or self._launchers.get(
-            key, lambda: Launcher(build_text(device, self._source(types, scalars,
-                                                                  len(permuted), wg,
-                                                                  out_dtype),
-                                             self.name, self.options), self.name))
-        argv = [np.int64(rows), np.int64(cols), as_long8(permuted, 1)]
-        for a, p in zip(inputs, self.in_params):
+        slots, contiguous = [], []
+        for k, (a, p) in enumerate(zip(inputs, self.in_params)):
             dtype = types[p.type] if p.dtype is None else p.dtype
             if type(a) is not DeviceArray:
-                argv.append(np.asarray(a).astype(dtype)[()])
+                slots.append((k, dtype.type, None))
                 continue
-            strides = _element_strides(a, shape)
-            argv += [a.storage.kernel_buffer(), np.int64(a.offset // a.itemsize),
-                     as_long8([strides[d] for d in order] or [0], 0)]
-        argv += [out.storage.kernel_buffer(write=True), np.int64(out.offset // out.itemsize)]
-        launcher(device.queue, (rows * wg,), (wg,), *argv)
-        return out
+            strides = [_element_strides(a, shape)[d] for d in order] or [0]
+            contiguous.append(tuple(strides) == c_strides(permuted) or cols * rows <= 1)
+            slots.append((k, False, as_long8(strides, 0)))
+        wg = 1 << (min(256, device.info.max_work_group_size).bit_length() - 1)
+        # enough work-groups to fill the device: a row split into chunks of >= 8 per work-item
+        # when there are few rows (a second launch combines the chunks)
+        groups = 1
+        if rows and cols > 8 * wg:
+            groups = max(1, min(-(-cols // (8 * wg)), -(-4 * device.info.compute_units // rows)))
+        chunk = -(-cols // groups) if cols else 0
+        build = (device, tuple(sorted((k, str(v)) for k, v in types.items())), scalars,
+                 len(permuted), wg, tuple(contiguous), groups > 1)
+
+        def program():
+            return build_text(device, self._source(types, scalars, len(permuted), wg,
+                                                   out_dtype, tuple(contiguous), groups > 1),
+                              self.name, self.options)
+        main = self._launchers.find(build) or self._launchers.get(
+            build, lambda: Launcher(program(), self.name))
+        finish = None
+        if groups > 1:
+            fkey = build + ("finish",)
+            finish = self._launchers.find(fkey) or self._launchers.get(
+                fkey, lambda: Launcher(program(), self.name + "_finish"))
+        reduce_dtype = self.reduce_type if self.reduce_type is not None else out_dtype
+        return _ReductionPlan(device, main, finish, wg, rows, groups, reduce_dtype,
+                              (np.int64(rows), np.int64(cols), np.int64(chunk),
+                               as_long8(permuted, 1)), tuple(slots), out_shape, out_dtype)
 
     def _source(self, types: dict, scalars: frozenset, ndim: int, wg: int,
-                out_dtype: np.dtype) -> str:
+                out_dtype: np.dtype, contiguous: tuple, split: bool) -> str:
         reduce_dtype = self.reduce_type if self.reduce_type is not None else out_dtype
         params, loads, strides = [], [], []
+        flags = iter(contiguous)
         for p in self.in_params:
             c = _c_type(types[p.type] if p.dtype is None else p.dtype)
             if p.name in scalars:
                 params.append(f"SCALAR_ARG({c}, {p.name})")
                 continue
             params.append(f"IN_ARG({c}, {p.name})")
-            strides.append(f"    STRIDES_OF({p.name})")
-            loads.append(f"        const {c} {p.name} = {p.name}__p[AT_S({p.name})];")
+            at = "AT_C" if next(flags) else "AT_S"
+            if at == "AT_S":
+                strides.append(f"    STRIDES_OF({p.name})")
+            loads.append(f"        const {c} {p.name} = {p.name}__p[{at}({p.name})];")
         typedefs = [f"typedef {_c_type(t)} {name};" for name, t in sorted(types.items())]
         typedefs.append(f"typedef {_c_type(reduce_dtype)} _type_reduce;")
         text = source_text("user_reduction.cl")
@@ -487,7 +512,48 @@ class ReductionKernel:
                               ("@OUT_TYPE@", _c_type(out_dtype)),
                               ("@OUT@", self.out_params[0].name)):
             text = text.replace(marker, piece)
-        return f"#define NDIM {ndim}\n#define WG {wg}\n" + text
+        return f"#define NDIM {ndim}\n#define WG {wg}\n#define SPLIT {int(split)}\n" + text
+
+
+class _ReductionPlan:
+    """One ReductionKernel call form resolved: ``run(args)`` allocates the output (and the
+    partial results of a split row), passes the operands, and launches once or twice."""
+
+    __slots__ = ("device", "main", "finish", "wg", "rows", "groups", "reduce_dtype", "head",
+                 "slots", "out_shape", "out_dtype")
+
+    def __init__(self, device, main, finish, wg, rows, groups, reduce_dtype, head, slots,
+                 out_shape, out_dtype):
+        self.device, self.main, self.finish, self.wg = device, main, finish, wg
+        self.rows, self.groups, self.reduce_dtype = rows, groups, reduce_dtype
+        self.head, self.slots = head, slots
+        self.out_shape, self.out_dtype = out_shape, out_dtype
+
+    def run(self, args: tuple) -> DeviceArray:
+        device = self.device
+        out = empty(self.out_shape, self.out_dtype, device=device)
+        if self.rows == 0:
+            return out
+        argv = list(self.head)
+        for k, kind, strides in self.slots:
+            x = args[k]
+            if kind is False:
+                if type(x) is not DeviceArray:   # host data: uploaded
+                    x = asarray(np.asarray(x), device=device)
+                argv += (x._storage.kernel_buffer(False),
+                         np.int64(x._offset // x._dtype.itemsize), strides)
+            else:
+                argv.append(kind(x))
+        out_buffer = out._storage.kernel_buffer(True)
+        partial = (empty((self.rows * self.groups,), self.reduce_dtype, device=device)
+                   if self.groups > 1 else out)
+        argv += (out_buffer, _ZERO, partial._storage.kernel_buffer(True))
+        queue, wg = device.queue, self.wg
+        self.main(queue, (self.groups * wg, self.rows), (wg, 1), *argv)
+        if self.finish is not None:
+            self.finish(queue, (self.rows * wg,), (wg,), np.int64(self.groups),
+                        partial._storage.kernel_buffer(False), out_buffer, _ZERO)
+        return out
 
 
 class RawKernel:
