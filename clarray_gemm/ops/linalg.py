@@ -148,16 +148,17 @@ def solve(a: Any, b: Any) -> Any:
         x, status, *_ = _launch(a.device, a2, b2, n, k, batch, False)
         _check(status)
     else:   # blocked, on copies it overwrites
-        lu = _owned(a2, (batch, n, n))
+        lu = _owned(a2, a, (batch, n, n))
         piv, status = linalg_blocked.lu_factor(lu)
         _check(status)
-        x = linalg_blocked.lu_solve(lu, piv, _owned(b2, (batch, n, k)))
+        x = linalg_blocked.lu_solve(lu, piv, _owned(b2, b, (batch, n, k)))
     return x.reshape(batch_shape + ((n,) if vector else (n, k)))
 
 
-def _owned(x: DeviceArray, shape: tuple) -> DeviceArray:
-    """A C-contiguous copy of ``x`` as ``shape`` (a stack of matrices to overwrite)."""
-    return x.copy().reshape(shape)
+def _owned(x: DeviceArray, source: DeviceArray, shape: tuple) -> DeviceArray:
+    """``x`` (``_stack``'s C-contiguous form of ``source``) as ``shape``, a stack of matrices to
+    overwrite: copied where it still shares the caller's buffer."""
+    return (x.copy() if x.storage is source.storage else x).reshape(shape)
 
 
 def _identities(batch: int, n: int, dtype: np.dtype, device: Device) -> DeviceArray:
@@ -177,7 +178,7 @@ def inv(a: Any) -> Any:
     n = a.shape[-1]
     batch = a.size // (n * n)
     if not _fits(a.device, n, n, result):   # blocked: a solve against identities
-        lu = _owned(_stack(a, a.shape, result), (batch, n, n))
+        lu = _owned(_stack(a, a.shape, result), a, (batch, n, n))
         piv, status = linalg_blocked.lu_factor(lu)
         _check(status)
         x = linalg_blocked.lu_solve(lu, piv, _identities(batch, n, result, a.device))
@@ -198,7 +199,7 @@ def _determinants(func: Any, a: Any) -> tuple | None:
         _, _, det_, sign, logdet = _launch(a.device, _stack(a, a.shape, result), None, n, 0,
                                            batch, True)
     else:   # blocked (a singular matrix is no error here: its zero pivot gives det 0)
-        lu = _owned(_stack(a, a.shape, result), (batch, n, n))
+        lu = _owned(_stack(a, a.shape, result), a, (batch, n, n))
         piv, _ = linalg_blocked.lu_factor(lu)
         det_, sign, logdet = linalg_blocked.lu_det(lu, piv)
     shape = a.shape[:-2]
@@ -234,7 +235,7 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     batch = a.size // (n * n)
     src = _stack(a, a.shape, result)
     if not _fits(a.device, n, 0, result):   # blocked, on a copy it overwrites
-        out = _owned(src, (batch, n, n))
+        out = _owned(src, a, (batch, n, n))
         if np.asarray(linalg_blocked.cholesky_factor(out)).any():
             raise np.linalg.LinAlgError("Matrix is not positive definite")
         out = out.reshape(a.shape)
