@@ -24,6 +24,7 @@ from .fallbacks import on_host_calls, reset_host_calls
 from .ops.arrayfuncs import arange, eye, linspace
 from .ops.convolve import convolve, correlate, explain_convolve
 from .ops.user_kernels import ElementwiseKernel, RawKernel, ReductionKernel
+from .ops.fusion import fuse
 from .kernels.registry import CATALOGUES as _CATALOGUES
 from . import array_api  # noqa: F401,E402  (registers the Array API namespace)
 from . import random  # noqa: F401,E402  (random numbers on the device)
@@ -48,4 +49,4 @@ __all__ = ["DeviceArray", "asarray", "empty", "empty_like", "full", "full_like",
            "convolve", "correlate", "explain_convolve", "host_path", "host_path_enabled",
            "on_host_calls", "reset_host_calls", "arange", "linspace", "eye", "KernelBuildError",
            "set_precision", "get_precision", "precision", "ElementwiseKernel", "ReductionKernel",
-           "RawKernel"]
+           "RawKernel", "fuse"]

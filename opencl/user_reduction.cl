@@ -4,7 +4,8 @@
 // the user's preamble, PARAMS lists one parameter macro per input (as user_elementwise.cl's),
 // LOADS one load per input, MAP the map expression (a value of the inputs), REDUCE the reduce
 // expression of `a` and `b`, IDENTITY the identity, POST the post-map expression (`a` the
-// reduced value, the output's name its element), OUT_TYPE and OUT the output's type and name.
+// reduced value, the output's name its element, `n` the number of elements it reduced),
+// OUT_TYPE and OUT the output's type and name.
 // A work-group reduces one output element, or a chunk of it (SPLIT: a second launch combines the
 // chunks): its work-items walk the reduced elements (the operands' axes permuted so that the
 // reduced ones are innermost), then a tree in local memory.
@@ -49,7 +50,7 @@ void @NAME@(const long rows, const long cols, const long chunk, const long8 shap
     const int lid = get_local_id(0);
     const long s = get_group_id(0), row = get_group_id(1);
     const long shp[8] = UNPACK8(shape);
-    const long n = rows * cols;
+    const long n = cols;   // the elements each output reduces
 @STRIDES@
     _type_reduce acc = (_type_reduce)(@IDENTITY@);
     const long end = min(cols, (s + 1) * chunk);
@@ -81,8 +82,9 @@ void @NAME@(const long rows, const long cols, const long chunk, const long8 shap
 // post-map expression.
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void @NAME@_finish(const long groups, __global const _type_reduce* restrict partial,
-                   __global @OUT_TYPE@* out__p, const long out__o)
+                   __global @OUT_TYPE@* out__p, const long out__o, const long cols)
 {
+    const long n = cols;
     __local _type_reduce part[WG];
     const int lid = get_local_id(0);
     const long row = get_group_id(0);

@@ -351,6 +351,8 @@ with np.errstate(all="ignore"):
         same(red(x.T[::2], axis=0), np.linalg.norm(a.T[::2], axis=0), 1e-5)
         long_row = rng.standard_normal(5000).astype(np.float32)     # split: a second launch
         same(red(cg.asarray(long_row, device=dev)), np.linalg.norm(long_row), 1e-4)
+        fused = cg.fuse(lambda v, w: np.where(v > 0, np.tanh(v) * w, np.maximum(v, w) - 1))
+        same(fused(x, x[0]), np.where(a > 0, np.tanh(a) * a[0], np.maximum(a, a[0]) - 1), 1e-5)
         r = cg.RawKernel("__kernel void twice(__global float* y, const int n) "
                          "{ const int i = get_global_id(0); if (i < n) y[i] *= 2.0f; }", "twice")
         y = cg.asarray(a.ravel().copy(), device=dev)

@@ -125,6 +125,10 @@ def test_reduction_kernel_splits_long_rows(device, shape, axis):
     want = np.linalg.norm(a.astype(np.float64).reshape(a.shape), axis=axis) if not isinstance(
         axis, tuple) else np.sqrt((a.astype(np.float64) ** 2).sum(axis=axis))
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
+    mean = cg.ReductionKernel("T x", "T y", "x", "a + b", "y = a / n", "0", "mean_split",
+                              reduce_type="float64" if device.info.fp64 else None)
+    np.testing.assert_allclose(np.asarray(mean(cg.asarray(a, device=device), axis=axis)),
+                               a.astype(np.float64).mean(axis=axis), rtol=1e-4, atol=1e-6)
 
 
 def test_reduction_kernel_broadcasts_views_scalars_and_accumulates_wider(device):

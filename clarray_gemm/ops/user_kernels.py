@@ -370,7 +370,8 @@ def _call_key(args: tuple, size: Any) -> tuple | None:
 class ReductionKernel:
     """CuPy's ``ReductionKernel``: ``map_expr`` of each element of the broadcast inputs, combined
     by ``reduce_expr`` (of ``a`` and ``b``) from ``identity`` over ``axis``, then
-    ``post_map_expr`` (``a`` the result, the output's name its element).
+    ``post_map_expr`` (``a`` the result, the output's name its element, ``n`` the number of
+    elements each output reduces).
 
     Args:
         in_params: the inputs, as :class:`ElementwiseKernel`'s (no ``raw`` ones);
@@ -552,7 +553,7 @@ class _ReductionPlan:
         self.main(queue, (self.groups * wg, self.rows), (wg, 1), *argv)
         if self.finish is not None:
             self.finish(queue, (self.rows * wg,), (wg,), np.int64(self.groups),
-                        partial._storage.kernel_buffer(False), out_buffer, _ZERO)
+                        partial._storage.kernel_buffer(False), out_buffer, _ZERO, self.head[1])
         return out
 
 
