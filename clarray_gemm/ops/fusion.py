@@ -265,6 +265,10 @@ class _Fused:
             body = " ".join(f"out{j} = {r.expr};" for j, r in enumerate(results))
             for r in results:
                 _ctype(r.dtype)
+            device = next(a.device for a in args if type(a) is DeviceArray)
+            if not device.info.fp64 and ("double" in body or np.float64 in dtypes
+                                         or any(r.dtype == np.float64 for r in results)):
+                return None   # NumPy's float64 loops, on a device without doubles
         except Exception:  # noqa: BLE001 - _Unfusable, or the function's own error: the
             return None    # unfused call gives NumPy's answer or raises that error itself
         kernel = ElementwiseKernel(ins, outs, body, self.name, return_tuple=True)
