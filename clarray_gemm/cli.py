@@ -4,8 +4,9 @@
 * ``demo``: multiply and convolve on the default device; prints the kernel that ran, the check
   against NumPy and the speed next to NumPy's, measured in the same run (exit status 1 if a
   check fails).
-* ``bench [matmul|convolve|latency|programs|shapes|patterns|random|sort|fft|linalg]``: the benchmark
-  tables (see ``clarray_gemm.bench``); ``latency`` and ``programs`` are wall-clock time per call.
+* ``bench [matmul|convolve|latency|programs|shapes|patterns|random|sort|fft|linalg|fuse]``: the
+  benchmark tables (see ``clarray_gemm.bench``); ``latency`` and ``programs`` are wall-clock
+  time per call.
 * ``tune``: search kernel parameters for this device and store the winners, and measure the
   host/OpenCL crossovers (see ``clarray_gemm.tuning``); ``--crossover-only`` measures just the
   crossovers, ``--reset`` removes the stored results.
@@ -247,7 +248,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     what = args.what
     print(f"# {what} on {device.name} ({device.info.platform}), {time.strftime('%Y-%m-%d')}")
     if what in ("latency", "programs", "shapes", "patterns", "random", "sort", "fft",
-                "linalg"):
+                "linalg", "fuse"):
         from .bench import commands
         return getattr(commands, what)(device, args)
     args.budget = 0.5 if args.budget is None else args.budget
@@ -456,7 +457,7 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bench", help="benchmark kernels against NumPy, CLBlast and cuBLAS")
     s.add_argument("what", nargs="?", default="matmul",
                    choices=("matmul", "convolve", "latency", "programs", "shapes", "patterns",
-                            "random", "sort", "fft", "linalg"),
+                            "random", "sort", "fft", "linalg", "fuse"),
                    help="matmul (default), convolve, "
                         "latency (wall time per call vs NumPy, CuPy, torch, raw OpenCL), "
                         "programs (six NumPy programs on device arrays vs NumPy) or shapes "
@@ -466,8 +467,9 @@ def _parser() -> argparse.ArgumentParser:
                         "against CuPy and torch, NumPy on CPU devices), random (random "
                         "numbers into device arrays against CuPy's or NumPy's generator), sort "
                         "(sort, argsort, unique, median, bincount, histogram against CuPy or "
-                        "NumPy), fft (np.fft against cuFFT or NumPy) or linalg (solve, inv, "
-                        "slogdet, cholesky against cuSOLVER or NumPy)")
+                        "NumPy), fft (np.fft against cuFFT or NumPy), linalg (solve, inv, "
+                        "slogdet, cholesky against cuSOLVER or NumPy) or fuse (fused "
+                        "expressions against unfused, cupy.fuse, NumPy, numexpr)")
     s.add_argument("--sizes", type=_positive(int), nargs="+",
                    help="matrix sizes N, or signal lengths")
     s.add_argument("--kernels", nargs="+", help="kernel names (default: all of the family)")
@@ -489,15 +491,16 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--min-reps", type=_positive(int), help="latency / programs: at least this "
                    "many calls per measurement (default 20 / 5)")
     s.add_argument("--json", metavar="FILE",
-                   help="latency / programs / shapes / patterns / random / sort / fft / linalg: "
-                        "write the raw numbers")
+                   help="latency / programs / shapes / patterns / random / sort / fft / linalg "
+                        "/ fuse: write the raw numbers")
     s.add_argument("--dtypes", nargs="+", type=_dtype_name_or_bf16,
                    help="shapes: dtypes (default float32 float64 float16 bfloat16 int32 int8)")
     s.add_argument("--smoke", action="store_true",
-                   help="shapes / patterns / random / sort / fft / linalg: a small grid that "
-                        "runs anywhere (shapes: sizes 1 7 33, float32 and int32; patterns: 10x10 "
-                        "and 37x100; random: 1000 and 65536 numbers; sort: 1000 elements, 7 x 33; "
-                        "fft: 1024, 7 x 33 and 31; linalg: 10 x 7^2, 70^2 and 33^2)")
+                   help="shapes / patterns / random / sort / fft / linalg / fuse: a small grid "
+                        "that runs anywhere (shapes: sizes 1 7 33, float32 and int32; patterns: "
+                        "10x10 and 37x100; random: 1000 and 65536 numbers; sort: 1000 elements, "
+                        "7 x 33; fft: 1024, 7 x 33 and 31; linalg: 10 x 7^2, 70^2 and 33^2; "
+                        "fuse: 4099 elements)")
     s.add_argument("--no-peers", action="store_true",
                    help="skip NumPy, CLBlast and cuBLAS (latency: CuPy and torch)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")

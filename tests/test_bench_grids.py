@@ -72,3 +72,13 @@ def test_grid_cells_cover_what_the_grid_promises():
     assert {c.layout for c in grid} == {"NN", "TN", "NT", "TT"}
     assert {c.batch for c in grid} == {1, *shapes.BATCHES}
     assert any(c.shared_b for c in grid)
+
+
+def test_bench_fuse_smoke(tmp_path, capsys):
+    out = tmp_path / "fuse.json"
+    assert main(["bench", "fuse", "--smoke", "--quiet", "--budget", "0", "--json",
+                 str(out)]) == 0
+    assert "| expression | n | fused us |" in capsys.readouterr().out
+    rows = json.loads(out.read_text())["rows"]
+    assert len(rows) == 2 and all(r["fused_s"] and r["unfused_s"] and r["numpy_s"]
+                                  and not r["note"] for r in rows), rows

@@ -12,7 +12,7 @@ from ..device import Device
 from .progress import Progress
 from .report import write_json
 
-__all__ = ["latency", "programs", "shapes", "patterns", "random", "sort", "fft", "linalg", "host_load",
+__all__ = ["latency", "programs", "shapes", "patterns", "random", "sort", "fft", "linalg", "fuse", "host_load",
            "LATENCY_BUDGET_S",
            "PROGRAMS_BUDGET_S", "SHAPES_BUDGET_S"]
 
@@ -186,3 +186,21 @@ def linalg(device: Device, args: argparse.Namespace) -> int:
     from . import linalgs
     return _case_grid(device, args, linalgs, "linalg", "np.linalg",
                       "CuPy (cuSOLVER; NumPy without CUDA)")
+
+
+def fuse(device: Device, args: argparse.Namespace) -> int:
+    """``clarray_gemm.fuse``d expressions against the same code unfused, ``cupy.fuse`` (CUDA
+    machines), NumPy and numexpr (where installed); exit status 1 when an answer was wrong."""
+    from . import fusions
+    sizes = fusions.SMOKE_SIZES if args.smoke else tuple(args.sizes or fusions.SIZES)
+    budget = args.budget if args.budget is not None else SHAPES_BUDGET_S
+    with Progress(len(sizes) * len(fusions.EXPRESSIONS), "bench fuse", not args.quiet,
+                  unit="cell") as bar:
+        rows = fusions.run(device, sizes, budget_s=budget, progress=bar,
+                           cuda_peers=not args.no_peers)
+    _grid_report(fusions, rows, args,
+                 f"fused and unfused NumPy expressions on device arrays (float32), peers in the "
+                 f"same run (NumPy and numexpr on NumPy arrays); wall clock per call with the "
+                 f"device drained, median of >= 3 calls and ~{budget:g} s per cell; ratio = "
+                 f"other / fused (> 1: fused is faster)")
+    return 1 if any(r.note == "WRONG result" for r in rows) else 0
