@@ -74,9 +74,13 @@ HOST_FFT_MIN_SIGNAL = 4096
 # convolve_host_fft, both on the host (AMD Zen 5, float32, 'full', us, np.convolve / FFT):
 # N = 4096: m = 15 33 / 37, m = 31 52 / 40, m = 127 67 / 45; N = 16384: m = 15 111 / 66,
 # m = 127 246 / 82; N = 1024: the FFT's ~30 us never pays (m = 127: 23 / 31).
+# "fuse": elements from which a fused expression (ops/fusion.py) runs its kernel where single
+# ufuncs stay on the host: one pass replaces several of NumPy's (Intel's CPU runtime, 2-core
+# AMD EPYC, float32, `bench fuse`, kernel / host path us: GELU 4099 25.7 / 28.5, 65536 61.4 /
+# 112.3, 2**22 2715 / 15094; a * x + b * y - z 4099 29.6 / 13.9, 65536 39.7 / 44.4).
 _DEFAULTS_CPU = {"matmul": NEVER, "elementwise": NEVER, "convolve": float(1 << 20),
                  "reduce": NEVER, "convolve_fft": 96.0, "convolve_fft_short": 16.0,
-                 "convolve_host_fft": 24.0}
+                 "convolve_host_fft": 24.0, "fuse": float(1 << 14)}
 # CPU drivers with cheap launches (DeviceInfo.cheap_launches: Intel's CPU runtime): for signals
 # under 2**18 samples the direct kernel beats the host FFT up to ~48 taps (2-core AMD Zen 5,
 # float32, 'full', medians: N = 65536, m = 31 vec 0.17 ms, host FFT 0.29, oaconvolve 0.24;
@@ -85,7 +89,8 @@ _DEFAULTS_CPU_CHEAP = dict(_DEFAULTS_CPU, convolve_fft_short=48.0)
 # Integrated GPUs: a launch costs tens of microseconds, the GPU wins once work amortises it.
 _DEFAULTS_IGPU = {"matmul": 2.0 * 128 ** 3, "elementwise": float(1 << 18),
                   "convolve": float(1 << 18), "reduce": float(1 << 18), "convolve_fft": NEVER,
-                  "convolve_fft_short": NEVER, "convolve_host_fft": 24.0}
+                  "convolve_fft_short": NEVER, "convolve_host_fft": 24.0,
+                  "fuse": float(1 << 18)}
 
 # (device, family, dtype) -> measured size or None; installed by the tuning store.
 _tuned_lookup: Callable[[Device, str, np.dtype], float | None] = lambda d, f, t: None

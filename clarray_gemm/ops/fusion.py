@@ -1,7 +1,7 @@
 """``clarray_gemm.fuse``: a Python function of ufuncs over device arrays traced once per argument
 types into one :class:`~clarray_gemm.ElementwiseKernel` (as ``cupy.fuse``): one pass over
-memory, no temporaries (below the host-path crossover of unified-memory devices, the function
-runs as written: NumPy's loops on the mapping). The trace follows NumPy's own loop resolution (``ufunc.resolve_dtypes``,
+memory, no temporaries (below the ``fuse`` host-path crossover of unified-memory devices, the
+function runs as written: NumPy's loops on the mapping). The trace follows NumPy's own loop resolution (``ufunc.resolve_dtypes``,
 NEP 50's weak Python scalars), so the fused kernel computes in the dtypes NumPy would; a
 function using anything the trace does not cover (reductions, indexing, other ufuncs,
 float16, integer division) runs unfused, as written.
@@ -224,7 +224,7 @@ class _Fused:
         if found is False:   # these types do not fuse: the function as written
             return self.func(*args)
         first = max((a for a in args if type(a) is DeviceArray), key=lambda a: a.size)
-        if host_wins(first.device, "elementwise", first.dtype, first.size):
+        if host_wins(first.device, "fuse", first.dtype, first.size):
             return self.func(*args)   # small work on unified memory: NumPy's loops on the host
         kernel, scalar_dtypes, single = found
         values = [a if type(a) is DeviceArray else scalar_dtypes[k].type(a)
