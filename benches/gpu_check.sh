@@ -13,7 +13,7 @@
 # threads: the 8-thread crash probe (benches/probes/thread_crash.py, baseline only) and the
 # slow 8 x 1,000-op threaded test.
 # programs: the six-program bench on the GPU. stages: benches/probes/latency_stages.py (where
-# the time of `x + y` and `np.asarray(x @ y)` goes). exit: tests/test_exit.py on the GPU.
+# the time of `x + y` and `np.asarray(x @ y)` goes). exit: tests/drivers/test_exit.py on the GPU.
 # pocl: the latency and program benches on pip's PoCL pinned to two cores of the host (as on
 # the 2-core CPU machine the CPU targets are set for; CI's AMD family-26 CPU cannot run pip's
 # PoCL 3.0).
@@ -55,7 +55,7 @@ if [[ $parts == *" stages "* ]]; then
 fi
 
 if [[ $parts == *" exit "* ]]; then
-  timeout 120 python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/test_exit.py \
+  timeout 120 python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/drivers/test_exit.py \
       > "$OUT/exit.txt" 2>&1
   echo "exit $?" >> "$OUT/exit.txt"
 fi

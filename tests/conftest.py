@@ -166,3 +166,16 @@ def run_or_refusal(call, kernel: str, constant_bytes: int, device):
             call()
         return None
     return call()
+
+
+OCLGRIND_MARKERS = ("invalid read", "invalid write", "data race", "uninitialized", "error")
+
+
+def oclgrind_problems(stderr: str) -> list[str]:
+    """Oclgrind's reports (blank-line separated blocks) that name a problem, less the
+    ``CL_INVALID_VALUE`` answers to optional ``clGetDeviceInfo`` queries, which the callers
+    (device discovery, pyopencl) expect from drivers that lack a property and handle."""
+    blocks = [blk.strip() for blk in stderr.split("\n\n") if blk.strip()]
+    kept = [blk for blk in blocks
+            if not ("Function: clGetDeviceInfo" in blk and "CL_INVALID_VALUE" in blk)]
+    return [blk for blk in kept if any(m in blk.lower() for m in OCLGRIND_MARKERS)]

@@ -94,7 +94,7 @@ def _host_born_builder(device: Device, nbytes: int, shape: tuple, dtype: np.dtyp
     # those two constructors written out, with every constant bound here: every small
     # host-path result comes here, and in the PoCL power-iteration loop (three such results a
     # step, after a 4 MiB product) each Python frame and global lookup costs several times its
-    # time in isolation (tests/test_memory.py keeps the two constructions equal).
+    # time in isolation (tests/memory/test_memory.py keeps the two constructions equal).
     size, layout_key, new = math.prod(shape), (dtype, shape, strides), _new_object
 
     def build(raw: np.ndarray, view: np.ndarray) -> DeviceArray:

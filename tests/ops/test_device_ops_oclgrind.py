@@ -1,7 +1,7 @@
 """The elementwise, reduction and gather kernels under the Oclgrind simulator with its checks on
 (out-of-bounds accesses, data races, uninitialized values, API misuse), at small sizes.
 
-As in tests/test_gemm_oclgrind.py, each case runs in a fresh Python process with one simulator
+As in tests/kernels/test_gemm_oclgrind.py, each case runs in a fresh Python process with one simulator
 thread, so the checkers' reports do not depend on test order. Each case also compares with NumPy.
 """
 from __future__ import annotations
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from test_gemm_oclgrind import oclgrind_problems
+from conftest import oclgrind_problems
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # argv: case name. Exit status 3 on a wrong result.
 SCRIPT = r"""

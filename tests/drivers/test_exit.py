@@ -15,7 +15,7 @@ import pytest
 
 from clarray_gemm.drivers import calls
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import numpy as np, clarray_gemm as cg
 xs = [cg.asarray(np.full((256, 256), i, np.float32)) for i in range(64)]

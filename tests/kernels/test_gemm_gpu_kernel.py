@@ -442,7 +442,8 @@ def test_oclgrind_clean(oclgrind):
     env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
                OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1", PYOPENCL_NO_CACHE="1")
     here = os.path.dirname(os.path.abspath(__file__))
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(here), here,
+    tests = os.path.dirname(here)   # conftest's folder; the repository above it
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(tests), tests, here,
                                                       env.get("PYTHONPATH")]))
     run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
                          capture_output=True, text=True, timeout=1800)

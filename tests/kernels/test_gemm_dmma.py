@@ -24,7 +24,7 @@ from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
 
 from conftest import device_operands
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EMULATE = {"EMULATE": 1}
 SMALL_TILES = {"EMULATE": 1, "BM": 16, "BN": 32, "WM": 8, "WN": 16, "BK": 16}  # 4 warps
 SHAPES = [(1, 1, 1), (7, 31, 33), (33, 17, 65), (1, 8, 16), (129, 77, 200), (31, 257, 7),

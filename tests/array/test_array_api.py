@@ -190,7 +190,7 @@ def test_creation_defaults_and_devices(device):
     with pytest.raises(ValueError):
         xp.asarray(np.ones(2), copy=False)
     np.testing.assert_array_equal(np.asarray(xp.from_dlpack(np.arange(3))), np.arange(3))
-    if device.info.host_unified_memory:  # DLPack: the mapping itself (tests/test_interop.py)
+    if device.info.host_unified_memory:  # DLPack: the mapping itself (tests/interop/test_interop.py)
         np.testing.assert_array_equal(np.from_dlpack(x), np.arange(4.0))
     else:
         with pytest.raises(BufferError):

@@ -231,7 +231,7 @@ GPU = dict(type="GPU", is_simulator=False, image_support=True, vendor="Advanced 
            local_mem_is_global=False, constant_mem_bytes=65536, compute_units=48)
 ADRENO = dict(GPU, vendor="QUALCOMM", name="QUALCOMM Adreno(TM) 740", compute_units=6)
 # (named after no measured device: these rows check the ranks, which order only what no
-# shipped measurement covers; tests/test_measured_choice.py checks the measured choice)
+# shipped measurement covers; tests/kernels/test_measured_choice.py checks the measured choice)
 NVIDIA = dict(GPU, vendor="NVIDIA Corporation", name="NVIDIA GPU", compute_units=132)
 CPU = dict(type="CPU", is_simulator=False, vendor="AuthenticAMD", name="pthread-test-cpu",
            max_work_group_size=4096, local_mem_bytes=1 << 20, constant_mem_bytes=1 << 20,

@@ -22,7 +22,7 @@ import clarray_gemm as cg
 from clarray_gemm.kernels import flags, gemm_tf32x3
 from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HOPPER = cg.default_device().info.warpgroup_mma
 # One warpgroup, 64 x 64 tiles: the emulation's cost stays small.
 SMALL = {"EMULATE": 1, "BM": 64, "BN": 64, "BK": 16, "WGS": 1, "STAGES": 2, "WG_INFLIGHT": 0,

@@ -33,7 +33,7 @@ from test_gemm_oclgrind import NO_UNINITIALIZED_CHECK, oclgrind_problems
 
 pytestmark = pytest.mark.slow
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]  # tests/: oclgrind_child.py, conftest.py
 
 # Refusals the catalogue gives on Oclgrind (32 KiB of local memory, images of float only);
 # any other refusal fails the test.
@@ -41,12 +41,12 @@ EXPECTED_REFUSALS = {
     "image": "float32 only",
     "gpu_blocked": ("float32 and float64 only", "bytes of local memory"),
     # the tensor-core kernels run only on NVIDIA sm_80+ / sm_90 (their EMULATE=1 paths run
-    # under Oclgrind, every dtype they take, in tests/test_gemm_mma.py, test_gemm_wgmma.py and
+    # under Oclgrind, every dtype they take, in tests/kernels/test_gemm_mma.py, test_gemm_wgmma.py and
     # test_gemm_dmma.py)
     "mma": ("float16 or bfloat16 operands", "needs NVIDIA tensor cores"),
     "wgmma": ("float16 or bfloat16 operands", "needs NVIDIA Hopper"),
     "dmma": ("float64 only", "needs NVIDIA tensor cores"),
-    # (its EMULATE=1 path runs under Oclgrind in tests/test_gemm_tf32x3.py)
+    # (its EMULATE=1 path runs under Oclgrind in tests/kernels/test_gemm_tf32x3.py)
     "tf32x3": ("float32 at precision 'highest' only", "needs NVIDIA Hopper"),
 }
 TENSOR_CORE_KERNELS = ("mma", "wgmma", "dmma", "tf32x3")

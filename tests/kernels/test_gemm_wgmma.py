@@ -24,7 +24,7 @@ import clarray_gemm as cg
 from clarray_gemm.dtypes import bfloat16_dtype
 from clarray_gemm.kernels import gemm_wgmma
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BF16 = bfloat16_dtype()
 HOPPER = cg.default_device().info.warpgroup_mma
 # One warpgroup, 64 x 64 tiles: the emulation's cost stays small.

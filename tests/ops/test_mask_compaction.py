@@ -16,9 +16,9 @@ import pytest
 import clarray_gemm as cg
 from clarray_gemm.ops import compaction
 
-from test_gemm_oclgrind import oclgrind_problems
+from conftest import oclgrind_problems
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 LENGTHS = [1, 7, 31, 33, 257, 4099, 70000]
 DTYPES = ["float32", "float64", "int32", "int8", "uint8", "int16", "int64", "bool"]

@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import oclgrind_problems  # noqa: F401 - the kernel tests import it from here too
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
-MARKERS = ("invalid read", "invalid write", "data race", "uninitialized", "error")
+ROOT = Path(__file__).resolve().parents[2]
 
 # One product on the Oclgrind device, checked against NumPy; argv: kernel M N K batch
 # transposed(0/1) dtype params(JSON). Exit status 3 on a wrong result.
@@ -51,16 +51,6 @@ else:
 print("ok" if ok else "MISMATCH")
 sys.exit(0 if ok else 3)
 """
-
-
-def oclgrind_problems(stderr: str) -> list[str]:
-    """Oclgrind's reports (blank-line separated blocks) that name a problem, less the
-    ``CL_INVALID_VALUE`` answers to optional ``clGetDeviceInfo`` queries, which the callers
-    (device discovery, pyopencl) expect from drivers that lack a property and handle."""
-    blocks = [blk.strip() for blk in stderr.split("\n\n") if blk.strip()]
-    kept = [blk for blk in blocks
-            if not ("Function: clGetDeviceInfo" in blk and "CL_INVALID_VALUE" in blk)]
-    return [blk for blk in kept if any(m in blk.lower() for m in MARKERS)]
 
 
 # The image kernel runs with the uninitialized-value check off (bounds, races and API checks
@@ -100,7 +90,7 @@ def _needs_oclgrind(oclgrind):
 GENERAL = ["naive", "tiled", "regtile", "vec", "image", "const_b", "cpu"]
 
 
-# Small odd sizes in every dtype: tests/test_kernels_oclgrind.py. Here: several tiles.
+# Small odd sizes in every dtype: tests/kernels/test_kernels_oclgrind.py. Here: several tiles.
 @pytest.mark.parametrize("kernel", GENERAL)
 def test_kernel_is_clean_over_several_tiles(kernel):
     run_case(kernel, 33, 17, 65, 1, False, "float32")

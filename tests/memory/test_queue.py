@@ -14,7 +14,7 @@ import clarray_gemm as cg
 from clarray_gemm.bench.timing import device_seconds
 from conftest import assert_matches, random_array
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FRESH = """
 import numpy as np, pyopencl as cl, clarray_gemm as cg
 x = cg.asarray(np.arange(10.0, dtype=np.float32))

@@ -4,7 +4,7 @@
   to K = KMAX, batches, both tile settings, integer and float dtypes, C written everywhere and
   nowhere else.
 * Its refusals (K past KMAX, local memory) and its rank for an H100-like GPU.
-(Oclgrind runs it with every kernel in tests/test_kernels_oclgrind.py.)
+(Oclgrind runs it with every kernel in tests/kernels/test_kernels_oclgrind.py.)
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ import clarray_gemm as cg
 from clarray_gemm import settings
 from clarray_gemm.dtypes import bfloat16_dtype, mma_operand_dtype
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BF16 = bfloat16_dtype()
 EMULATE = {"EMULATE": 1}
 SMALL_TILES = {"EMULATE": 1, "BM": 32, "BN": 32, "WM": 16, "WN": 16}   # 4 warps, 128 items
@@ -291,7 +291,7 @@ def test_mma_rejects_other_dtypes(device):
 def test_tensor_cores_float16_and_tf32(device, M, N, K, trans):
     a, b = _inputs(np.float16, M, N, K)
     x, y = _device_operands(device, a, b, trans)
-    # Hopper runs float16 on wgmma (tests/test_gemm_wgmma.py); mma is forced there
+    # Hopper runs float16 on wgmma (tests/kernels/test_gemm_wgmma.py); mma is forced there
     forced = {"kernel": "mma"} if device.info.warpgroup_mma else {}
     assert "kernel: mma" in cg.explain_matmul(x, y, **forced)
     got = np.asarray(cg.matmul(x, y, **forced))

@@ -18,7 +18,7 @@ import pytest
 
 import clarray_gemm as cg
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HOST = np.arange(12.0).reshape(3, 4)
 INHERITED: "cg.DeviceArray | None" = None  # a device array the parent made before forking
 
@@ -85,5 +85,6 @@ CHILD_BEFORE_USE = textwrap.dedent("""
 
 def test_child_forked_before_any_device_use_computes():
     proc = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning", "-c", CHILD_BEFORE_USE],
-                          cwd=ROOT / "tests", capture_output=True, text=True, timeout=180)
+                          cwd=Path(__file__).resolve().parent, capture_output=True, text=True,
+                          timeout=180)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]

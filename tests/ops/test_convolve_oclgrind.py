@@ -20,7 +20,7 @@ import clarray_gemm as cg
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROBLEMS = ("invalid read", "invalid write", "data race", "uninitialized", "error")
 # pyopencl itself (creating a Kernel object, and its binary cache) asks the device for a
 # parameter Oclgrind does not implement; the API checker reports exactly this, which is no

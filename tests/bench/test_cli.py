@@ -98,7 +98,7 @@ def test_bench_convolve(capsys):
 def test_seed000_script_reproduces_the_table(capsys):
     """benches/seed000/seed000.py (outside the package): the seed's five kernels and ours."""
     import runpy
-    script = Path(__file__).resolve().parents[1] / "benches" / "seed000" / "seed000.py"
+    script = Path(__file__).resolve().parents[2] / "benches" / "seed000" / "seed000.py"
     main_of = runpy.run_path(str(script))["main"]
     assert main_of(["--size", "64", "--budget", "0.01"]) == 0
     rows = _table(capsys.readouterr().out)
