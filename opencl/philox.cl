@@ -4,6 +4,10 @@
 //
 //   philox_fill  out[out_off + i], i < n: value i % PER_BLOCK of block i / PER_BLOCK, one block
 //                (four 32-bit words) per work-item.
+//   philox_gamma out[out_off + i], i < n: a standard gamma variate of shape shapes[i * step]
+//                (NumPy's algorithms: Marsaglia and Tsang's for shape > 1, its exponential
+//                rejection for shape < 1), a work-item a value; its k-th block is philox of
+//                counter (i, k, call): each attempt of the rejection draws its own.
 //
 // Parameters:
 //   OUT_T        the output's element type
@@ -132,4 +136,87 @@ __kernel void philox_fill(const long n, const uint key0, const uint key1, const 
 #endif
         }
     }
+}
+
+#if WIDE
+// Uniform in [0, 1) (`up` 1: (0, 1]) and standard normal (Box-Muller) from one block each
+inline REAL draw_unit(const uint4 r, const int up)
+{
+    return unit(r.x, r.y, up);
+}
+inline REAL draw_normal(const uint4 r)
+{
+    return sqrt(-2.0 * log(unit(r.x, r.y, 1))) * cospi(2.0 * unit(r.z, r.w, 0));
+}
+#else
+inline REAL draw_unit(const uint4 r, const int up)
+{
+    return unit(r.x, up);
+}
+inline REAL draw_normal(const uint4 r)
+{
+    return sqrt(-2.0f * log(unit(r.x, 1))) * cospi(2.0f * unit(r.y, 0));
+}
+#endif
+
+__kernel void philox_gamma(const long n, const uint key0, const uint key1, const uint call0,
+                           const uint call1, __global OUT_T* restrict out, const long out_off,
+                           __global const REAL* restrict shapes, const long shapes_off,
+                           const long step)
+{
+    const long i = get_global_id(0);
+    if (i >= n)
+        return;
+    const uint2 key = (uint2)(key0, key1);
+    const uint lo = (uint)i, hi = (uint)(i >> 32) & 0xFFFFu;   // (i < 2^48)
+    uint k = 0;
+#define NEXT() philox4x32_10((uint4)(lo, hi | (k++ << 16), call0, call1), key)
+    const REAL shape = shapes[shapes_off + i * step];
+    REAL value;
+    if (shape == (REAL)1) {
+        value = -log(draw_unit(NEXT(), 1));
+    } else if (shape == (REAL)0) {
+        value = 0;
+    } else if (shape < (REAL)1) {   // NumPy's: a uniform and an exponential an attempt
+        for (;;) {
+            const REAL u = draw_unit(NEXT(), 0);
+            const REAL v = -log(draw_unit(NEXT(), 1));
+            if (u <= (REAL)1 - shape) {
+                const REAL x = pow(u, (REAL)1 / shape);
+                if (x <= v) {
+                    value = x;
+                    break;
+                }
+            } else {
+                const REAL y = -log(((REAL)1 - u) / shape);
+                const REAL x = pow((REAL)1 - shape + shape * y, (REAL)1 / shape);
+                if (x <= v + y) {
+                    value = x;
+                    break;
+                }
+            }
+        }
+    } else {   // Marsaglia and Tsang, as NumPy writes it
+        const REAL b = shape - (REAL)1 / (REAL)3;
+        const REAL c = (REAL)1 / sqrt((REAL)9 * b);
+        for (;;) {
+            REAL x, v;
+            do {
+                x = draw_normal(NEXT());
+                v = (REAL)1 + c * x;
+            } while (v <= (REAL)0);
+            v = v * v * v;
+            const REAL u = draw_unit(NEXT(), 0);
+            if (u < (REAL)1 - (REAL)0.0331 * (x * x) * (x * x)) {
+                value = b * v;
+                break;
+            }
+            if (log(u) < (REAL)0.5 * x * x + b * ((REAL)1 - v + log(v))) {
+                value = b * v;
+                break;
+            }
+        }
+    }
+#undef NEXT
+    out[out_off + i] = (OUT_T)value;
 }

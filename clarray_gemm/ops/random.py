@@ -62,6 +62,14 @@ def _kernel(device: Device, dist: int, dtype: np.dtype, affine: bool):
     return get_kernel(device, SOURCE, "philox_fill", defines)
 
 
+def _gamma_kernel(device: Device, dtype: np.dtype):
+    """philox_gamma for an output dtype."""
+    defines: dict[str, object] = {"OUT_T": ctype(dtype), "WIDE": int(dtype.itemsize == 8)}
+    if dtype == np.float64:
+        defines["IS_FP64"] = 1
+    return get_kernel(device, SOURCE, "philox_gamma", defines)
+
+
 def _shape(size: Any) -> tuple[int, ...] | None:
     if size is None:
         return None
@@ -77,7 +85,8 @@ class Generator:
     """A random number generator on a device, after ``numpy.random.Generator``: ``random``,
     ``standard_normal``, ``normal``, ``uniform``, ``standard_exponential``, ``exponential``,
     ``lognormal``, ``laplace``, ``rayleigh``, ``weibull``, ``pareto``, ``power``,
-    ``standard_cauchy``, ``integers``, ``permutation``, ``shuffle``, ``choice``, and
+    ``standard_cauchy``, ``standard_gamma``, ``gamma``, ``chisquare``, ``integers``,
+    ``permutation``, ``shuffle``, ``choice``, and
     :meth:`spawn`. Results are
     device arrays (a Python scalar for ``size=None``, as NumPy gives); ``out=`` takes a
     C-contiguous device array."""
@@ -99,22 +108,25 @@ class Generator:
         return [Generator(child, self.device) for child in self._seed_seq.spawn(n_children)]
 
     # -- the draws ---------------------------------------------------------------------------
+    def _target(self, shape: tuple[int, ...] | None, dtype: np.dtype, out: Any) -> DeviceArray:
+        """``out`` checked as NumPy checks it, or a fresh array of ``shape``."""
+        if out is None:
+            return empty(shape, dtype, device=self.device)
+        if not is_device_array(out):
+            raise TypeError("out must be a clarray_gemm device array")
+        if out.dtype != dtype:
+            raise TypeError(f"Supplied output array has the wrong type. Expected "
+                            f"{dtype}, got {out.dtype}")
+        if not out.flags.c_contiguous:
+            raise ValueError("Supplied output array is not contiguous, writable or aligned.")
+        if shape is not None and tuple(shape) != out.shape:
+            raise ValueError("size must match out.shape when used together")
+        return out
+
     def _fill(self, dist: int, shape: tuple[int, ...], dtype: np.dtype, out: Any,
               affine: tuple[float, float] | None = None,
               integers: tuple[int, int] | None = None) -> DeviceArray:
-        if out is not None:
-            if not is_device_array(out):
-                raise TypeError("out must be a clarray_gemm device array")
-            if out.dtype != dtype:
-                raise TypeError(f"Supplied output array has the wrong type. Expected "
-                                f"{dtype}, got {out.dtype}")
-            if not out.flags.c_contiguous:
-                raise ValueError("Supplied output array is not contiguous, writable or aligned.")
-            if shape is not None and tuple(shape) != out.shape:
-                raise ValueError("size must match out.shape when used together")
-            target = out
-        else:
-            target = empty(shape, dtype, device=self.device)
+        target = self._target(shape, dtype, out)
         n = target.size
         with self._lock:
             call = self._draws
@@ -264,6 +276,69 @@ class Generator:
         NumPy draws them)."""
         return self._transformed("standard_cauchy", (), size, lambda shape: np.divide(
             self.standard_normal(shape), self.standard_normal(shape)))
+
+    def standard_gamma(self, shape: Any, size: Any = None, dtype: Any = np.float64,
+                       out: Any = None) -> Any:
+        """Standard gamma floats of shape ``shape`` (``Generator.standard_gamma``: NumPy's
+        algorithms, Marsaglia and Tsang's above shape 1, each value drawn by one work-item
+        with its own rejection loop)."""
+        dt = np.dtype(dtype)
+        if dt not in _FLOATS:
+            raise TypeError(f"Unsupported dtype {dt!r} for standard_gamma")
+        host = np.asarray(shape) if is_device_array(shape) else shape
+        _CHECKER.standard_gamma(host, size=0 if np.ndim(host) == 0 else size)
+        if out is not None:
+            target_shape = out.shape if is_device_array(out) else None
+            np.broadcast_shapes(np.shape(host), target_shape or ())
+        else:
+            target_shape = _shape(size)
+            if target_shape is None:
+                target_shape = np.shape(host)
+            else:
+                np.broadcast_shapes(target_shape, np.shape(host))   # NumPy's error otherwise
+        real = np.dtype(np.float64) if dt.itemsize == 8 else np.dtype(np.float32)
+        if np.ndim(host) == 0 and not is_device_array(shape):
+            shapes, step = asarray(np.array([host], real), device=self.device), 0
+        else:
+            shapes = np.broadcast_to(asarray(shape, dtype=real, device=self.device),
+                                     target_shape).copy()
+            step = 1
+        result = self._gamma(target_shape, dt, out, shapes, step)
+        if size is None and out is None and np.ndim(host) == 0 and not is_device_array(shape):
+            return result.__array__()[()].item()
+        return result
+
+    def _gamma(self, shape: tuple, dtype: np.dtype, out: Any, shapes: DeviceArray,
+               step: int) -> DeviceArray:
+        target = self._target(shape, dtype, out)
+        with self._lock:
+            call = self._draws
+            self._draws += 1
+        if target.size == 0:
+            return target
+        key = (target.device, "gamma", dtype, False)
+        kernel = _KERNELS.find(key) or _KERNELS.get(key, lambda: _gamma_kernel(target.device,
+                                                                              dtype))
+        local = min(_WORK_GROUP, target.device.info.max_work_group_size)
+        n = target.size
+        kernel(target.device.queue, (-(-n // local) * local,), (local,), np.int64(n),
+               np.uint32(self._key[0]), np.uint32(self._key[1]), np.uint32(call & _MASK),
+               np.uint32(call >> 32), target.storage.kernel_buffer(write=True),
+               np.int64(target.offset // target.itemsize), shapes.storage.kernel_buffer(),
+               np.int64(shapes.offset // shapes.itemsize), np.int64(step))
+        return target
+
+    def gamma(self, shape: Any, scale: Any = 1.0, size: Any = None) -> Any:
+        """Gamma floats of ``shape`` and ``scale`` (``Generator.gamma``: scale times a standard
+        gamma)."""
+        return self._transformed("gamma", (shape, scale), size, lambda k, s, dims: np.multiply(
+            self.standard_gamma(k, dims), s))
+
+    def chisquare(self, df: Any, size: Any = None) -> Any:
+        """Chi-square floats of ``df`` degrees of freedom (``Generator.chisquare``: twice a
+        standard gamma of shape df / 2, NumPy's form)."""
+        return self._transformed("chisquare", (df,), size, lambda d, dims: np.multiply(
+            self.standard_gamma(np.divide(d, 2.0), dims), 2.0))
 
     def permutation(self, x: Any, axis: int = 0) -> Any:
         """A random permutation (``Generator.permutation``): of ``range(x)`` for an int, else

@@ -211,6 +211,11 @@ with np.errstate(all="ignore"):
                     if v.dtype != dt or v.shape != (n,) or not np.isfinite(v).all():
                         print("MISMATCH", draw.__name__, v)
                         sys.exit(3)
+                for k in (0.5, 1.0, 3.0):   # philox_gamma: both rejection loops
+                    v = np.asarray(rng.standard_gamma(k, n, dtype=dt))
+                    if v.dtype != dt or v.shape != (n,) or not (v >= 0).all():
+                        print("MISMATCH standard_gamma", v)
+                        sys.exit(3)
             k = np.asarray(rng.integers(-3, 4, n, dtype=np.int8))
             if k.dtype != np.int8 or k.min() < -3 or k.max() > 3:
                 print("MISMATCH integers", k)

@@ -307,3 +307,54 @@ def test_transformed_distributions_errors_and_broadcasts(device):
     assert 0.9 < medians[1] / medians[0] / 100 < 1.1
     assert rng.weibull(np.array([0.0, 2.0])).shape == (2,)
     assert float(np.asarray(rng.weibull(np.array([0.0, 2.0])))[0]) == 0.0
+
+
+def _ks(a, b):
+    """The two-sample Kolmogorov-Smirnov statistic."""
+    a, b = np.sort(a), np.sort(b)
+    both = np.concatenate([a, b])
+    return np.abs(np.searchsorted(a, both, "right") / a.size
+                  - np.searchsorted(b, both, "right") / b.size).max()
+
+
+@pytest.mark.parametrize("shape", [0.3, 1.0, 2.5, 30.0])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_standard_gamma_is_numpys_distribution(device, shape, dtype):
+    """Against NumPy's own draws of the same distribution: two-sample KS statistic below
+    0.012 at 10^5 each (the 0.001 critical value is 0.0087), mean and variance (both the
+    shape) within 3%; both of NumPy's algorithms (shape below and above 1) and the
+    exponential at 1."""
+    if np.dtype(dtype) == np.float64 and not device.info.fp64:
+        pytest.skip("needs doubles")
+    rng = cg.random.default_rng(5, device=device)
+    x = rng.standard_gamma(shape, size=100_000, dtype=dtype)
+    assert type(x) is cg.DeviceArray and x.dtype == dtype and x.shape == (100_000,)
+    h = np.asarray(x).astype(np.float64)
+    assert (h >= 0).all()
+    assert _ks(h, np.random.default_rng(6).standard_gamma(shape, size=100_000)) < 0.012
+    assert abs(h.mean() - shape) < 0.03 * shape and abs(h.var() - shape) < 0.05 * shape
+
+
+def test_gamma_family_shapes_errors_and_scalars(device):
+    rng = cg.random.default_rng(7, device=device)
+    assert isinstance(rng.standard_gamma(2.0), float)
+    assert isinstance(rng.gamma(2.0, 3.0), float)
+    shapes = cg.asarray(np.array([0.5, 1.0, 5.0]), device=device)
+    drawn = rng.standard_gamma(shapes, size=(20000, 3))
+    assert drawn.shape == (20000, 3)
+    np.testing.assert_allclose(np.asarray(drawn).mean(axis=0), [0.5, 1.0, 5.0], rtol=0.05)
+    g = np.asarray(rng.gamma(2.0, 3.0, size=50_000))
+    assert abs(g.mean() - 6.0) < 0.15
+    c = np.asarray(rng.chisquare(4, size=50_000))
+    assert abs(c.mean() - 4.0) < 0.1 and abs(c.var() - 8.0) < 0.4
+    assert rng.standard_gamma(0.0, size=3).tolist() == [0.0, 0.0, 0.0]
+    out = cg.empty((5,), np.float32, device=device)
+    assert rng.standard_gamma(2.0, dtype=np.float32, out=out) is out
+    for call, args in ((rng.standard_gamma, (-1.0,)), (rng.gamma, (1.0, -2.0)),
+                       (rng.chisquare, (0,))):
+        with pytest.raises(ValueError):
+            call(*args)
+    with pytest.raises(TypeError, match="Unsupported dtype"):
+        rng.standard_gamma(1.0, size=3, dtype=np.int32)
+    with pytest.raises(ValueError):
+        rng.standard_gamma(cg.asarray(np.ones(3), device=device), size=(4,))
