@@ -20,7 +20,8 @@ def asarray(a: Any, dtype=None, device=None, copy: bool | None = None) -> Device
 
     Host data is copied once, straight into the mapped device buffer. Byte-swapped input is
     stored in native byte order (values are unchanged). A device array on the requested device
-    and dtype is returned as is unless ``copy=True``.
+    and dtype is returned as is unless ``copy=True``. A ``pyopencl.array.Array`` made on a
+    device's ``context`` is shared, not copied (see ``DeviceArray.to_pyopencl``).
     """
     dev = get_device(device) if device is not None else (
         a.device if isinstance(a, DeviceArray) else get_device(None))
