@@ -37,6 +37,7 @@
 #define XMAX 1024
 #endif
 #define BS 32   // lu_solve_columns: rows a step
+#include "cholesky_local.h"
 
 // Factor the panel of columns k..k+w-1, rows k..n-1, of each n x n matrix in place (dgetf2):
 // a column at a time, the first largest magnitude as pivot (a work-group reduction), the swap
@@ -181,8 +182,7 @@ void trsm(__global const T* restrict t, const long t_off, const long t_batch, co
 }
 
 // The Cholesky factor of the w x w diagonal block at (k, k) of each n x n matrix, in place
-// (its lower triangle: dpotf2), in local memory: a column at a time, the diagonal element on
-// one work-item, the rest of the column in parallel.
+// (its lower triangle: dpotf2, cholesky_local.h), in local memory.
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void cholesky_block(__global T* restrict a, const long a_off, const long a_batch, const int n,
                     const int k, const int w, __global int* restrict status)
@@ -199,32 +199,14 @@ void cholesky_block(__global T* restrict a, const long a_off, const long a_batch
     if (lid == 0)
         failed = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int j = 0; j < w; ++j) {
-        if (lid == 0) {
-            T d = l[j * NB + j];
-            for (int q = 0; q < j; ++q)
-                d = d - l[j * NB + q] * l[j * NB + q];
-            if (!(d > (T)0) && failed == 0)
-                failed = k + j + 1;
-            l[j * NB + j] = sqrt(d);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const T djj = l[j * NB + j];
-        for (int i = j + 1 + lid; i < w; i += WG) {
-            T s = l[i * NB + j];
-            for (int q = 0; q < j; ++q)
-                s = s - l[i * NB + q] * l[j * NB + q];
-            l[i * NB + j] = s / djj;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    cholesky_local(l, w, NB, &failed, lid);
     for (int e = lid; e < w * w; e += WG) {
         const int i = e / w, j = e - (e / w) * w;
         if (j <= i)
             a[(long)i * n + j] = l[i * NB + j];
     }
     if (lid == 0 && failed != 0 && status[m] == 0)
-        status[m] = failed;
+        status[m] = k + failed;   // the column in the whole matrix
 }
 
 // Zero the strict upper triangle of each n x n matrix (the Cholesky factor's, which the
@@ -289,6 +271,34 @@ void lu_det(__global const T* restrict a, const long a_off, const long a_batch, 
 // along a row of the factor, coalesced), then the BS x BS triangle, a row per work-item and a
 // barrier per row. For few right-hand sides, where the blocked solve's launches would cost
 // more than the arithmetic.
+// One step of lu_solve_columns: rows i0 .. i0 + bs take their dot products with the solved
+// part x[t0 .. t1) (BS rows x WG / BS lanes, each lane's loads along a row of the factor), the
+// step's triangle is staged in `tri`; returns row i0 + lid's right-hand side less that sum
+// (work-items lid < bs).
+inline T block_rest(__global const T* restrict lu, const int n, __local const T* x,
+                    __local T* part, __local T* tri, const int i0, const int bs, const int t0,
+                    const int t1, const int lid)
+{
+    const int lanes = WG / BS, r = lid / lanes, q = lid - (lid / lanes) * lanes;
+    T s = 0;
+    if (r < bs)
+        for (int t = t0 + q; t < t1; t += lanes)
+            s += lu[(long)(i0 + r) * n + t] * x[t];
+    part[lid] = s;
+    for (int e = lid; e < bs * bs; e += WG) {
+        const int row = e / bs;
+        tri[e] = lu[(long)(i0 + row) * n + i0 + e - row * bs];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    T v = 0;
+    if (lid < bs) {
+        v = x[i0 + lid];
+        for (int t = 0; t < lanes; ++t)
+            v -= part[lid * lanes + t];
+    }
+    return v;
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void lu_solve_columns(__global const T* restrict lu, const long lu_off, const long lu_batch,
                       const int n, __global const int* restrict piv, const long piv_batch,
@@ -298,7 +308,7 @@ void lu_solve_columns(__global const T* restrict lu, const long lu_off, const lo
     __local T part[WG];
     __local T tri[BS * BS];
     __local T cur[BS];
-    const int lid = get_local_id(0), lanes = WG / BS;
+    const int lid = get_local_id(0);
     const int c = get_group_id(0);
     const long m = get_group_id(1);
     lu += lu_off + m * lu_batch;
@@ -318,25 +328,9 @@ void lu_solve_columns(__global const T* restrict lu, const long lu_off, const lo
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int r = lid / lanes, q = lid - (lid / lanes) * lanes;
     for (int i0 = 0; i0 < n; i0 += BS) {   // L y = P b
         const int bs = min(BS, n - i0);
-        T s = 0;
-        if (r < bs)
-            for (int t = q; t < i0; t += lanes)
-                s += lu[(long)(i0 + r) * n + t] * x[t];
-        part[lid] = s;
-        for (int e = lid; e < bs * bs; e += WG) {
-            const int row = e / bs;
-            tri[e] = lu[(long)(i0 + row) * n + i0 + e - row * bs];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        T v = 0;
-        if (lid < bs) {
-            v = x[i0 + lid];
-            for (int t = 0; t < lanes; ++t)
-                v -= part[lid * lanes + t];
-        }
+        T v = block_rest(lu, n, x, part, tri, i0, bs, 0, i0, lid);
         for (int r2 = 0; r2 < bs; ++r2) {
             if (lid == r2)
                 cur[r2] = v;
@@ -349,23 +343,8 @@ void lu_solve_columns(__global const T* restrict lu, const long lu_off, const lo
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     for (int i0 = (n - 1) / BS * BS; i0 >= 0; i0 -= BS) {   // U x = y, from the last rows up
-        const int bs = min(BS, n - i0), end = i0 + bs;
-        T s = 0;
-        if (r < bs)
-            for (int t = end + q; t < n; t += lanes)
-                s += lu[(long)(i0 + r) * n + t] * x[t];
-        part[lid] = s;
-        for (int e = lid; e < bs * bs; e += WG) {
-            const int row = e / bs;
-            tri[e] = lu[(long)(i0 + row) * n + i0 + e - row * bs];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        T v = 0;
-        if (lid < bs) {
-            v = x[i0 + lid];
-            for (int t = 0; t < lanes; ++t)
-                v -= part[lid * lanes + t];
-        }
+        const int bs = min(BS, n - i0);
+        T v = block_rest(lu, n, x, part, tri, i0, bs, i0 + bs, n, lid);
         for (int r2 = bs - 1; r2 >= 0; --r2) {
             if (lid == r2) {
                 v = v / tri[r2 * bs + r2];

@@ -38,6 +38,7 @@
 #define IDENTITY 0
 #endif
 #define KK (K > 0 ? K : 1)
+#include "cholesky_local.h"
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void lu_solve(__global const T* restrict a, const long a_off, const long a_batch,
@@ -175,25 +176,7 @@ void cholesky(__global const T* restrict a, const long a_off, const long a_batch
     if (lid == 0)
         failed = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int j = 0; j < N; ++j) {
-        if (lid == 0) {
-            T d = l[j * N + j];
-            for (int k = 0; k < j; ++k)
-                d = d - l[j * N + k] * l[j * N + k];
-            if (!(d > (T)0) && failed == 0)
-                failed = j + 1;
-            l[j * N + j] = sqrt(d);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const T djj = l[j * N + j];
-        for (int i = j + 1 + lid; i < N; i += WG) {
-            T s = l[i * N + j];
-            for (int k = 0; k < j; ++k)
-                s = s - l[i * N + k] * l[j * N + k];
-            l[i * N + j] = s / djj;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    cholesky_local(l, N, N, &failed, lid);
     x += m * (long)(N * N);
     for (int e = lid; e < N * N; e += WG)
         x[e] = l[e];

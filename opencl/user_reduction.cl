@@ -42,6 +42,28 @@ inline _type_reduce user_reduce(const _type_reduce a, const _type_reduce b)
 
 // Work-group (s, row) reduces the elements [s * chunk, (s + 1) * chunk) of its row: into the
 // output (SPLIT 0: one group a row) or into partial[row * groups + s] for NAME_finish.
+// The work-group's values combined by a tree in local memory: part[0] holds the result.
+inline void user_combine(__local _type_reduce* part, const _type_reduce acc, const int lid)
+{
+    part[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = WG / 2; h > 0; h >>= 1) {
+        if (lid < h)
+            part[lid] = user_reduce(part[lid], part[lid + h]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+// The post-map expression: `a` the reduced value, the output's name its element, `n` the
+// number of elements it reduced.
+inline void user_post_map(const _type_reduce a, __global @OUT_TYPE@* out__p, const long at,
+                          const long n)
+{
+#define @OUT@ (out__p[at])
+    @POST@;
+#undef @OUT@
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void @NAME@(const long rows, const long cols, const long chunk, const long8 shape @PARAMS@,
             __global @OUT_TYPE@* out__p, const long out__o, __global _type_reduce* partial)
@@ -59,21 +81,12 @@ void @NAME@(const long rows, const long cols, const long chunk, const long8 shap
 @LOADS@
         acc = user_reduce(acc, (_type_reduce)(@MAP@));
     }
-    part[lid] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int h = WG / 2; h > 0; h >>= 1) {
-        if (lid < h)
-            part[lid] = user_reduce(part[lid], part[lid + h]);
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    user_combine(part, acc, lid);
     if (lid == 0) {
 #if SPLIT
         partial[row * get_num_groups(0) + s] = part[0];
 #else
-        const _type_reduce a = part[0];
-#define @OUT@ (out__p[out__o + row])
-        @POST@;
-#undef @OUT@
+        user_post_map(part[0], out__p, out__o + row, n);
 #endif
     }
 }
@@ -91,17 +104,8 @@ void @NAME@_finish(const long groups, __global const _type_reduce* restrict part
     _type_reduce acc = (_type_reduce)(@IDENTITY@);
     for (long g = lid; g < groups; g += WG)
         acc = user_reduce(acc, partial[row * groups + g]);
-    part[lid] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int h = WG / 2; h > 0; h >>= 1) {
-        if (lid < h)
-            part[lid] = user_reduce(part[lid], part[lid + h]);
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    user_combine(part, acc, lid);
     if (lid == 0) {
-        const _type_reduce a = part[0];
-#define @OUT@ (out__p[out__o + row])
-        @POST@;
-#undef @OUT@
+        user_post_map(part[0], out__p, out__o + row, n);
     }
 }

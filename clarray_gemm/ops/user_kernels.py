@@ -96,6 +96,39 @@ def _element_strides(x: DeviceArray, shape: tuple) -> list[int]:
                         for n, m, s in zip(x.shape, shape[pad:], x.strides)]
 
 
+def _bind_types(name: str, in_params: tuple, out_params: tuple,
+                inputs: list) -> dict[str, np.dtype]:
+    """The placeholders' dtypes: from the arrays first, then from the scalars (NumPy's dtype of
+    the value); TypeError for a placeholder no input binds or an array of another dtype."""
+    types: dict[str, np.dtype] = {}
+    for pass_arrays in (True, False):
+        for a, p in zip(inputs, in_params):
+            if p.dtype is not None or p.type in types:
+                continue
+            if (type(a) is DeviceArray) == pass_arrays:
+                types[p.type] = a.dtype if pass_arrays else np.asarray(a).dtype
+    for p in in_params + out_params:
+        if p.dtype is None and p.type not in types:
+            raise TypeError(f"{name}: the type of {p.name!r} ({p.type}) is not bound by any "
+                            f"input")
+    for a, p in zip(inputs, in_params):
+        want = types[p.type] if p.dtype is None else p.dtype
+        if type(a) is DeviceArray and a.dtype != want:
+            raise TypeError(f"{name}: argument {p.name!r} is {a.dtype}, the kernel takes {want}")
+    return types
+
+
+def _assembled(template: str, types: dict, extra_typedefs: Sequence[str],
+               pieces: dict[str, str]) -> str:
+    """``opencl/<template>`` with its markers (``@NAME@``) replaced by ``pieces`` and its
+    ``@TYPEDEFS@`` by the placeholders' typedefs and ``extra_typedefs``."""
+    typedefs = [f"typedef {_c_type(t)} {name};" for name, t in sorted(types.items())]
+    text = source_text(template).replace("@TYPEDEFS@", "\n".join([*typedefs, *extra_typedefs]))
+    for marker, piece in pieces.items():
+        text = text.replace(f"@{marker}@", piece)
+    return text
+
+
 def _layout(x: DeviceArray, shape: tuple) -> tuple[np.ndarray, bool]:
     """(element strides over ``shape`` as a long8, whether the operand is C-contiguous in it)."""
     strides = _element_strides(x, shape)
@@ -157,7 +190,7 @@ class ElementwiseKernel:
                                  f"the others on {device}")
             if p.raw and type(a) is not DeviceArray:
                 raise TypeError(f"{self.name}: raw argument {p.name!r} must be an array")
-        types = self._bind_types(inputs)
+        types = _bind_types(self.name, self.in_params, self.out_params, inputs)
         arrays = [a for a, p in zip(inputs, self.in_params) if type(a) is DeviceArray and not
                   p.raw]
         outs = list(args[nin:])
@@ -203,27 +236,6 @@ class ElementwiseKernel:
             return outs[0]
         return tuple(outs)
 
-    def _bind_types(self, inputs: list) -> dict[str, np.dtype]:
-        """The placeholders' dtypes: from the arrays first, then from the scalars (NumPy's
-        dtype of the value)."""
-        types: dict[str, np.dtype] = {}
-        for pass_arrays in (True, False):
-            for a, p in zip(inputs, self.in_params):
-                if p.dtype is not None or p.type in types:
-                    continue
-                if (type(a) is DeviceArray) == pass_arrays:
-                    types[p.type] = a.dtype if pass_arrays else np.asarray(a).dtype
-        for p in self.in_params + self.out_params:
-            if p.dtype is None and p.type not in types:
-                raise TypeError(f"{self.name}: the type of {p.name!r} ({p.type}) is not bound "
-                                f"by any input")
-        for a, p in zip(inputs, self.in_params):
-            want = types[p.type] if p.dtype is None else p.dtype
-            if type(a) is DeviceArray and a.dtype != want:
-                raise TypeError(f"{self.name}: argument {p.name!r} is {a.dtype}, the kernel "
-                                f"takes {want}")
-        return types
-
     def _source(self, types: dict, scalars: frozenset, ndim: int, contiguous: tuple) -> str:
         """The kernel's source: the template with this signature's pieces (``scalars``: the
         inputs passed by value)."""
@@ -261,14 +273,10 @@ class ElementwiseKernel:
             else:
                 loads.append(f"#define {p.name} ({p.name}__p[{p.name}__at])")
                 undefs.append(f"#undef {p.name}")
-        typedefs = [f"typedef {_c_type(t)} {name};" for name, t in sorted(types.items())]
-        text = source_text("user_elementwise.cl")
-        for marker, piece in (("@TYPEDEFS@", "\n".join(typedefs)),
-                              ("@PREAMBLE@", self.preamble), ("@NAME@", self.name),
-                              ("@PARAMS@", " ".join(params)), ("@LOADS@", "\n".join(loads)),
-                              ("@OPERATION@", self.operation), ("@STORES@", "\n".join(stores)),
-                              ("@UNDEFS@", "\n".join(undefs))):
-            text = text.replace(marker, piece)
+        text = _assembled("user_elementwise.cl", types, (), {
+            "PREAMBLE": self.preamble, "NAME": self.name, "PARAMS": " ".join(params),
+            "LOADS": "\n".join(loads), "OPERATION": self.operation,
+            "STORES": "\n".join(stores), "UNDEFS": "\n".join(undefs)})
         return f"#define NDIM {ndim}\n" + text
 
     def _plan(self, device: Device, shape: tuple, types: dict, inputs: list, outs: list,
@@ -425,7 +433,7 @@ class ReductionKernel:
             if type(a) is DeviceArray and a.device is not device:
                 raise ValueError(f"{self.name}: argument {p.name!r} is on {a.device}, "
                                  f"the others on {device}")
-        types = ElementwiseKernel._bind_types(self, inputs)
+        types = _bind_types(self.name, self.in_params, self.out_params, inputs)
         arrays = [a for a in inputs if type(a) is DeviceArray]
         try:
             shape = np.broadcast_shapes(*(a.shape for a in arrays))
@@ -501,18 +509,12 @@ class ReductionKernel:
             if at == "AT_S":
                 strides.append(f"    STRIDES_OF({p.name})")
             loads.append(f"        const {c} {p.name} = {p.name}__p[{at}({p.name})];")
-        typedefs = [f"typedef {_c_type(t)} {name};" for name, t in sorted(types.items())]
-        typedefs.append(f"typedef {_c_type(reduce_dtype)} _type_reduce;")
-        text = source_text("user_reduction.cl")
-        for marker, piece in (("@TYPEDEFS@", "\n".join(typedefs)),
-                              ("@PREAMBLE@", self.preamble), ("@NAME@", self.name),
-                              ("@PARAMS@", " ".join(params)), ("@STRIDES@", "\n".join(strides)),
-                              ("@LOADS@", "\n".join(loads)), ("@MAP@", self.map_expr),
-                              ("@REDUCE@", self.reduce_expr), ("@IDENTITY@", self.identity),
-                              ("@POST@", self.post_map_expr),
-                              ("@OUT_TYPE@", _c_type(out_dtype)),
-                              ("@OUT@", self.out_params[0].name)):
-            text = text.replace(marker, piece)
+        text = _assembled("user_reduction.cl", types,
+                          (f"typedef {_c_type(reduce_dtype)} _type_reduce;",), {
+            "PREAMBLE": self.preamble, "NAME": self.name, "PARAMS": " ".join(params),
+            "STRIDES": "\n".join(strides), "LOADS": "\n".join(loads), "MAP": self.map_expr,
+            "REDUCE": self.reduce_expr, "IDENTITY": self.identity, "POST": self.post_map_expr,
+            "OUT_TYPE": _c_type(out_dtype), "OUT": self.out_params[0].name})
         return f"#define NDIM {ndim}\n#define WG {wg}\n#define SPLIT {int(split)}\n" + text
 
 
