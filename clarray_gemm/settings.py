@@ -17,6 +17,9 @@ variable                            meaning
 ``CLARRAY_GEMM_FALLBACK_RESULTS``   ``host``: NumPy functions with no device implementation
                                     (host fallbacks) return NumPy's own objects; default
                                     ``device`` (their arrays come back as device arrays)
+``CLARRAY_GEMM_EVENTLESS``          ``1``/``0``: kernel launches and buffer copies that no one
+                                    waits on make no event object (or always make one); default:
+                                    by the driver (``enqueue.eventless_vendors``, tuning data)
 ``CLARRAY_GEMM_PROBE_TIMEOUT``      seconds a driver probe may take (default 180)
 ``CLARRAY_GEMM_PROBE_FAULT``        test hook, ``abort:<text>[,<text>...]`` or ``hang:...``: the
                                     probe child of every driver whose platform or device name
@@ -43,7 +46,8 @@ import platformdirs
 __all__ = ["CACHE_ENV", "NV_VERBOSE_ENV", "PROBE_CHILD_ENV", "PROGRAM_CACHE_ENV", "Settings",
            "current", "reload", "cache_dir", "program_cache_dir", "nv_verbose", "host_path",
            "matmul_precision", "PRECISIONS", "register_drivers", "probe_timeout_s", "host_threads",
-           "probe_fault", "in_probe_child", "fallback_results", "FALLBACK_RESULTS"]
+           "probe_fault", "in_probe_child", "fallback_results", "FALLBACK_RESULTS",
+           "eventless_enqueue"]
 
 CACHE_ENV = "CLARRAY_GEMM_CACHE_DIR"
 NV_VERBOSE_ENV = "CLARRAY_GEMM_NV_VERBOSE"
@@ -71,6 +75,7 @@ class Settings:
     in_probe_child: bool
     program_cache_dir: Path
     fallback_results: str
+    eventless: bool | None = None
 
 
 @lru_cache(maxsize=1)
@@ -101,6 +106,13 @@ def _fallback_results(text: str) -> str:
     return text if text in FALLBACK_RESULTS else "device"
 
 
+def _tristate(text: str) -> bool | None:
+    text = text.strip().lower()
+    if not text:
+        return None
+    return text not in _OFF
+
+
 def _threads(text: str) -> int | None:
     try:
         return max(1, int(text))
@@ -125,7 +137,8 @@ def _read() -> Settings:
         probe_fault=_fault(env.get("CLARRAY_GEMM_PROBE_FAULT", "")),
         in_probe_child=env.get(PROBE_CHILD_ENV) == "1",
         program_cache_dir=Path(programs) if programs else cache / "pyopencl",
-        fallback_results=_fallback_results(env.get("CLARRAY_GEMM_FALLBACK_RESULTS", "")))
+        fallback_results=_fallback_results(env.get("CLARRAY_GEMM_FALLBACK_RESULTS", "")),
+        eventless=_tristate(env.get("CLARRAY_GEMM_EVENTLESS", "")))
 
 
 _current = _read()
@@ -197,3 +210,9 @@ def fallback_results() -> str:
     """``"host"`` when ``CLARRAY_GEMM_FALLBACK_RESULTS=host``: host fallbacks return NumPy's
     objects; else ``"device"``: their arrays come back as device arrays."""
     return _current.fallback_results
+
+
+def eventless_enqueue() -> bool | None:
+    """``CLARRAY_GEMM_EVENTLESS``: True (launches no one waits on make no event object), False
+    (they always do), or None: the driver's entry in the tuning data decides."""
+    return _current.eventless

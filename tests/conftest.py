@@ -30,6 +30,27 @@ def device() -> cg.Device:
 
 
 @pytest.fixture
+def launches(monkeypatch) -> list:
+    """``(queue, kernel)`` of every kernel launch while the test runs: through pyopencl, and
+    the bound launches that make no event (``clarray_gemm/drivers/eventless.py``), which do
+    not pass through it."""
+    import pyopencl as cl
+    from clarray_gemm.kernels import programs
+    seen: list = []
+    real = cl.enqueue_nd_range_kernel
+    monkeypatch.setattr(cl, "enqueue_nd_range_kernel",
+                        lambda q, k, *args, **kw: seen.append((q, k)) or real(q, k, *args, **kw))
+    bound_enqueue = programs.BoundLaunch._enqueue
+
+    def enqueue(self, kernel, handle, wait_for):
+        if self._eventless is not None and wait_for is None:
+            seen.append((self.device.queue, kernel))
+        return bound_enqueue(self, kernel, handle, wait_for)
+    monkeypatch.setattr(programs.BoundLaunch, "_enqueue", enqueue)
+    return seen
+
+
+@pytest.fixture
 def isolated_cache(tmp_path, monkeypatch):
     """A fresh, empty ``CLARRAY_GEMM_CACHE_DIR`` for one test (settings re-read around it)."""
     from clarray_gemm import settings

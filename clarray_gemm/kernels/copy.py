@@ -14,7 +14,7 @@ from ..device import Device
 from ..memo import Memo
 from ..drivers import calls
 from ..dtypes import storage_ctype
-from .programs import get_kernel
+from .programs import eventless_copy_enqueue, get_kernel
 
 __all__ = ["strided_copy", "copy_plan", "prepare_strided_copy", "merge_dims", "as_long8", "tile_layout",
            "row_layout",
@@ -156,9 +156,18 @@ def _complex_copy(device: Device, shape: tuple, dtype: np.dtype, src_strides: tu
 
 
 def _plain_copy(device: Device, nbytes: int, itemsize: int):
-    """A :func:`copy_plan` copy between two contiguous ranges: ``clEnqueueCopyBuffer``."""
+    """A :func:`copy_plan` copy between two contiguous ranges: ``clEnqueueCopyBuffer`` (with
+    no event object where the device's events are costly: then it returns None)."""
+    fast = eventless_copy_enqueue(device)
+
     def copy(src: cl.Buffer, src_offset: int, dst: cl.Buffer, dst_offset: int,
-             wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
+             wait_for: Sequence[cl.Event] | None = None) -> cl.Event | None:
+        if fast is not None and wait_for is None:
+            with calls.guard():
+                if not fast(device.queue.int_ptr, src.int_ptr, dst.int_ptr, src_offset * itemsize,
+                            dst_offset * itemsize, nbytes, 0, None, None):
+                    return None
+            # refused: pyopencl's call raises the driver's error in its words
         return calls.copy_buffer(device.queue, src, dst, nbytes, src_offset * itemsize,
                                  dst_offset * itemsize, wait_for)
     return copy

@@ -272,7 +272,9 @@ def choose(device: Device, problem: GemmProblem, kernel: str | None = None,
 
 def run(device: Device, problem: GemmProblem, kernel: str | None = None,
         params: Mapping[str, int] | None = None) -> tuple[cl.Event, Choice[GemmProblem]]:
-    """Choose a variant and enqueue it; returns the kernel's event and the choice."""
+    """Choose a variant and enqueue it; returns the kernel's event (None where the device
+    enqueues without events: ``kernels/programs.py``, ``eventless_kernel_enqueue``) and the
+    choice."""
     choice = choose(device, problem, kernel, params)
     return launch(device, problem, choice), choice
 

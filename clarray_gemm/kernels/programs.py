@@ -18,10 +18,12 @@ from ..memo import Memo
 from ..sources import source_names, source_text  # noqa: F401  (re-exported)
 # The dtype rules live in clarray_gemm.dtypes; importable from here too for older callers.
 from ..dtypes import ctype, dtype_defines, unsupported_dtype  # noqa: F401
-from ..drivers import calls
+from ..drivers import calls, eventless
 from ..drivers.build import build as drivers_build
+from .constants import constant
 
 __all__ = ["source_text", "build_program", "build_text", "get_kernel", "Launcher", "BoundLaunch",
+           "eventless_kernel_enqueue", "eventless_copy_enqueue",
            "ctype", "dtype_defines", "unsupported_dtype", "build_count", "check_defines"]
 
 # built programs (each compiled once: exclusive builds) and their launchers
@@ -164,7 +166,7 @@ class BoundLaunch:
     call then checks the handful of arguments that can change, not all twenty."""
 
     __slots__ = ("program", "name", "device", "global_size", "local_size", "_fixed",
-                 "_per_call", "_local")
+                 "_per_call", "_local", "_eventless", "_sizes")
 
     def __init__(self, program: cl.Program, name: str, device: Device, global_size,
                  local_size, args, per_call):
@@ -174,27 +176,65 @@ class BoundLaunch:
         self._per_call = tuple(per_call)
         self._fixed = tuple((i, a) for i, a in enumerate(args) if i not in self._per_call)
         self._local = threading.local()
+        self._eventless = eventless_kernel_enqueue(device)
+        self._sizes = (len(self.global_size), eventless.sizes(self.global_size),
+                       eventless.sizes(self.local_size))
 
-    def _state(self) -> tuple[cl.Kernel, list]:
+    def _state(self) -> tuple:
         kernel = cl.Kernel(self.program, self.name)
         fixed = [a for _, a in self._fixed]
         _set_changed(kernel, [_UNSET] * len(fixed), [i for i, _ in self._fixed], fixed)
-        state = self._local.state = (kernel, [_UNSET] * len(self._per_call))
+        state = self._local.state = (kernel, [_UNSET] * len(self._per_call), kernel.int_ptr)
         return state
 
-    def __call__(self, *args, wait_for=None) -> cl.Event:
+    def __call__(self, *args, wait_for=None) -> cl.Event | None:
+        """Enqueue with ``args`` at the per-call positions. Returns the kernel's event, or
+        None where the device enqueues without events (``eventless_kernel_enqueue``) and
+        ``wait_for`` is None: callers wait with ``clFinish`` or a blocking map."""
         state = getattr(self._local, "state", None)
         if state is None:
             state = self._state()
-        kernel, last = state
+        kernel, last, handle = state
         if calls.serialized():
             with calls.guard():  # the arguments and the enqueue, in one turn in the driver
                 _set_changed(kernel, last, self._per_call, args)
-                return cl.enqueue_nd_range_kernel(self.device.queue, kernel, self.global_size,
-                                                  self.local_size, wait_for=wait_for)
+                return self._enqueue(kernel, handle, wait_for)
         _set_changed(kernel, last, self._per_call, args)
-        return cl.enqueue_nd_range_kernel(self.device.queue, kernel, self.global_size,
-                                          self.local_size, wait_for=wait_for)
+        return self._enqueue(kernel, handle, wait_for)
+
+    def _enqueue(self, kernel: cl.Kernel, handle: int, wait_for) -> cl.Event | None:
+        queue = self.device.queue
+        if self._eventless is not None and wait_for is None:
+            work_dim, global_size, local_size = self._sizes
+            if not self._eventless(queue.int_ptr, handle, work_dim, None, global_size,
+                                   local_size, 0, None, None):
+                return None
+            # refused: pyopencl's call raises the driver's error in its words
+        return cl.enqueue_nd_range_kernel(queue, kernel, self.global_size, self.local_size,
+                                          wait_for=wait_for)
+
+
+def _eventless(device: Device) -> bool:
+    """Whether ``device``'s enqueues that no one waits on make no event: its vendor is one
+    whose events measured costly (``enqueue.eventless_vendors``), unless
+    ``CLARRAY_GEMM_EVENTLESS`` says otherwise."""
+    chosen = settings.eventless_enqueue()
+    if chosen is None:
+        vendor = device.info.vendor.upper()
+        chosen = any(v.upper() in vendor for v in constant("enqueue.eventless_vendors"))
+    return chosen
+
+
+def eventless_kernel_enqueue(device: Device):
+    """The event-free ``clEnqueueNDRangeKernel`` (:mod:`clarray_gemm.drivers.eventless`) for
+    ``device``, or None where its launches go through pyopencl."""
+    return eventless.kernel_enqueue() if _eventless(device) else None
+
+
+def eventless_copy_enqueue(device: Device):
+    """The event-free ``clEnqueueCopyBuffer`` for ``device``, or None (see
+    :func:`eventless_kernel_enqueue`)."""
+    return eventless.copy_enqueue() if _eventless(device) else None
 
 
 def _set_changed(kernel: cl.Kernel, last: list, positions, args) -> None:

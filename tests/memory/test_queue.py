@@ -36,7 +36,7 @@ def test_a_process_that_only_computes_records_no_timestamps():
     assert proc.stdout.split() == ["False", "False"]
 
 
-def test_device_time_switches_to_a_profiling_queue_in_order(device, monkeypatch):
+def test_device_time_switches_to_a_profiling_queue_in_order(device, launches):
     a, b = random_array((33, 31), np.float32, 1), random_array((31, 7), np.float32, 2)
     x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
     before = x @ y            # enqueued on the current queue, maybe not finished
@@ -60,14 +60,12 @@ def test_device_time_switches_to_a_profiling_queue_in_order(device, monkeypatch)
     device.enable_profiling()  # idempotent
     assert device.queue is queue
     # plans made before the switch (prepared launches included) enqueue on the new queue
-    queues = []
-    real = cl.enqueue_nd_range_kernel
-    monkeypatch.setattr(cl, "enqueue_nd_range_kernel",
-                        lambda q, *args, **kw: queues.append(q) or real(q, *args, **kw))
+    launches.clear()
     a64 = 2 * a.astype(np.float64)
     assert_matches(x @ y + 1, a64 @ b + 1)
     assert_matches(prepared["gpu_blocked"](), a64 @ b)
     assert_matches(prepared["gemv_split"](), a64 @ b[:, 0])
+    queues = [q for q, _ in launches]
     assert queues and all(q is queue for q in queues), queues
 
 
