@@ -110,6 +110,7 @@ class ReducePlan:
         strides = _elem_strides(x)
         red_shape = [x.shape[a] for a in axes]
         self.n_out, self.n_red = math.prod(self.kept_shape), math.prod(red_shape)
+        self.kept_strides = c_strides(self.kept_shape, self.out_dtype.itemsize)
         odims, (ostride, out_stride) = merge_dims(self.kept_shape, [strides[a] for a in kept],
                                                   c_strides(self.kept_shape))
         rdims, (rstride,) = merge_dims(red_shape, [strides[a] for a in axes])
@@ -202,10 +203,10 @@ class ReducePlan:
             count: int | None = None) -> DeviceArray:
         """The reduction of ``x`` (kept shape, C order); a centred plan takes the ``centre`` of
         each output (the accumulator's dtype, C order) and the ``count`` its mean divides by."""
-        device, itemsize = self.device, self.out_dtype.itemsize
-        result = DeviceArray.from_storage(Storage.for_output(device, self.n_out * itemsize),
-                                          self.kept_shape, self.out_dtype,
-                                          c_strides(self.kept_shape, itemsize))
+        device = self.device
+        result = DeviceArray.from_storage(
+            Storage.for_output(device, self.n_out * self.out_dtype.itemsize), self.kept_shape,
+            self.out_dtype, self.kept_strides)
         if self.n_out == 0:
             return result
         src = x.storage.kernel_buffer()
