@@ -17,8 +17,8 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from .. import _dispatch
 from .._dispatch import implements
-from ..array import (DeviceArray, adopt_host, asarray, host_function, host_result, result_maker,
-                     zeros)
+from ..array import (DeviceArray, adopt_host, asarray, empty, full, host_function, host_result,
+                     result_maker, zeros)
 from ..device import Device, get_device
 from ..kernels.crossover import has_host_path, host_wins
 from ..kernels.plans import PlanCache
@@ -289,7 +289,51 @@ def _eye_like(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None)
     return eye(N, M, k, dtype, device=like.device)
 
 
-_dispatch.LIKE_FUNCTIONS.update((np.arange, np.eye))
+def _filled_like(fill_value, shape, dtype, order, device, like, numpy_function, args):
+    """``numpy_function(..., like=x)`` for a device array ``x``: a filled array on ``device``
+    (else ``x``'s); NumPy's answer copied there where the fill is an array or the order is
+    not C or F."""
+    device = like.device if device is None else get_device(device)
+    if order not in ("C", "F") or (fill_value is not None and (
+            type(fill_value) is DeviceArray or np.ndim(fill_value) != 0)):
+        return asarray(numpy_function(*args, order=order), device=device)
+    if fill_value is None:
+        return empty(shape, np.float64 if dtype is None else dtype, device, order)
+    return full(shape, fill_value, dtype, device, order)
+
+
+@implements(np.zeros)
+def _zeros_like(shape, dtype=None, order="C", *, device=None, like=None):
+    return _filled_like(0, shape, np.float64 if dtype is None else dtype, order, device, like,
+                        np.zeros, (shape, dtype))
+
+
+@implements(np.ones)
+def _ones_like(shape, dtype=None, order="C", *, device=None, like=None):
+    return _filled_like(1, shape, np.float64 if dtype is None else dtype, order, device, like,
+                        np.ones, (shape, dtype))
+
+
+@implements(np.empty)
+def _empty_like(shape, dtype=None, order="C", *, device=None, like=None):
+    return _filled_like(None, shape, dtype, order, device, like, np.empty, (shape, dtype))
+
+
+@implements(np.full)
+def _full_like(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    if fill_value is None:  # an object array: NumPy's own
+        return host_function(np.full, (shape, fill_value, dtype), {"order": order})
+    return _filled_like(fill_value, shape, dtype, order, device, like, np.full,
+                        (shape, fill_value, dtype))
+
+
+@implements(np.identity)
+def _identity_like(n, dtype=None, *, like=None):
+    return eye(n, dtype=float if dtype is None else dtype, device=like.device)
+
+
+_dispatch.LIKE_FUNCTIONS.update((np.arange, np.eye, np.zeros, np.ones, np.empty, np.full,
+                                 np.identity))
 
 
 @implements(np.linspace)

@@ -163,6 +163,34 @@ def test_creation_on_the_arrays_device(arrays):
     same(np.full_like(x, 7), np.full_like(np.asarray(x), 7))
 
 
+@pytest.mark.parametrize("func,args,kwargs", [
+    (np.zeros, ((2, 3),), {}), (np.zeros, (7,), {"dtype": np.int32}),
+    (np.zeros, ((3, 5),), {"dtype": np.float32, "order": "F"}), (np.zeros, (5,), {"dtype": bool}),
+    (np.ones, ((31,),), {"dtype": np.float32}), (np.ones, ((0, 4),), {}),
+    (np.full, ((2, 2), 7), {}), (np.full, ((3,), 2.5, np.float32), {}),
+    (np.full, ((2, 3), 2.7), {"dtype": np.int16}), (np.full, ((2, 3), [1, 2, 3]), {}),
+    (np.identity, (4,), {}), (np.identity, (3,), {"dtype": np.int8})])
+def test_filled_creation_with_like_stays_on_the_device(arrays, func, args, kwargs):
+    """``np.zeros(..., like=x)`` and its kin: a device array on ``x``'s device, NumPy's
+    values, dtype and memory order, no host call."""
+    _, (x, _, _) = arrays
+    calls_before = dict(cg.on_host_calls())
+    got = func(*args, like=x, **kwargs)
+    want = func(*args, **kwargs)
+    assert got.device == x.device
+    same(got, want, 0)
+    assert np.asarray(got).flags.f_contiguous == want.flags.f_contiguous
+    assert dict(cg.on_host_calls()) == calls_before
+
+
+def test_empty_with_like_has_numpys_shape_and_dtype(arrays):
+    _, (x, _, _) = arrays
+    for args, kwargs in (((3, 4),), {}), (((6,),), {"dtype": np.int16}), (((0,),), {}):
+        got, want = np.empty(*args, like=x, **kwargs), np.empty(*args, **kwargs)
+        assert type(got) is cg.DeviceArray and got.device == x.device
+        assert (got.shape, got.dtype) == (want.shape, want.dtype)
+
+
 @pytest.mark.parametrize("subscripts,shapes", [
     ("ij,jk->ik", [(7, 33), (33, 5)]), ("bij,bjk->bik", [(3, 7, 5), (3, 5, 4)]),
     ("ij,kj->ik", [(7, 5), (4, 5)]), ("bij,jk", [(3, 7, 5), (5, 2)]), ("i,i", [(31,), (31,)]),
