@@ -32,21 +32,20 @@ def device() -> cg.Device:
 @pytest.fixture
 def launches(monkeypatch) -> list:
     """``(queue, kernel)`` of every kernel launch while the test runs: through pyopencl, and
-    the bound launches that make no event (``clarray_gemm/drivers/eventless.py``), which do
-    not pass through it."""
+    the launches that make no event (``clarray_gemm/drivers/eventless.py``), which do not pass
+    through it."""
     import pyopencl as cl
     from clarray_gemm.kernels import programs
     seen: list = []
     real = cl.enqueue_nd_range_kernel
     monkeypatch.setattr(cl, "enqueue_nd_range_kernel",
                         lambda q, k, *args, **kw: seen.append((q, k)) or real(q, k, *args, **kw))
-    bound_enqueue = programs.BoundLaunch._enqueue
+    without_event = programs._enqueue_without_event
 
-    def enqueue(self, kernel, handle, wait_for):
-        if self._eventless is not None and wait_for is None:
-            seen.append((self.device.queue, kernel))
-        return bound_enqueue(self, kernel, handle, wait_for)
-    monkeypatch.setattr(programs.BoundLaunch, "_enqueue", enqueue)
+    def enqueue(enqueue, queue, kernel, sizes):
+        seen.append((queue, kernel))
+        return without_event(enqueue, queue, kernel, sizes)
+    monkeypatch.setattr(programs, "_enqueue_without_event", enqueue)
     return seen
 
 

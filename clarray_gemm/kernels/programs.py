@@ -121,12 +121,13 @@ class Launcher:
     buffers, at most, and enqueues. It never waits for the kernel to finish.
     """
 
-    __slots__ = ("program", "name", "_local")
+    __slots__ = ("program", "name", "_local", "_sizes")
 
     def __init__(self, program: cl.Program, name: str):
         self.program = program
         self.name = name
         self._local = threading.local()
+        self._sizes: dict = {}  # (global, local) -> the event-free enqueue's size arrays
 
     def _kernel_and_args(self) -> tuple[cl.Kernel, list]:
         state = getattr(self._local, "state", None)
@@ -149,6 +150,34 @@ class Launcher:
         _set_changed(kernel, last, range(len(args)), args)
         return cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size,
                                           wait_for=wait_for)
+
+    def launch(self, device: Device, global_size: tuple, local_size: tuple | None,
+               *args) -> cl.Event | None:
+        """Enqueue on ``device``'s queue for a caller that waits with ``clFinish`` or a
+        blocking map: where the device enqueues without events (:func:`eventless_kernel_enqueue`)
+        none is made and None is returned, else the kernel's event."""
+        enqueue = _EVENTLESS.get((device, settings.eventless_enqueue()))
+        if enqueue is None:
+            enqueue = _EVENTLESS[(device, settings.eventless_enqueue())] = (
+                eventless_kernel_enqueue(device) or False)
+        if enqueue is False:
+            return self(device.queue, global_size, local_size, *args)
+        sizes = self._sizes.get((global_size, local_size))
+        if sizes is None:
+            if len(self._sizes) >= 64:
+                self._sizes.clear()
+            sizes = self._sizes[(global_size, local_size)] = (
+                len(global_size), eventless.sizes(global_size), eventless.sizes(local_size))
+        with calls.guard():  # the arguments and the enqueue, in one turn in the driver
+            kernel, last = self._kernel_and_args()
+            if len(last) != len(args):
+                last[:] = [_UNSET] * len(args)
+            _set_changed(kernel, last, range(len(args)), args)
+            queue = device.queue
+            if _enqueue_without_event(enqueue, queue, kernel, sizes):
+                return None
+            # refused: pyopencl's call raises the driver's error in its words
+            return cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size)
 
     def bind(self, device: Device, global_size, local_size, args, per_call) -> "BoundLaunch":
         """This kernel with its geometry and every argument but those at positions
@@ -184,7 +213,7 @@ class BoundLaunch:
         kernel = cl.Kernel(self.program, self.name)
         fixed = [a for _, a in self._fixed]
         _set_changed(kernel, [_UNSET] * len(fixed), [i for i, _ in self._fixed], fixed)
-        state = self._local.state = (kernel, [_UNSET] * len(self._per_call), kernel.int_ptr)
+        state = self._local.state = (kernel, [_UNSET] * len(self._per_call))
         return state
 
     def __call__(self, *args, wait_for=None) -> cl.Event | None:
@@ -194,24 +223,35 @@ class BoundLaunch:
         state = getattr(self._local, "state", None)
         if state is None:
             state = self._state()
-        kernel, last, handle = state
+        kernel, last = state
         if calls.serialized():
             with calls.guard():  # the arguments and the enqueue, in one turn in the driver
                 _set_changed(kernel, last, self._per_call, args)
-                return self._enqueue(kernel, handle, wait_for)
+                return self._enqueue(kernel, wait_for)
         _set_changed(kernel, last, self._per_call, args)
-        return self._enqueue(kernel, handle, wait_for)
+        return self._enqueue(kernel, wait_for)
 
-    def _enqueue(self, kernel: cl.Kernel, handle: int, wait_for) -> cl.Event | None:
+    def _enqueue(self, kernel: cl.Kernel, wait_for) -> cl.Event | None:
         queue = self.device.queue
         if self._eventless is not None and wait_for is None:
-            work_dim, global_size, local_size = self._sizes
-            if not self._eventless(queue.int_ptr, handle, work_dim, None, global_size,
-                                   local_size, 0, None, None):
+            if _enqueue_without_event(self._eventless, queue, kernel, self._sizes):
                 return None
             # refused: pyopencl's call raises the driver's error in its words
         return cl.enqueue_nd_range_kernel(queue, kernel, self.global_size, self.local_size,
                                           wait_for=wait_for)
+
+
+def _enqueue_without_event(enqueue, queue: cl.CommandQueue, kernel: cl.Kernel,
+                           sizes: tuple) -> bool:
+    """``enqueue`` (the event-free ``clEnqueueNDRangeKernel``) of ``kernel`` with ``sizes``
+    (work dimensions, global and local size arrays); True where the driver took it."""
+    work_dim, global_size, local_size = sizes
+    return not enqueue(queue.int_ptr, kernel.int_ptr, work_dim, None, global_size, local_size,
+                       0, None, None)
+
+
+# (device, CLARRAY_GEMM_EVENTLESS) -> the event-free enqueue, or False: Launcher.launch's choice
+_EVENTLESS: dict = {}
 
 
 def _eventless(device: Device) -> bool:

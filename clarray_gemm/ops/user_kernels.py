@@ -612,7 +612,7 @@ class RawKernel:
         lsize = (None if local_size is None else tuple(local_size)
                  if isinstance(local_size, (tuple, list)) else (local_size,))
         try:
-            self.kernel_for(device)(device.queue, gsize, lsize, *values)
+            self.kernel_for(device).launch(device, gsize, lsize, *values)
         except cl.LogicError as exc:
             raise TypeError(f"{self.name}: the driver refused the arguments or sizes ({exc}); "
                             f"check each argument's type against the kernel's parameters") \

@@ -44,6 +44,17 @@ def test_a_launch_returns_its_event_only_when_it_makes_one(device, forced):
     event.wait()
 
 
+@pytest.mark.parametrize("forced", ["1", "0"], indirect=True)
+def test_an_unbound_launch_makes_an_event_only_where_the_device_does(device, forced, launches):
+    scratch = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 64)
+    launcher = programs.get_kernel(device, "bench_noop.cl", "bench_noop")
+    for _ in range(2):  # the second call reuses the size arrays and the set argument
+        result = launcher.launch(device, (64,), (64,), scratch)
+        assert (result is None) if forced else isinstance(result, cl.Event)
+    device.synchronize()
+    assert [k.function_name for _, k in launches] == ["bench_noop"] * 2
+
+
 @pytest.mark.parametrize("forced", ["1"], indirect=True)
 def test_a_refused_launch_raises_pyopencls_error(device, forced):
     too_large = (device.info.max_work_group_size * 2,)
@@ -52,6 +63,10 @@ def test_a_refused_launch_raises_pyopencls_error(device, forced):
         per_call=())
     with pytest.raises(cl.Error):
         launch()
+    unbound = programs.get_kernel(device, "bench_noop.cl", "bench_noop")
+    with pytest.raises(cl.Error):
+        unbound.launch(device, too_large, too_large,
+                       cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 64))
     device.synchronize()  # the queue is still usable
 
 
