@@ -331,6 +331,18 @@ class ElementwisePlan:
         # the result's object after the enqueue: its making overlaps the device's work
         return DeviceArray.from_storage(storage, self.shape, self.result, self.out_strides)
 
+    def run_into(self, inputs: tuple, out: DeviceArray) -> None:
+        """``run(inputs, (out,), None)`` for a one-output kernel plan (``fresh_kernel``) on
+        device arrays: ``ufunc(a, b, out=c)``'s path, nothing decided per call but the buffers
+        and the offsets."""
+        nin, args = len(inputs), []
+        for k in self.fresh_slots:
+            x = out if k == nin else inputs[k]
+            offset = x._offset
+            args += (x._storage.kernel_buffer(k == nin),
+                     _ZERO if offset == 0 else np.int64(offset // x._dtype.itemsize))
+        self.bound(*args)
+
     def describe(self) -> str:
         name = self.spec.ufunc.__name__ if self.spec.ufunc is not None else self.spec.name.lower()
         if not self.supported:

@@ -233,7 +233,10 @@ def _into_out(spec: OpSpec, a: Any, b: Any, out: Any) -> Any:
     plan = find_plan(key) or keyed_out_plan(key, spec, (a, b), (out,), device)
     if plan is None or not plan.supported:
         return NotImplemented
-    plan.run((a, b), (out,), None)
+    if plan.fresh_kernel:
+        plan.run_into((a, b), out)
+    else:
+        plan.run((a, b), (out,), None)
     return out
 
 
