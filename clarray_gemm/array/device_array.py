@@ -38,6 +38,9 @@ from .methods import ArrayFlags, FlatIterator, NumPyFunctionMethods
 __all__ = ["DeviceArray", "call_ufunc", "new_array", "from_host", "is_device_array"]
 
 _copy_makers: Memo[Any] = Memo("host-path copies", capacity=1024)
+# slice assignments between device arrays of one shape and dtype: the copy plan per (device,
+# target layout, source layout), so that a loop's repeated assignment hashes two keys it has
+_same_layout_copies: Memo[Any] = Memo("same-layout copies", capacity=1024)
 """(device, layout key) -> the host path's prepared copy of that geometry, or False."""
 
 # The registries every operator and NumPy call reads, bound once (one global read per call
@@ -481,13 +484,17 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
         does not share, with the host-path question already answered (no): the copy's plan
         for the two layouts, enqueued (a slice assignment in a loop resolves nothing else)."""
         itemsize = self._dtype.itemsize
-        try:
-            copy = _dispatch.copy_plan(self.device, self._shape, self._dtype,
-                                       tuple([s // itemsize for s in value._strides]),
-                                       self._dtype, tuple([s // itemsize for s in self._strides]))
-        except NotImplementedError:  # more dimensions than the kernel addresses
-            self.assign_from(value)
-            return
+        key = (self._storage.device, self.layout_key, value.layout_key)
+        copy = _same_layout_copies.find(key)
+        if copy is None:
+            try:
+                copy = _same_layout_copies.get(key, lambda: _dispatch.copy_plan(
+                    self.device, self._shape, self._dtype,
+                    tuple([s // itemsize for s in value._strides]), self._dtype,
+                    tuple([s // itemsize for s in self._strides])))
+            except NotImplementedError:  # more dimensions than the kernel addresses
+                self.assign_from(value)
+                return
         if copy is not None:
             src_buffer = value._storage.kernel_buffer()
             dst_buffer = self._storage.kernel_buffer(write=True)
