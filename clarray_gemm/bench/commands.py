@@ -227,9 +227,13 @@ def dask(device: Device, args: argparse.Namespace) -> int:
     specs = [int(s) if isinstance(s, str) and s.isdigit() else s for s in specs]
     repeats = 1 if args.smoke else args.repeats
 
+    from distributed import Scheduler
+
     def cluster(chosen):
+        # no dashboard: it would take port 8787, or warn where another cluster holds it
+        scheduler = {"cls": Scheduler, "options": {"dashboard": False, "host": args.host}}
         return lambda: device_cluster(chosen, cpu_threads=args.cpu_threads, host=args.host,
-                                      silence_logs=40)
+                                      scheduler=scheduler, silence_logs=40)
 
     clusters = [("1 worker", cluster(specs[:1])), (f"{len(specs)} workers", cluster(specs))]
     names = args.workloads

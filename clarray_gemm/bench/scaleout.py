@@ -468,7 +468,8 @@ def run(clusters: Sequence[tuple[str, Callable[[], Any]]], parts: int, sizes: Si
             client.run(register_backend)
             where = client.run(worker_device)
             workers = sorted(where)
-            info[label] = {"workers": [where[w] for w in workers],
+            info[label] = {"workers": [where[w] for w in workers], "addresses": workers,
+                           "scheduler": client.scheduler.address,
                            "ceiling": machine_ceiling(client, workers, sizes.ceiling)}
             log(f"{label}: " + "; ".join(info[label]["workers"]))
             for workload in chosen:

@@ -33,6 +33,9 @@ def test_bench_dask_smoke(tmp_path, capsys):
     conv = {r["workers"]: r for r in rows if r["name"] == "convolution"}
     assert conv[1]["moved_bytes"] == 0 and conv[2]["moved_bytes"] > 0
     assert data["clusters"]["2 workers"]["ceiling"] > 0
+    for cluster in data["clusters"].values():  # nothing listens beyond loopback
+        assert all(a.startswith("tcp://127.0.0.1:") for a in
+                   [cluster["scheduler"], *cluster["addresses"]]), cluster
 
 
 def test_bench_dask_rejects_devices_with_cpu_workers(capsys):
