@@ -4,9 +4,9 @@
 * ``demo``: multiply and convolve on the default device; prints the kernel that ran, the check
   against NumPy and the speed next to NumPy's, measured in the same run (exit status 1 if a
   check fails).
-* ``bench [matmul|convolve|latency|programs|shapes|patterns|random|sort|fft|linalg|fuse]``: the
-  benchmark tables (see ``clarray_gemm.bench``); ``latency`` and ``programs`` are wall-clock
-  time per call.
+* ``bench [matmul|convolve|latency|programs|shapes|patterns|random|sort|fft|linalg|fuse|dask]``:
+  the benchmark tables (see ``clarray_gemm.bench``); ``latency`` and ``programs`` are wall-clock
+  time per call; ``dask`` is scale-out on dask.distributed, 1 worker against N.
 * ``tune``: search kernel parameters for this device and store the winners, and measure the
   host/OpenCL crossovers (see ``clarray_gemm.tuning``); ``--crossover-only`` measures just the
   crossovers, ``--reset`` removes the stored results.
@@ -247,8 +247,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     device = _bench_device(args)
     what = args.what
     print(f"# {what} on {device.name} ({device.info.platform}), {time.strftime('%Y-%m-%d')}")
+    if what == "dask" and args.devices and args.cpu_workers:
+        raise UsageError("give --devices or --cpu-workers, not both")
     if what in ("latency", "programs", "shapes", "patterns", "random", "sort", "fft",
-                "linalg", "fuse"):
+                "linalg", "fuse", "dask"):
         from .bench import commands
         return getattr(commands, what)(device, args)
     args.budget = 0.5 if args.budget is None else args.budget
@@ -457,7 +459,7 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bench", help="benchmark kernels against NumPy, CLBlast and cuBLAS")
     s.add_argument("what", nargs="?", default="matmul",
                    choices=("matmul", "convolve", "latency", "programs", "shapes", "patterns",
-                            "random", "sort", "fft", "linalg", "fuse"),
+                            "random", "sort", "fft", "linalg", "fuse", "dask"),
                    help="matmul (default), convolve, "
                         "latency (wall time per call vs NumPy, CuPy, torch, raw OpenCL), "
                         "programs (six NumPy programs on device arrays vs NumPy) or shapes "
@@ -468,8 +470,10 @@ def _parser() -> argparse.ArgumentParser:
                         "numbers into device arrays against CuPy's or NumPy's generator), sort "
                         "(sort, argsort, unique, median, bincount, histogram against CuPy or "
                         "NumPy), fft (np.fft against cuFFT or NumPy), linalg (solve, inv, "
-                        "slogdet, cholesky against cuSOLVER or NumPy) or fuse (fused "
-                        "expressions against unfused, cupy.fuse, NumPy, numexpr)")
+                        "slogdet, cholesky against cuSOLVER or NumPy), fuse (fused "
+                        "expressions against unfused, cupy.fuse, NumPy, numexpr) or dask "
+                        "(GEMM, convolution, elementwise chain, reduction, blocked solve and "
+                        "sort on dask.distributed, 1 worker against N)")
     s.add_argument("--sizes", type=_positive(int), nargs="+",
                    help="matrix sizes N, or signal lengths")
     s.add_argument("--kernels", nargs="+", help="kernel names (default: all of the family)")
@@ -483,7 +487,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--masks", type=_positive(int), nargs="+",
                    help="convolve --grid: mask lengths (default 3 31 63 255 1023 4095 8191)")
     s.add_argument("--repeats", type=_positive(int), default=3,
-                   help="convolve --grid: interleaved rounds per cell (default 3)")
+                   help="convolve --grid: interleaved rounds per cell; dask: repetitions, the "
+                        "fastest kept (default 3)")
     s.add_argument("--plot", metavar="FILE.png", help="save a chart of rate against size")
     s.add_argument("--device", help="device index, 'opencl:N' or a name substring")
     s.add_argument("--budget", type=_positive(float, zero_ok=True), help="seconds of repetitions per "
@@ -492,7 +497,7 @@ def _parser() -> argparse.ArgumentParser:
                    "many calls per measurement (default 20 / 5)")
     s.add_argument("--json", metavar="FILE",
                    help="latency / programs / shapes / patterns / random / sort / fft / linalg "
-                        "/ fuse: write the raw numbers")
+                        "/ fuse / dask: write the raw numbers")
     s.add_argument("--dtypes", nargs="+", type=_dtype_name_or_bf16,
                    help="shapes: dtypes (default float32 float64 float16 bfloat16 int32 int8)")
     s.add_argument("--smoke", action="store_true",
@@ -500,7 +505,30 @@ def _parser() -> argparse.ArgumentParser:
                         "that runs anywhere (shapes: sizes 1 7 33, float32 and int32; patterns: "
                         "10x10 and 37x100; random: 1000 and 65536 numbers; sort: 1000 elements, "
                         "7 x 33; fft: 1024, 7 x 33 and 31; linalg: 10 x 7^2, 70^2 and 33^2; "
-                        "fuse: 4099 elements)")
+                        "fuse: 4099 elements; dask: GEMM 96^2, signals 2^12, solve 64^2, one "
+                        "repetition)")
+    g = s.add_argument_group("dask", "bench dask: the clusters and sizes")
+    g.add_argument("--devices", nargs="+", metavar="DEVICE",
+                   help="one worker per entry (device index, 'opencl:N' or a name substring; "
+                        "a device may be named twice); the 1-worker run uses the first")
+    g.add_argument("--cpu-workers", type=_positive(int), metavar="N",
+                   help="N workers on the default device, --cpu-threads cores each "
+                        "(default when --devices is not given: 2)")
+    g.add_argument("--cpu-threads", type=_positive(int), default=1,
+                   help="cores per worker on CPU devices (default 1)")
+    g.add_argument("--host", default="127.0.0.1",
+                   help="address the scheduler and workers listen on (default 127.0.0.1)")
+    g.add_argument("--workloads", nargs="+",
+                   choices=("GEMM", "convolution", "elementwise", "reduction", "solve", "sort"),
+                   help="run only these (default: all)")
+    g.add_argument("--gemm", type=_positive(int), help="GEMM size n (default 8192)")
+    g.add_argument("--conv-log2", type=_positive(int),
+                   help="signal length 2^k of the convolution, the elementwise chain and the "
+                        "reduction (default 24)")
+    g.add_argument("--taps", type=_positive(int), help="convolution mask length (default 1023)")
+    g.add_argument("--chunks", type=_positive(int), help="signal chunks (default 4)")
+    g.add_argument("--solve", type=_positive(int), help="solve size n (default 4096)")
+    g.add_argument("--sort-log2", type=_positive(int), help="sort length 2^k (default 24)")
     s.add_argument("--no-peers", action="store_true",
                    help="skip NumPy, CLBlast and cuBLAS (latency: CuPy and torch)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -12,7 +12,7 @@ from ..device import Device
 from .progress import Progress
 from .report import write_json
 
-__all__ = ["latency", "programs", "shapes", "patterns", "random", "sort", "fft", "linalg", "fuse", "host_load",
+__all__ = ["latency", "programs", "shapes", "patterns", "random", "sort", "fft", "linalg", "fuse", "dask", "host_load",
            "LATENCY_BUDGET_S",
            "PROGRAMS_BUDGET_S", "SHAPES_BUDGET_S"]
 
@@ -204,3 +204,54 @@ def fuse(device: Device, args: argparse.Namespace) -> int:
                  f"device drained, median of >= 3 calls and ~{budget:g} s per cell; ratio = "
                  f"other / fused (> 1: fused is faster)")
     return 1 if any(r.note == "WRONG result" for r in rows) else 0
+
+
+def dask(device: Device, args: argparse.Namespace) -> int:
+    """Scale-out on dask.distributed: GEMM, convolution, an elementwise chain, a reduction, a
+    blocked solve and a sample sort on one worker and on N (``--devices``: one per device;
+    ``--cpu-workers N``: N workers of ``--cpu-threads`` cores on the default device), each
+    checked against NumPy; exit status 1 when an answer was wrong."""
+    import importlib.util
+    if importlib.util.find_spec("distributed") is None:
+        print("bench dask needs dask.distributed: pip install 'clarray_gemm[dask]'")
+        return 1
+    from dataclasses import replace
+    from . import scaleout as bench
+    from ..interop.distributed import device_cluster
+    sizes = bench.SMOKE_SIZES if args.smoke else bench.SIZES
+    given = {"gemm": args.gemm, "taps": args.taps, "chunks": args.chunks, "solve": args.solve,
+             "signal": 1 << args.conv_log2 if args.conv_log2 else None,
+             "sort": 1 << args.sort_log2 if args.sort_log2 else None}
+    sizes = replace(sizes, **{k: v for k, v in given.items() if v})
+    specs = list(args.devices) if args.devices else [device] * (args.cpu_workers or 2)
+    specs = [int(s) if isinstance(s, str) and s.isdigit() else s for s in specs]
+    repeats = 1 if args.smoke else args.repeats
+
+    from distributed import Scheduler
+
+    def cluster(chosen):
+        # no dashboard: it would take port 8787, or warn where another cluster holds it
+        scheduler = {"cls": Scheduler, "options": {"dashboard": False, "host": args.host}}
+        return lambda: device_cluster(chosen, cpu_threads=args.cpu_threads, host=args.host,
+                                      scheduler=scheduler, silence_logs=40)
+
+    clusters = [("1 worker", cluster(specs[:1])), (f"{len(specs)} workers", cluster(specs))]
+    names = args.workloads
+    count = len(names or bench.WORKLOADS) * len(clusters)
+    with Progress(count, "bench dask", not args.quiet, unit="workload") as bar:
+        rows, info = bench.run(clusters, len(specs), sizes, repeats, names=names, progress=bar,
+                               log=bar.note)
+    print(f"float32, inputs created on the workers and placed before the clock (setup); compute: "
+          f"the fastest of {repeats}, persist + wait + every worker's queue drained; speedup: "
+          f"1 worker's compute / this one's (same task graphs); moved: bytes workers fetched "
+          f"from each other during compute, at the rate of those fetches (dask's "
+          f"transfer_incoming_log); errors against float64 NumPy (solve: relative residual; "
+          f"sort: bit for bit), limit {bench.TOLERANCE:g}; listening on {args.host}")
+    print(host_load())
+    for label, v in info.items():
+        print(f"{label}: " + "; ".join(v["workers"]))
+    print(bench.format_table(rows, info))
+    if args.json:
+        write_json(args.json, {**bench.as_json(rows, info, sizes), "host": host_load()})
+        print(f"\nraw numbers written to {args.json}")
+    return 0 if all(r.ok for r in rows) else 1

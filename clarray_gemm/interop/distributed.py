@@ -96,8 +96,12 @@ def device_cluster(devices: Sequence[Any] | None = None, *, threads_per_worker: 
 
     kwargs.setdefault("scheduler", {"cls": Scheduler,
                                     "options": {"dashboard_address": None, "host": host}})
-    return SpecCluster(workers=worker_specs(devices, threads_per_worker=threads_per_worker,
-                                            cpu_threads=cpu_threads, host=host), **kwargs)
+    specs = worker_specs(devices, threads_per_worker=threads_per_worker,
+                         cpu_threads=cpu_threads, host=host)
+    if kwargs.get("silence_logs"):  # SpecCluster quiets this process only: the workers too
+        for spec in specs.values():
+            spec["options"]["silence_logs"] = kwargs["silence_logs"]
+    return SpecCluster(workers=specs, **kwargs)
 
 
 def worker_device() -> str:

@@ -134,3 +134,97 @@ def test_two_workers_compute_device_arrays_created_on_them():
         assert isinstance(got, cg.DeviceArray) and isinstance(host, cg.DeviceArray)
         assert_matches(got, host.get() @ host.get().T)
         assert len(client.who_has(product)) == 4
+
+
+def _dask_command() -> str | None:
+    """The ``dask`` command of this interpreter's environment (a venv need not be on PATH)."""
+    import shutil
+    from pathlib import Path
+    beside = Path(sys.executable).with_name("dask")
+    return str(beside) if beside.exists() else shutil.which("dask")
+
+
+def _stop(processes: list) -> None:
+    """SIGTERM each started process's group (a worker's nanny and its child), wait, then
+    SIGKILL what is left."""
+    import os
+    import signal
+    for p in processes:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGTERM)
+    for p in processes:
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=10)
+
+
+def test_scheduler_and_workers_started_by_the_dask_command(tmp_path):
+    """Across hosts each machine runs ``dask scheduler`` / ``PYOPENCL_CTX=<p>:<d> dask worker
+    <scheduler> --nthreads 1``: here both on 127.0.0.1, two workers on the default device."""
+    import os
+    import time
+    from pathlib import Path
+    pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    dask_cli = _dask_command()
+    if dask_cli is None:
+        pytest.skip("the dask command is not installed")
+    from distributed import Client
+    from clarray_gemm.interop.distributed import _THREAD_VARIABLES, pyopencl_ctx, worker_device
+    dev = cg.default_device()
+    checkout = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYOPENCL_CTX": pyopencl_ctx(dev),
+           "PYTHONPATH": os.pathsep.join(filter(None, [checkout, os.environ.get("PYTHONPATH")]))}
+    if dev.info.is_cpu:  # one core per worker, as device_cluster pins CPU workers
+        env.update({name: "1" for name in _THREAD_VARIABLES})
+    address_file = tmp_path / "scheduler.json"
+    log = open(tmp_path / "dask.log", "wb")
+    common = {"env": env, "cwd": tmp_path, "stdout": log, "stderr": subprocess.STDOUT,
+              "start_new_session": True}
+    processes = [subprocess.Popen([dask_cli, "scheduler", "--host", "127.0.0.1", "--port", "0",
+                                   "--no-dashboard", "--scheduler-file", str(address_file)],
+                                  **common)]
+    try:
+        for i in range(2):
+            processes.append(subprocess.Popen(
+                [dask_cli, "worker", "--scheduler-file", str(address_file), "--host",
+                 "127.0.0.1", "--nthreads", "1", "--name", f"opencl-{i}", "--no-dashboard",
+                 "--local-directory", str(tmp_path), "--death-timeout", "60"], **common))
+        deadline = time.monotonic() + 40
+        while not address_file.exists():
+            assert all(p.poll() is None for p in processes), (tmp_path / "dask.log").read_text()
+            assert time.monotonic() < deadline, "dask scheduler wrote no address file"
+            time.sleep(0.2)
+        with Client(scheduler_file=str(address_file), timeout=30) as client:
+            client.wait_for_workers(2, timeout=max(1.0, deadline - time.monotonic()))
+            assert client.scheduler.address.startswith("tcp://127.0.0.1:")
+            where = client.run(worker_device)
+            assert len(where) == 2 and all(a.startswith("tcp://127.0.0.1:") for a in where)
+            assert all(str(dev) in w for w in where.values()), where
+            assert {w["nthreads"] for w in client.scheduler_info()["workers"].values()} == {1}
+            a = random_array((70, 33), np.float32, 11)
+            b = random_array((33, 31), np.float32, 12)
+            s = random_array((1031,), np.float32, 13)
+            v = random_array((9,), np.float32, 14)
+            x = da.from_array(cg.asarray(a), chunks=(35, 33))
+            y = da.from_array(cg.asarray(b), chunks=(33, 31))
+            signal_ = da.from_array(cg.asarray(s), chunks=257)
+            product = (x @ y).persist(scheduler=client)
+            filtered = signal_.map_overlap(np.convolve, depth=4, boundary=0, dtype=np.float32,
+                                           v=cg.asarray(v), mode="same").persist(
+                                               scheduler=client)
+            assert len(client.who_has(product)) == 2
+            got = product.compute(scheduler=client)
+            conv = filtered.compute(scheduler=client)
+            assert isinstance(got, cg.DeviceArray) and isinstance(conv, cg.DeviceArray)
+            assert_matches(got, a.astype(np.float64) @ b)
+            assert_matches(conv, np.convolve(s.astype(np.float64), v, "same"))
+            # the workers' results are device arrays too, not only what the client rebuilt
+            holders = client.run(lambda dask_worker: sorted(
+                type(value).__name__ for value in dask_worker.data.values()))
+            assert {"DeviceArray"} == {t for types in holders.values() for t in types}
+    finally:
+        _stop(processes)
+        log.close()
+    assert all(p.returncode is not None for p in processes)
