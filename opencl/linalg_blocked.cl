@@ -17,6 +17,7 @@
 //   LOWER  trsm: 1 the triangle is the lower one, 0 the upper one
 //   UNIT   trsm: 1 its diagonal is taken as ones (the L of an LU)
 //   XMAX   lu_solve_columns: the longest column it holds in local memory
+//   RPT    lu_panel_private: panel rows a work-item holds in private memory
 #pragma OPENCL FP_CONTRACT OFF
 #ifndef T
 #define T float
@@ -35,6 +36,9 @@
 #endif
 #ifndef XMAX
 #define XMAX 1024
+#endif
+#ifndef RPT
+#define RPT 1
 #endif
 #define BS 32   // lu_solve_columns: rows a step
 #include "cholesky_local.h"
@@ -112,6 +116,123 @@ void lu_panel(__global T* restrict a, const long a_off, const long a_batch, cons
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);   // (prow is rewritten next)
+    }
+}
+
+// lu_panel's factorisation with the panel read once and written once: work-item lid holds
+// panel rows lid, lid + WG, ... (RPT of them, NB columns each, zero past w) in private memory,
+// and each column is a work-group max-reduction of |pivot| (the first row of the largest
+// magnitude, as lu_panel and LAPACK's idamax choose), the exchange of two rows through local
+// memory, the multipliers and the rank-1 update on the private rows. The column loop is
+// unrolled so that every private index is a constant (registers, not a stack). The same
+// operations in the same order as lu_panel: the same bits. Panels of more than WG * RPT rows
+// take lu_panel.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void lu_panel_private(__global T* restrict a, const long a_off, const long a_batch,
+                      const int n, const int k, const int w, __global int* restrict piv,
+                      const long piv_batch, __global int* restrict status)
+{
+    __local T best_v[WG];
+    __local int best_i[WG];
+    __local T prow[NB];
+    __local T jrow[NB];
+    const int lid = get_local_id(0);
+    const long m = get_group_id(0);
+    const int rows = n - k;
+    a += a_off + m * a_batch + (long)k * n + k;
+    piv += m * piv_batch;
+    T x[RPT][NB];
+#pragma unroll
+    for (int t = 0; t < RPT; ++t) {
+        const int r = lid + t * WG;
+#pragma unroll
+        for (int c = 0; c < NB; ++c)
+            x[t][c] = (r < rows && c < w) ? a[(long)r * n + c] : (T)0;
+    }
+#pragma unroll
+    for (int j = 0; j < NB; ++j) {
+        if (j >= w)
+            break;
+        T bv = (T)-1;
+        int bi = rows;
+#pragma unroll
+        for (int t = 0; t < RPT; ++t) {   // a work-item's rows grow with t: the first kept
+            const int r = lid + t * WG;
+            const T v = fabs(x[t][j]);
+            if (r >= j && r < rows && v > bv) {   // never NaN
+                bv = v;
+                bi = r;
+            }
+        }
+        best_v[lid] = bv;
+        best_i[lid] = bi;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int s = WG / 2; s > 0; s >>= 1) {
+            if (lid < s) {
+                const T v2 = best_v[lid + s];
+                const int i2 = best_i[lid + s];
+                if (v2 > best_v[lid] || (v2 == best_v[lid] && i2 < best_i[lid])) {
+                    best_v[lid] = v2;
+                    best_i[lid] = i2;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        const T pv = best_v[0];
+        const int p = best_i[0] < rows ? best_i[0] : j;   // a column of NaN keeps its row
+        const int p_item = p % WG, p_slot = p / WG;
+        const int j_item = j % WG, j_slot = j / WG;
+#pragma unroll
+        for (int t = 0; t < RPT; ++t) {   // the two rows to exchange, to local memory
+            if (lid == p_item && t == p_slot)
+#pragma unroll
+                for (int c = 0; c < NB; ++c)
+                    prow[c] = x[t][c];
+            if (lid == j_item && t == j_slot)
+#pragma unroll
+                for (int c = 0; c < NB; ++c)
+                    jrow[c] = x[t][c];
+        }
+        if (lid == 0) {
+            piv[k + j] = k + p;
+            if (!(pv != (T)0) && status[m] == 0)
+                status[m] = k + j + 1;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);   // (and every work-item has read the winner)
+#pragma unroll
+        for (int t = 0; t < RPT; ++t) {
+            if (lid == p_item && t == p_slot)
+#pragma unroll
+                for (int c = 0; c < NB; ++c)
+                    x[t][c] = jrow[c];
+            if (lid == j_item && t == j_slot)   // after the other: p == j keeps the row
+#pragma unroll
+                for (int c = 0; c < NB; ++c)
+                    x[t][c] = prow[c];
+        }
+        const T pivot = prow[j];
+#pragma unroll
+        for (int t = 0; t < RPT; ++t) {   // the multipliers and the rank-1 update
+            const int r = lid + t * WG;
+            if (r > j && r < rows) {
+                if (pivot != (T)0)
+                    x[t][j] = x[t][j] / pivot;
+                const T l = x[t][j];
+#pragma unroll
+                for (int c = j + 1; c < NB; ++c)
+                    x[t][c] = x[t][c] - l * prow[c];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);   // prow, jrow and best_* are rewritten next
+    }
+#pragma unroll
+    for (int t = 0; t < RPT; ++t) {
+        const int r = lid + t * WG;
+        if (r < rows)
+#pragma unroll
+            for (int c = 0; c < NB; ++c)
+                if (c < w)
+                    a[(long)r * n + c] = x[t][c];
     }
 }
 

@@ -239,3 +239,48 @@ def test_cholesky_matches_numpy(on_device, dtype, n):
     bad[1, 0, 0] = -1.0
     with pytest.raises(np.linalg.LinAlgError, match="Matrix is not positive definite"):
         np.linalg.cholesky(cg.asarray(bad, device=on_device))
+
+
+@pytest.mark.parametrize("wg_max, rows_per_item", [(32, 4), (8, 2)])
+def test_private_panel_is_lu_panels_bits(on_device, monkeypatch, wg_max, rows_per_item):
+    """lu_panel_private (rows held a work-item several each) gives lu_panel's factor and
+    pivots bit for bit, ties and a zero column included; panels taller than a work-group's
+    private rows take lu_panel within the same factorisation."""
+    from clarray_gemm.ops import linalg_blocked
+    n = 131
+    rng = np.random.default_rng(7)
+    a = rng.integers(-3, 4, (2, n, n)).astype(np.float32)   # many equal magnitudes: ties
+    a[1, :, 40] = 0   # a zero pivot: status, and the multipliers left alone
+    a[0] += np.float32(0.25) * rng.standard_normal((n, n)).astype(np.float32)
+
+    def factor(wg, rpt):
+        monkeypatch.setattr(linalg_blocked, "PANEL_WG_MAX", wg)
+        monkeypatch.setattr(linalg_blocked, "PANEL_ROWS_PER_ITEM", rpt)
+        lu = cg.asarray(a, device=on_device)
+        piv, status = linalg_blocked.lu_factor(lu)
+        return np.asarray(lu), np.asarray(piv), np.asarray(status)
+    old = factor(1024, 0)   # lu_panel throughout
+    new = factor(wg_max, rows_per_item)
+    for want, got in zip(old, new):
+        assert want.tobytes() == got.tobytes()
+    assert list(old[2]) == [0, 41]
+    # P A = L U with the pivots replayed as getrf's row swaps
+    lu, piv = old[0][0].astype(np.float64), old[1][0]
+    low, up = np.tril(lu, -1) + np.eye(n), np.triu(lu)
+    pa = a[0].astype(np.float64).copy()
+    for j, p in enumerate(piv):
+        pa[[j, p]] = pa[[p, j]]
+    assert np.linalg.norm(low @ up - pa) <= 1e-5 * np.linalg.norm(pa)
+
+
+@pytest.mark.parametrize("n", [65, 130])
+def test_blocked_cholesky_wide_blocks(blocked, monkeypatch, n):
+    """Cholesky steps of 64 columns (CHOLESKY_BLOCKS) against NumPy's factor."""
+    from clarray_gemm.ops import linalg_blocked
+    monkeypatch.setattr(linalg_blocked, "CHOLESKY_BLOCKS", ((0, 64),))
+    m = _matrices((n, n), np.float32, n)
+    a = (m @ m.T + n * np.eye(n)).astype(np.float32)
+    got = np.asarray(np.linalg.cholesky(cg.asarray(a, device=blocked)))
+    want = np.linalg.cholesky(a.astype(np.float64))
+    assert np.linalg.norm(got - want) <= 1e-5 * np.linalg.norm(want)
+    assert (np.triu(got, 1) == 0).all()
