@@ -211,6 +211,34 @@ def test_host_path_is_numpys(device):
         assert np.asarray(got).tobytes() == np.linalg.inv(a).tobytes()
 
 
+def test_host_path_every_function(device, host_path):
+    """solve (vector and matrix), det, slogdet and cholesky on a host-path device: NumPy's
+    bits, device arrays (a single determinant NumPy's scalar), NumPy's errors."""
+    if not has_host_path(device):
+        pytest.skip("no host path on this device")
+    a = _matrices((3, 7, 7), np.float32, 5) + 6 * np.eye(7, dtype=np.float32)
+    b = _matrices((7,), np.float32, 6)
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    spd = a @ np.swapaxes(a, -1, -2)
+
+    def same(got, want):
+        assert type(got) is cg.DeviceArray
+        assert np.asarray(got).tobytes() == np.ascontiguousarray(want).tobytes()
+    same(np.linalg.solve(x[0], y), np.linalg.solve(a[0], b))
+    same(np.linalg.solve(x, x[..., :2]), np.linalg.solve(a, a[..., :2]))
+    same(np.linalg.det(x), np.linalg.det(a))
+    single = np.linalg.det(x[1])
+    assert type(single) is type(np.linalg.det(a[1])) and single == np.linalg.det(a[1])
+    sign, logdet = np.linalg.slogdet(x)
+    same(sign, np.linalg.slogdet(a).sign)
+    same(logdet, np.linalg.slogdet(a).logabsdet)
+    same(np.linalg.cholesky(cg.asarray(spd, device=device)), np.linalg.cholesky(spd))
+    same(np.linalg.cholesky(cg.asarray(spd, device=device), upper=True),
+         np.linalg.cholesky(spd, upper=True))
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.inv(cg.asarray(np.zeros((3, 3), np.float32), device=device))
+
+
 @pytest.mark.parametrize("n", [1, 3, 16, 33])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_cholesky_matches_numpy(on_device, dtype, n):
