@@ -264,7 +264,8 @@ __kernel void swap_rows(__global T* restrict a, const long a_off, const long a_b
 // Solve tri * X = B in place for the w x ncols block X (X[i][c] = x[i * x_rs + c * x_cs] of
 // each matrix, rows from x_row0) against the w x w triangle of t at (t0, t0) (lower or upper
 // per LOWER, unit diagonal per UNIT): a work-item a column of X, by substitution, the triangle
-// in local memory.
+// in local memory, the column in private memory (the loops unrolled to NB: constant indices,
+// registers; each element of X read and written once).
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void trsm(__global const T* restrict t, const long t_off, const long t_batch, const int t_ld,
           const int t0, const int w, __global T* restrict x, const long x_off,
@@ -283,23 +284,39 @@ void trsm(__global const T* restrict t, const long t_off, const long t_batch, co
     if (c >= ncols)
         return;
     x += x_off + m * x_batch + c * x_cs;
+    T v[NB];
+#pragma unroll
+    for (int i = 0; i < NB; ++i)
+        v[i] = i < w ? x[i * x_rs] : (T)0;
 #if LOWER
-    for (int i = 0; i < w; ++i) {
-        T s = x[i * x_rs];
-        for (int j = 0; j < i; ++j)
-            s = s - tri[i * NB + j] * x[j * x_rs];
+#pragma unroll
+    for (int i = 0; i < NB; ++i) {
+        if (i < w) {
+            T s = v[i];
+#pragma unroll
+            for (int j = 0; j < i; ++j)
+                s = s - tri[i * NB + j] * v[j];
 #else
-    for (int i = w - 1; i >= 0; --i) {
-        T s = x[i * x_rs];
-        for (int j = i + 1; j < w; ++j)
-            s = s - tri[i * NB + j] * x[j * x_rs];
+#pragma unroll
+    for (int i = NB - 1; i >= 0; --i) {
+        if (i < w) {
+            T s = v[i];
+#pragma unroll
+            for (int j = i + 1; j < NB; ++j)
+                if (j < w)
+                    s = s - tri[i * NB + j] * v[j];
 #endif
 #if UNIT
-        x[i * x_rs] = s;
+            v[i] = s;
 #else
-        x[i * x_rs] = s / tri[i * NB + i];
+            v[i] = s / tri[i * NB + i];
 #endif
+        }
     }
+#pragma unroll
+    for (int i = 0; i < NB; ++i)
+        if (i < w)
+            x[i * x_rs] = v[i];
 }
 
 // The Cholesky factor of the w x w diagonal block at (k, k) of each n x n matrix, in place

@@ -4,8 +4,8 @@ inv and cholesky of float32 n x n device arrays (well conditioned: standard norm
 drained (best of a few calls after a warm-up), each answer checked against NumPy's (relative
 norm error <= 1e-3). Then the blocked factorisation's pieces A/B: the LU panel kernels alone
 (lu_panel through global memory against lu_panel_private at several work-group widths) on
-the first panel of an n x n matrix, the whole solve with each, and Cholesky steps of 32
-against 64 columns.
+the first panel of an n x n matrix, the whole solve with each, and steps of 32 against 64
+columns for Cholesky and for inv's blocked triangular solves.
 
     python3 benches/probes/linalg_panel.py                 # n = 512 1024 2048 4096
     python3 benches/probes/linalg_panel.py --sizes 256 --no-cupy   # anywhere
@@ -70,11 +70,10 @@ class Forced:
             setattr(linalg_blocked, name, value)
 
 
-OLD_PANEL = dict(PANEL_ROWS_PER_ITEM=0)   # lu_panel for every panel
+# (the default is private wg1024 up to 4 rows a work-item)
 PANEL_VARIANTS = (("lu_panel", dict(PANEL_ROWS_PER_ITEM=0)),
-                  ("private wg1024", dict(PANEL_WG_MAX=1024, PANEL_ROWS_PER_ITEM=64)),
-                  ("private wg512", dict(PANEL_WG_MAX=512, PANEL_ROWS_PER_ITEM=64)),
-                  ("private wg256", dict(PANEL_WG_MAX=256, PANEL_ROWS_PER_ITEM=64)))
+                  ("private wg1024", dict(PANEL_WG_MAX=1024, PANEL_ROWS_PER_ITEM=8)),
+                  ("private wg512", dict(PANEL_WG_MAX=512, PANEL_ROWS_PER_ITEM=8)))
 
 
 def main() -> int:
@@ -158,19 +157,23 @@ def main() -> int:
             print(f"| {n} | {name} | {panel_ms:.3f} | {solve_ms:.2f} | {err:.1e} | "
                   f"{'yes' if same else 'NO'} |", flush=True)
 
-    print("\nCholesky step width (CHOLESKY_BLOCKS)")
-    print("| n | block | ms | err |")
-    print("|---|---|---|---|")
+    print("\nStep widths: Cholesky (CHOLESKY_BLOCKS), inv's blocked solves (SOLVE_BLOCKS)")
+    print("| n | block | cholesky ms | err | inv ms | err |")
+    print("|---|---|---|---|---|---|")
     for n in args.sizes:
-        _, spd, _ = operands(n, 2)
+        a, spd, _ = operands(n, 2)
         want = np.linalg.cholesky(spd.astype(np.float64))
-        xs = cg.asarray(spd, device=dev)
+        want_inv = np.linalg.inv(a.astype(np.float64))
+        xs, xa = cg.asarray(spd, device=dev), cg.asarray(a, device=dev)
         for block in (32, 64):
-            with Forced(CHOLESKY_BLOCKS=((0, block),)):
+            with Forced(CHOLESKY_BLOCKS=((0, block),), SOLVE_BLOCKS=((0, block),)):
                 err = rel_error(np.linalg.cholesky(xs), want)
                 ms = best_ms(lambda: np.linalg.cholesky(xs), sync)
-            failures += err > 1e-3
-            print(f"| {n} | {block} | {ms:.2f} | {err:.1e} |", flush=True)
+                i_err = rel_error(np.linalg.inv(xa), want_inv)
+                i_ms = best_ms(lambda: np.linalg.inv(xa), sync, max_calls=4)
+            failures += err > 1e-3 or i_err > 1e-3
+            print(f"| {n} | {block} | {ms:.2f} | {err:.1e} | {i_ms:.2f} | {i_err:.1e} |",
+                  flush=True)
     print("\nall answers within 1e-3" if not failures else f"\n{failures} FAILED checks")
     return int(failures > 0)
 

@@ -15,17 +15,19 @@ from ..device import Device
 from ..kernels.programs import get_kernel
 
 __all__ = ["lu_factor", "lu_solve", "lu_det", "cholesky_factor", "BLOCK", "CHOLESKY_BLOCKS",
-           "PANEL_WG_MAX", "PANEL_ROWS_PER_ITEM"]
+           "SOLVE_BLOCKS", "PANEL_WG_MAX", "PANEL_ROWS_PER_ITEM"]
 
 SOURCE = "linalg_blocked.cl"
 # Tuning values (the kernels take them as -D defines).
 # LU columns a step: the panel's private rows (registers) and serial work grow with it, the
 # launches a matrix shrink
 BLOCK = 32
-# Cholesky columns a step, by matrix order: (smallest n, block) pairs, the largest that applies
-# wins where the device's local memory holds two blocks (the diagonal block and trsm's
-# triangle live there). Fewer, larger steps each cost the same 4-5 launches.
+# Cholesky columns a step, and rows a step of the blocked triangular solves (lu_solve), by
+# matrix order: (smallest n, block) pairs, the last that applies wins where the device's local
+# memory holds two blocks (the diagonal block and trsm's triangle live there). Fewer, larger
+# steps each cost the same 3-5 launches.
 CHOLESKY_BLOCKS = ((0, 32), (1024, 64))
+SOLVE_BLOCKS = ((0, 32), (1024, 64))
 # lu_panel_private: the widest work-group and the most rows a work-item holds privately;
 # taller panels take lu_panel (through global memory, a column at a time)
 PANEL_WG_MAX = 1024
@@ -43,11 +45,11 @@ def _defines(device: Device, dtype: np.dtype, wg: int = 256, nb: int = BLOCK,
             "IS_FP64": int(dtype == np.float64), "WG": wg, "NB": nb, **extra}
 
 
-def _cholesky_block(device: Device, dtype: np.dtype, n: int) -> int:
-    """The Cholesky step's columns for order ``n`` (``CHOLESKY_BLOCKS``, as local memory
-    allows)."""
+def _block(device: Device, dtype: np.dtype, n: int, table: tuple) -> int:
+    """The step for order ``n`` from ``table`` (``CHOLESKY_BLOCKS``, ``SOLVE_BLOCKS``), as
+    local memory allows."""
     nb = BLOCK
-    for smallest, block in CHOLESKY_BLOCKS:
+    for smallest, block in table:
         if n >= smallest and 2 * block * block * dtype.itemsize <= device.info.local_mem_bytes:
             nb = block
     return nb
@@ -146,15 +148,16 @@ def lu_solve(lu: DeviceArray, piv: DeviceArray, b: DeviceArray) -> DeviceArray:
     swap(device.queue, (_round_up(k, 64), batch), (64, 1), _buffer(b, True), _offset(b),
          np.int64(n * k), np.int32(k), np.int32(k), np.int32(k), np.int32(0), _buffer(piv),
          np.int64(n), np.int32(0), np.int32(n))
-    starts = range(0, n, BLOCK)
+    nb = _block(device, dtype, n, SOLVE_BLOCKS)
+    starts = range(0, n, nb)
     for s in starts:   # L Y = P B, a block of rows at a time
-        w = min(BLOCK, n - s)
-        _trsm(device, dtype, True, True, lu, s, w, b, s * k, k, 1, k)
+        w = min(nb, n - s)
+        _trsm(device, dtype, True, True, lu, s, w, b, s * k, k, 1, k, nb)
         if s + w < n:
             _subtract_product(b[:, s + w:, :], lu[:, s + w:, s:s + w], b[:, s:s + w, :])
     for s in reversed(starts):   # U X = Y, from the last block up
-        w = min(BLOCK, n - s)
-        _trsm(device, dtype, False, False, lu, s, w, b, s * k, k, 1, k)
+        w = min(nb, n - s)
+        _trsm(device, dtype, False, False, lu, s, w, b, s * k, k, 1, k, nb)
         if s:
             _subtract_product(b[:, :s, :], lu[:, :s, s:s + w], b[:, s:s + w, :])
     return b
@@ -179,7 +182,7 @@ def cholesky_factor(a: DeviceArray) -> DeviceArray:
     column whose pivot was not positive, else 0."""
     device, dtype = a.device, a.dtype
     batch, n = a.shape[0], a.shape[-1]
-    nb = _cholesky_block(device, dtype, n)
+    nb = _block(device, dtype, n, CHOLESKY_BLOCKS)
     defines = _defines(device, dtype, nb=nb)
     wg = defines["WG"]
     status = zeros((batch,), np.int32, device=device)

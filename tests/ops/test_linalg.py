@@ -302,10 +302,17 @@ def test_private_panel_is_lu_panels_bits(on_device, monkeypatch, wg_max, rows_pe
 
 
 @pytest.mark.parametrize("n", [65, 130])
-def test_blocked_cholesky_wide_blocks(blocked, monkeypatch, n):
-    """Cholesky steps of 64 columns (CHOLESKY_BLOCKS) against NumPy's factor."""
+def test_blocked_wide_blocks(blocked, monkeypatch, n):
+    """Cholesky steps and blocked triangular solves of 64 rows and columns (CHOLESKY_BLOCKS,
+    SOLVE_BLOCKS) against NumPy's."""
     from clarray_gemm.ops import linalg_blocked
     monkeypatch.setattr(linalg_blocked, "CHOLESKY_BLOCKS", ((0, 64),))
+    monkeypatch.setattr(linalg_blocked, "SOLVE_BLOCKS", ((0, 64),))
+    a = _matrices((2, n, n), np.float32, n + 3)
+    b = _matrices((2, n, 11), np.float32, n + 4)
+    got = np.linalg.solve(cg.asarray(a, device=blocked), cg.asarray(b, device=blocked))
+    want = np.linalg.solve(a, b)
+    assert _residual(a, got, b) <= 4 * max(_residual(a, want, b), np.finfo(np.float32).eps)
     m = _matrices((n, n), np.float32, n)
     a = (m @ m.T + n * np.eye(n)).astype(np.float32)
     got = np.asarray(np.linalg.cholesky(cg.asarray(a, device=blocked)))
