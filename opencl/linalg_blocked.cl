@@ -17,6 +17,7 @@
 //   LOWER  trsm: 1 the triangle is the lower one, 0 the upper one
 //   UNIT   trsm: 1 its diagonal is taken as ones (the L of an LU)
 //   XMAX   lu_solve_columns: the longest column it holds in local memory
+//   RPT    lu_panel_private: panel rows a work-item holds in private memory
 #pragma OPENCL FP_CONTRACT OFF
 #ifndef T
 #define T float
@@ -35,6 +36,9 @@
 #endif
 #ifndef XMAX
 #define XMAX 1024
+#endif
+#ifndef RPT
+#define RPT 1
 #endif
 #define BS 32   // lu_solve_columns: rows a step
 #include "cholesky_local.h"
@@ -115,6 +119,123 @@ void lu_panel(__global T* restrict a, const long a_off, const long a_batch, cons
     }
 }
 
+// lu_panel's factorisation with the panel read once and written once: work-item lid holds
+// panel rows lid, lid + WG, ... (RPT of them, NB columns each, zero past w) in private memory,
+// and each column is a work-group max-reduction of |pivot| (the first row of the largest
+// magnitude, as lu_panel and LAPACK's idamax choose), the exchange of two rows through local
+// memory, the multipliers and the rank-1 update on the private rows. The column loop is
+// unrolled so that every private index is a constant (registers, not a stack). The same
+// operations in the same order as lu_panel: the same bits. Panels of more than WG * RPT rows
+// take lu_panel.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void lu_panel_private(__global T* restrict a, const long a_off, const long a_batch,
+                      const int n, const int k, const int w, __global int* restrict piv,
+                      const long piv_batch, __global int* restrict status)
+{
+    __local T best_v[WG];
+    __local int best_i[WG];
+    __local T prow[NB];
+    __local T jrow[NB];
+    const int lid = get_local_id(0);
+    const long m = get_group_id(0);
+    const int rows = n - k;
+    a += a_off + m * a_batch + (long)k * n + k;
+    piv += m * piv_batch;
+    T x[RPT][NB];
+#pragma unroll
+    for (int t = 0; t < RPT; ++t) {
+        const int r = lid + t * WG;
+#pragma unroll
+        for (int c = 0; c < NB; ++c)
+            x[t][c] = (r < rows && c < w) ? a[(long)r * n + c] : (T)0;
+    }
+#pragma unroll
+    for (int j = 0; j < NB; ++j) {
+        if (j >= w)
+            break;
+        T bv = (T)-1;
+        int bi = rows;
+#pragma unroll
+        for (int t = 0; t < RPT; ++t) {   // a work-item's rows grow with t: the first kept
+            const int r = lid + t * WG;
+            const T v = fabs(x[t][j]);
+            if (r >= j && r < rows && v > bv) {   // never NaN
+                bv = v;
+                bi = r;
+            }
+        }
+        best_v[lid] = bv;
+        best_i[lid] = bi;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int s = WG / 2; s > 0; s >>= 1) {
+            if (lid < s) {
+                const T v2 = best_v[lid + s];
+                const int i2 = best_i[lid + s];
+                if (v2 > best_v[lid] || (v2 == best_v[lid] && i2 < best_i[lid])) {
+                    best_v[lid] = v2;
+                    best_i[lid] = i2;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        const T pv = best_v[0];
+        const int p = best_i[0] < rows ? best_i[0] : j;   // a column of NaN keeps its row
+        const int p_item = p % WG, p_slot = p / WG;
+        const int j_item = j % WG, j_slot = j / WG;
+#pragma unroll
+        for (int t = 0; t < RPT; ++t) {   // the two rows to exchange, to local memory
+            if (lid == p_item && t == p_slot)
+#pragma unroll
+                for (int c = 0; c < NB; ++c)
+                    prow[c] = x[t][c];
+            if (lid == j_item && t == j_slot)
+#pragma unroll
+                for (int c = 0; c < NB; ++c)
+                    jrow[c] = x[t][c];
+        }
+        if (lid == 0) {
+            piv[k + j] = k + p;
+            if (!(pv != (T)0) && status[m] == 0)
+                status[m] = k + j + 1;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);   // (and every work-item has read the winner)
+#pragma unroll
+        for (int t = 0; t < RPT; ++t) {
+            if (lid == p_item && t == p_slot)
+#pragma unroll
+                for (int c = 0; c < NB; ++c)
+                    x[t][c] = jrow[c];
+            if (lid == j_item && t == j_slot)   // after the other: p == j keeps the row
+#pragma unroll
+                for (int c = 0; c < NB; ++c)
+                    x[t][c] = prow[c];
+        }
+        const T pivot = prow[j];
+#pragma unroll
+        for (int t = 0; t < RPT; ++t) {   // the multipliers and the rank-1 update
+            const int r = lid + t * WG;
+            if (r > j && r < rows) {
+                if (pivot != (T)0)
+                    x[t][j] = x[t][j] / pivot;
+                const T l = x[t][j];
+#pragma unroll
+                for (int c = j + 1; c < NB; ++c)
+                    x[t][c] = x[t][c] - l * prow[c];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);   // prow, jrow and best_* are rewritten next
+    }
+#pragma unroll
+    for (int t = 0; t < RPT; ++t) {
+        const int r = lid + t * WG;
+        if (r < rows)
+#pragma unroll
+            for (int c = 0; c < NB; ++c)
+                if (c < w)
+                    a[(long)r * n + c] = x[t][c];
+    }
+}
+
 // Apply the row swaps piv[j0..j1) (in order) to ncols columns of each matrix: column c of the
 // work is column c of the matrix before skip_at and c + skip_len from there (the panel's own
 // columns, swapped by lu_panel, are skipped). A work-item a column: its rows' loads coalesce.
@@ -143,7 +264,8 @@ __kernel void swap_rows(__global T* restrict a, const long a_off, const long a_b
 // Solve tri * X = B in place for the w x ncols block X (X[i][c] = x[i * x_rs + c * x_cs] of
 // each matrix, rows from x_row0) against the w x w triangle of t at (t0, t0) (lower or upper
 // per LOWER, unit diagonal per UNIT): a work-item a column of X, by substitution, the triangle
-// in local memory.
+// in local memory, the column in private memory (the loops unrolled to NB: constant indices,
+// registers; each element of X read and written once).
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void trsm(__global const T* restrict t, const long t_off, const long t_batch, const int t_ld,
           const int t0, const int w, __global T* restrict x, const long x_off,
@@ -162,23 +284,39 @@ void trsm(__global const T* restrict t, const long t_off, const long t_batch, co
     if (c >= ncols)
         return;
     x += x_off + m * x_batch + c * x_cs;
+    T v[NB];
+#pragma unroll
+    for (int i = 0; i < NB; ++i)
+        v[i] = i < w ? x[i * x_rs] : (T)0;
 #if LOWER
-    for (int i = 0; i < w; ++i) {
-        T s = x[i * x_rs];
-        for (int j = 0; j < i; ++j)
-            s = s - tri[i * NB + j] * x[j * x_rs];
+#pragma unroll
+    for (int i = 0; i < NB; ++i) {
+        if (i < w) {
+            T s = v[i];
+#pragma unroll
+            for (int j = 0; j < i; ++j)
+                s = s - tri[i * NB + j] * v[j];
 #else
-    for (int i = w - 1; i >= 0; --i) {
-        T s = x[i * x_rs];
-        for (int j = i + 1; j < w; ++j)
-            s = s - tri[i * NB + j] * x[j * x_rs];
+#pragma unroll
+    for (int i = NB - 1; i >= 0; --i) {
+        if (i < w) {
+            T s = v[i];
+#pragma unroll
+            for (int j = i + 1; j < NB; ++j)
+                if (j < w)
+                    s = s - tri[i * NB + j] * v[j];
 #endif
 #if UNIT
-        x[i * x_rs] = s;
+            v[i] = s;
 #else
-        x[i * x_rs] = s / tri[i * NB + i];
+            v[i] = s / tri[i * NB + i];
 #endif
+        }
     }
+#pragma unroll
+    for (int i = 0; i < NB; ++i)
+        if (i < w)
+            x[i * x_rs] = v[i];
 }
 
 // The Cholesky factor of the w x w diagonal block at (k, k) of each n x n matrix, in place

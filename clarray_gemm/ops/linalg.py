@@ -47,22 +47,39 @@ def _device_dtype(a: DeviceArray, result: np.dtype) -> bool:
             and (result != np.float64 or bool(a.device.info.fp64)))
 
 
+def _host_first(a: Any) -> bool:
+    """Whether ``a`` lives on a device with a host path: there NumPy's LAPACK on the mapping
+    beats the kernels at every size (multithreaded BLAS against work-groups on the same
+    cores), so the call goes there before any other check (a few us of a small call)."""
+    return type(a) is DeviceArray and has_host_path(a.device)
+
+
 def _on_host(func: Any, args: tuple) -> Any:
     """``func`` by NumPy: on the mapping where the device has a host path (device arrays
     back), else through the host fallback."""
     first = args[0]
-    if type(first) is DeviceArray and has_host_path(first.device) and all(
-            type(x) is not DeviceArray or x.device == first.device for x in args):
-        found = func(*[x.host_view() if type(x) is DeviceArray else x for x in args])
+    if type(first) is DeviceArray and has_host_path(first.device):
+        device = first.device
+        views = []
+        for x in args:
+            if type(x) is DeviceArray:
+                if x.device is not device and x.device != device:
+                    return host_function(func, args, {})
+                x = x.host_view()
+            views.append(x)
+        found = func(*views)
         if isinstance(found, tuple):
-            return type(found)(*(_adopted(v, first.device) for v in found))
-        return _adopted(found, first.device)
+            return type(found)(*(_adopted(v, device) for v in found))
+        return _adopted(found, device)
     return host_function(func, args, {})
 
 
 def _adopted(value: Any, device: Device) -> Any:
     """A NumPy result as a device array; NumPy's scalars (one matrix's determinant) stay
     scalars, as the host fallback keeps them."""
+    if type(value) is np.ndarray and value.ndim:
+        return adopt_host(value if value.flags.c_contiguous else np.ascontiguousarray(value),
+                          device)
     return value if np.ndim(value) == 0 else adopt_host(np.ascontiguousarray(value), device)
 
 
@@ -127,6 +144,8 @@ def _result_dtype(func: Any, *dtypes: np.dtype) -> np.dtype | None:
 @implements(np.linalg.solve)
 def solve(a: Any, b: Any) -> Any:
     """``np.linalg.solve``: x with a @ x = b for each matrix of the stack ``a``."""
+    if _host_first(a):
+        return _on_host(np.linalg.solve, (a, b))
     if not _square_stack(a) or not isinstance(b, (DeviceArray, np.ndarray)):
         return _on_host(np.linalg.solve, (a, b))
     result = _result_dtype(np.linalg.solve, a.dtype, b.dtype)
@@ -172,6 +191,8 @@ def _identities(batch: int, n: int, dtype: np.dtype, device: Device) -> DeviceAr
 @implements(np.linalg.inv)
 def inv(a: Any) -> Any:
     """``np.linalg.inv``: the inverse of each matrix of the stack (a solve against I)."""
+    if _host_first(a):
+        return _on_host(np.linalg.inv, (a,))
     result = _result_dtype(np.linalg.inv, a.dtype) if _square_stack(a) else None
     if result is None or not _device_dtype(a, result):
         return _on_host(np.linalg.inv, (a,))
@@ -209,6 +230,8 @@ def _determinants(func: Any, a: Any) -> tuple | None:
 @implements(np.linalg.det)
 def det(a: Any) -> Any:
     """``np.linalg.det``: the determinant of each matrix of the stack (0-d for one matrix)."""
+    if _host_first(a):
+        return _on_host(np.linalg.det, (a,))
     found = _determinants(np.linalg.det, a)
     return _on_host(np.linalg.det, (a,)) if found is None else found[0]
 
@@ -217,6 +240,8 @@ def det(a: Any) -> Any:
 def slogdet(a: Any) -> Any:
     """``np.linalg.slogdet``: (sign, log|det|) of each matrix of the stack, NumPy's named
     tuple."""
+    if _host_first(a):
+        return _on_host(np.linalg.slogdet, (a,))
     found = _determinants(np.linalg.slogdet, a)
     if found is None:
         return _on_host(np.linalg.slogdet, (a,))
@@ -228,6 +253,8 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """``np.linalg.cholesky``: the lower factor L of each matrix (L @ L.T = a, from a's lower
     triangle), or its transpose with ``upper``; NumPy's LinAlgError where a pivot is not
     positive."""
+    if _host_first(a):
+        return _on_host_kw(np.linalg.cholesky, a, upper)
     result = _result_dtype(np.linalg.cholesky, a.dtype) if _square_stack(a) else None
     if result is None or not _device_dtype(a, result):
         return _on_host_kw(np.linalg.cholesky, a, upper)

@@ -1,7 +1,7 @@
 """Blocked LU and Cholesky factorisations, and the solves on them, for matrices larger than one
 work-group's local memory (``opencl/linalg_blocked.cl``): LAPACK's right-looking getrf/potrf a
 block of columns at a time, the panel or diagonal block factored by one work-group per
-matrix, row swaps and triangular solves by their kernels, and every trailing update a matrix
+matrix (an LU panel held in the work-group's private memory where it fits), row swaps and triangular solves by their kernels, and every trailing update a matrix
 product on the GEMM kernels (``c -= a @ b`` on views of the factor). Internal API for
 ``ops/linalg.py``: the operands are C-contiguous ``(batch, n, n)`` device arrays that these
 functions own and overwrite.
@@ -14,21 +14,58 @@ from ..array import DeviceArray, empty, zeros
 from ..device import Device
 from ..kernels.programs import get_kernel
 
-__all__ = ["lu_factor", "lu_solve", "lu_det", "cholesky_factor", "BLOCK"]
+__all__ = ["lu_factor", "lu_solve", "lu_det", "cholesky_factor", "BLOCK", "CHOLESKY_BLOCKS",
+           "SOLVE_BLOCKS", "PANEL_WG_MAX", "PANEL_ROWS_PER_ITEM"]
 
 SOURCE = "linalg_blocked.cl"
-# Columns a step: the panel kernel's serial work grows with it, the launches a matrix shrink
+# Tuning values (the kernels take them as -D defines).
+# LU columns a step: the panel's private rows (registers) and serial work grow with it, the
+# launches a matrix shrink
 BLOCK = 32
+# Cholesky columns a step, and rows a step of the blocked triangular solves (lu_solve), by
+# matrix order: (smallest n, block) pairs, the last that applies wins where the device's local
+# memory holds two blocks (the diagonal block and trsm's triangle live there). Fewer, larger
+# steps each cost the same 3-5 launches.
+CHOLESKY_BLOCKS = ((0, 32), (1024, 64))
+SOLVE_BLOCKS = ((0, 32), (1024, 64))
+# lu_panel_private: the widest work-group and the most rows a work-item holds privately;
+# taller panels take lu_panel (through global memory, a column at a time)
+PANEL_WG_MAX = 1024
+PANEL_ROWS_PER_ITEM = 4
 # Right-hand sides up to which a solve runs as one launch, a work-group a column (its loads of
 # the factor are repeated per column; the blocked solve's products read it once)
 _COLUMNS_MAX = 8
 
 
-def _defines(device: Device, dtype: np.dtype, wg: int = 256, **extra: int) -> dict:
+def _defines(device: Device, dtype: np.dtype, wg: int = 256, nb: int = BLOCK,
+             **extra: int) -> dict:
     wg = min(wg, device.info.max_work_group_size)
     wg = 1 << (wg.bit_length() - 1)  # the reductions halve it
     return {"T": "double" if dtype == np.float64 else "float",
-            "IS_FP64": int(dtype == np.float64), "WG": wg, "NB": BLOCK, **extra}
+            "IS_FP64": int(dtype == np.float64), "WG": wg, "NB": nb, **extra}
+
+
+def _block(device: Device, dtype: np.dtype, n: int, table: tuple) -> int:
+    """The step for order ``n`` from ``table`` (``CHOLESKY_BLOCKS``, ``SOLVE_BLOCKS``), as
+    local memory allows."""
+    nb = BLOCK
+    for smallest, block in table:
+        if n >= smallest and 2 * block * block * dtype.itemsize <= device.info.local_mem_bytes:
+            nb = block
+    return nb
+
+
+def _panel(device: Device, dtype: np.dtype, rows: int) -> tuple:
+    """(kernel, work-group size) that factors an LU panel of ``rows`` rows: lu_panel_private
+    where a work-group holds the panel privately, else lu_panel."""
+    wg = min(PANEL_WG_MAX, device.info.max_work_group_size, 1 << max(rows - 1, 1).bit_length())
+    wg = 1 << (wg.bit_length() - 1)
+    rpt = -(-rows // wg)
+    if rpt <= PANEL_ROWS_PER_ITEM:
+        return get_kernel(device, SOURCE, "lu_panel_private",
+                          _defines(device, dtype, wg, RPT=rpt)), wg
+    defines = _defines(device, dtype, min(1024, 1 << (rows - 1).bit_length()))
+    return get_kernel(device, SOURCE, "lu_panel", defines), defines["WG"]
 
 
 def _buffer(x: DeviceArray, write: bool = False):
@@ -49,10 +86,12 @@ def _subtract_product(c: DeviceArray, a: DeviceArray, b: DeviceArray) -> None:
 
 
 def _trsm(device: Device, dtype: np.dtype, lower: bool, unit: bool, t: DeviceArray, t0: int,
-          w: int, x: DeviceArray, x_start: int, x_rs: int, x_cs: int, ncols: int) -> None:
+          w: int, x: DeviceArray, x_start: int, x_rs: int, x_cs: int, ncols: int,
+          nb: int = BLOCK) -> None:
     """Solve the w x w triangle of ``t`` at (t0, t0) against the w x ncols block of ``x``
-    starting at element ``x_start`` of each matrix, rows ``x_rs`` and columns ``x_cs`` apart."""
-    defines = _defines(device, dtype, LOWER=int(lower), UNIT=int(unit))
+    starting at element ``x_start`` of each matrix, rows ``x_rs`` and columns ``x_cs`` apart
+    (w <= nb)."""
+    defines = _defines(device, dtype, nb=nb, LOWER=int(lower), UNIT=int(unit))
     wg = defines["WG"]
     batch, n = t.shape[0], t.shape[-1]
     xn = x.shape[-1] * x.shape[-2]
@@ -69,16 +108,13 @@ def lu_factor(a: DeviceArray) -> tuple[DeviceArray, DeviceArray]:
     1 + the first zero pivot's column, else 0)."""
     device, dtype = a.device, a.dtype
     batch, n = a.shape[0], a.shape[-1]
-    # the panel's work-group: a work-item per row up to 1024 (its rows are its serial work)
-    defines = _defines(device, dtype, min(1024, 1 << (n - 1).bit_length()))
-    wg = defines["WG"]
     piv = empty((batch, n), np.int32, device=device)
     status = zeros((batch,), np.int32, device=device)
-    panel = get_kernel(device, SOURCE, "lu_panel", defines)
     swap = get_kernel(device, SOURCE, "swap_rows", _defines(device, dtype))
     nn, n32 = np.int64(n * n), np.int32(n)
     for k in range(0, n, BLOCK):
         w = min(BLOCK, n - k)
+        panel, wg = _panel(device, dtype, n - k)
         panel(device.queue, (batch * wg,), (wg,), _buffer(a, True), _offset(a), nn, n32,
               np.int32(k), np.int32(w), _buffer(piv, True), np.int64(n), _buffer(status, True))
         if n > w:   # the swaps on the columns left and right of the panel
@@ -112,15 +148,16 @@ def lu_solve(lu: DeviceArray, piv: DeviceArray, b: DeviceArray) -> DeviceArray:
     swap(device.queue, (_round_up(k, 64), batch), (64, 1), _buffer(b, True), _offset(b),
          np.int64(n * k), np.int32(k), np.int32(k), np.int32(k), np.int32(0), _buffer(piv),
          np.int64(n), np.int32(0), np.int32(n))
-    starts = range(0, n, BLOCK)
+    nb = _block(device, dtype, n, SOLVE_BLOCKS)
+    starts = range(0, n, nb)
     for s in starts:   # L Y = P B, a block of rows at a time
-        w = min(BLOCK, n - s)
-        _trsm(device, dtype, True, True, lu, s, w, b, s * k, k, 1, k)
+        w = min(nb, n - s)
+        _trsm(device, dtype, True, True, lu, s, w, b, s * k, k, 1, k, nb)
         if s + w < n:
             _subtract_product(b[:, s + w:, :], lu[:, s + w:, s:s + w], b[:, s:s + w, :])
     for s in reversed(starts):   # U X = Y, from the last block up
-        w = min(BLOCK, n - s)
-        _trsm(device, dtype, False, False, lu, s, w, b, s * k, k, 1, k)
+        w = min(nb, n - s)
+        _trsm(device, dtype, False, False, lu, s, w, b, s * k, k, 1, k, nb)
         if s:
             _subtract_product(b[:, :s, :], lu[:, :s, s:s + w], b[:, s:s + w, :])
     return b
@@ -145,19 +182,20 @@ def cholesky_factor(a: DeviceArray) -> DeviceArray:
     column whose pivot was not positive, else 0."""
     device, dtype = a.device, a.dtype
     batch, n = a.shape[0], a.shape[-1]
-    defines = _defines(device, dtype)
+    nb = _block(device, dtype, n, CHOLESKY_BLOCKS)
+    defines = _defines(device, dtype, nb=nb)
     wg = defines["WG"]
     status = zeros((batch,), np.int32, device=device)
     block = get_kernel(device, SOURCE, "cholesky_block", defines)
     nn, n32 = np.int64(n * n), np.int32(n)
-    for k in range(0, n, BLOCK):
-        w = min(BLOCK, n - k)
+    for k in range(0, n, nb):
+        w = min(nb, n - k)
         block(device.queue, (batch * wg,), (wg,), _buffer(a, True), _offset(a), nn, n32,
               np.int32(k), np.int32(w), _buffer(status, True))
         rest = n - k - w
         if rest:
             # L21 = A21 L11^-T, as L11 X = A21^T on the transposed view of the block
-            _trsm(device, dtype, True, False, a, k, w, a, (k + w) * n + k, 1, n, rest)
+            _trsm(device, dtype, True, False, a, k, w, a, (k + w) * n + k, 1, n, rest, nb)
             l21 = a[:, k + w:, k:k + w]
             _subtract_product(a[:, k + w:, k + w:], l21, np.swapaxes(l21, -1, -2))
     get_kernel(device, SOURCE, "zero_upper", defines)(

@@ -338,6 +338,13 @@ with np.errstate(all="ignore"):
             same(np.linalg.slogdet(xm)[1], np.linalg.slogdet(m)[1], 1e-3)
             spd = m @ m.transpose(0, 2, 1) + 37 * np.eye(37, dtype=np.float32)
             same(np.linalg.cholesky(cg.asarray(spd, device=dev)), np.linalg.cholesky(spd), 1e-4)
+            from clarray_gemm.ops import linalg_blocked
+            # lu_panel_private with 3 rows a work-item; then lu_panel (5 would be needed)
+            for wg_max in (16, 8):
+                linalg_blocked.PANEL_WG_MAX = wg_max
+                same(np.linalg.solve(xm, xr), np.linalg.solve(m, rhs), 1e-3)
+            linalg_blocked.CHOLESKY_BLOCKS = ((0, 64),)   # one 64-column step, partly filled
+            same(np.linalg.cholesky(cg.asarray(spd, device=dev)), np.linalg.cholesky(spd), 1e-4)
     elif case == "user_kernels":
         # user_elementwise.cl assembled for contiguous, strided and broadcast operands, a raw
         # argument, a bool output; a RawKernel

@@ -211,6 +211,34 @@ def test_host_path_is_numpys(device):
         assert np.asarray(got).tobytes() == np.linalg.inv(a).tobytes()
 
 
+def test_host_path_every_function(device, host_path):
+    """solve (vector and matrix), det, slogdet and cholesky on a host-path device: NumPy's
+    bits, device arrays (a single determinant NumPy's scalar), NumPy's errors."""
+    if not has_host_path(device):
+        pytest.skip("no host path on this device")
+    a = _matrices((3, 7, 7), np.float32, 5) + 6 * np.eye(7, dtype=np.float32)
+    b = _matrices((7,), np.float32, 6)
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    spd = a @ np.swapaxes(a, -1, -2)
+
+    def same(got, want):
+        assert type(got) is cg.DeviceArray
+        assert np.asarray(got).tobytes() == np.ascontiguousarray(want).tobytes()
+    same(np.linalg.solve(x[0], y), np.linalg.solve(a[0], b))
+    same(np.linalg.solve(x, x[..., :2]), np.linalg.solve(a, a[..., :2]))
+    same(np.linalg.det(x), np.linalg.det(a))
+    single = np.linalg.det(x[1])
+    assert type(single) is type(np.linalg.det(a[1])) and single == np.linalg.det(a[1])
+    sign, logdet = np.linalg.slogdet(x)
+    same(sign, np.linalg.slogdet(a).sign)
+    same(logdet, np.linalg.slogdet(a).logabsdet)
+    same(np.linalg.cholesky(cg.asarray(spd, device=device)), np.linalg.cholesky(spd))
+    same(np.linalg.cholesky(cg.asarray(spd, device=device), upper=True),
+         np.linalg.cholesky(spd, upper=True))
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.inv(cg.asarray(np.zeros((3, 3), np.float32), device=device))
+
+
 @pytest.mark.parametrize("n", [1, 3, 16, 33])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_cholesky_matches_numpy(on_device, dtype, n):
@@ -239,3 +267,55 @@ def test_cholesky_matches_numpy(on_device, dtype, n):
     bad[1, 0, 0] = -1.0
     with pytest.raises(np.linalg.LinAlgError, match="Matrix is not positive definite"):
         np.linalg.cholesky(cg.asarray(bad, device=on_device))
+
+
+@pytest.mark.parametrize("wg_max, rows_per_item", [(32, 4), (8, 2)])
+def test_private_panel_is_lu_panels_bits(on_device, monkeypatch, wg_max, rows_per_item):
+    """lu_panel_private (rows held a work-item several each) gives lu_panel's factor and
+    pivots bit for bit, ties and a zero column included; panels taller than a work-group's
+    private rows take lu_panel within the same factorisation."""
+    from clarray_gemm.ops import linalg_blocked
+    n = 131
+    rng = np.random.default_rng(7)
+    a = rng.integers(-3, 4, (2, n, n)).astype(np.float32)   # many equal magnitudes: ties
+    a[1, :, 40] = 0   # a zero pivot: status, and the multipliers left alone
+    a[0] += np.float32(0.25) * rng.standard_normal((n, n)).astype(np.float32)
+
+    def factor(wg, rpt):
+        monkeypatch.setattr(linalg_blocked, "PANEL_WG_MAX", wg)
+        monkeypatch.setattr(linalg_blocked, "PANEL_ROWS_PER_ITEM", rpt)
+        lu = cg.asarray(a, device=on_device)
+        piv, status = linalg_blocked.lu_factor(lu)
+        return np.asarray(lu), np.asarray(piv), np.asarray(status)
+    old = factor(1024, 0)   # lu_panel throughout
+    new = factor(wg_max, rows_per_item)
+    for want, got in zip(old, new):
+        assert want.tobytes() == got.tobytes()
+    assert list(old[2]) == [0, 41]
+    # P A = L U with the pivots replayed as getrf's row swaps
+    lu, piv = old[0][0].astype(np.float64), old[1][0]
+    low, up = np.tril(lu, -1) + np.eye(n), np.triu(lu)
+    pa = a[0].astype(np.float64).copy()
+    for j, p in enumerate(piv):
+        pa[[j, p]] = pa[[p, j]]
+    assert np.linalg.norm(low @ up - pa) <= 1e-5 * np.linalg.norm(pa)
+
+
+@pytest.mark.parametrize("n", [65, 130])
+def test_blocked_wide_blocks(blocked, monkeypatch, n):
+    """Cholesky steps and blocked triangular solves of 64 rows and columns (CHOLESKY_BLOCKS,
+    SOLVE_BLOCKS) against NumPy's."""
+    from clarray_gemm.ops import linalg_blocked
+    monkeypatch.setattr(linalg_blocked, "CHOLESKY_BLOCKS", ((0, 64),))
+    monkeypatch.setattr(linalg_blocked, "SOLVE_BLOCKS", ((0, 64),))
+    a = _matrices((2, n, n), np.float32, n + 3)
+    b = _matrices((2, n, 11), np.float32, n + 4)
+    got = np.linalg.solve(cg.asarray(a, device=blocked), cg.asarray(b, device=blocked))
+    want = np.linalg.solve(a, b)
+    assert _residual(a, got, b) <= 4 * max(_residual(a, want, b), np.finfo(np.float32).eps)
+    m = _matrices((n, n), np.float32, n)
+    a = (m @ m.T + n * np.eye(n)).astype(np.float32)
+    got = np.asarray(np.linalg.cholesky(cg.asarray(a, device=blocked)))
+    want = np.linalg.cholesky(a.astype(np.float64))
+    assert np.linalg.norm(got - want) <= 1e-5 * np.linalg.norm(want)
+    assert (np.triu(got, 1) == 0).all()
