@@ -12,6 +12,7 @@ import numpy as np
 
 from ..array import DeviceArray, empty, zeros
 from ..device import Device
+from ..kernels.constants import constant
 from ..kernels.programs import get_kernel
 
 __all__ = ["lu_factor", "lu_solve", "lu_det", "cholesky_factor", "BLOCK", "CHOLESKY_BLOCKS",
@@ -26,8 +27,8 @@ BLOCK = 32
 # matrix order: (smallest n, block) pairs, the last that applies wins where the device's local
 # memory holds two blocks (the diagonal block and trsm's triangle live there). Fewer, larger
 # steps each cost the same 3-5 launches.
-CHOLESKY_BLOCKS = ((0, 32), (1024, 64))
-SOLVE_BLOCKS = ((0, 32), (1024, 64))
+CHOLESKY_BLOCKS = tuple(tuple(pair) for pair in constant("linalg.cholesky_blocks"))
+SOLVE_BLOCKS = tuple(tuple(pair) for pair in constant("linalg.solve_blocks"))
 # lu_panel_private: the widest work-group and the most rows a work-item holds privately;
 # taller panels take lu_panel (through global memory, a column at a time)
 PANEL_WG_MAX = 1024
