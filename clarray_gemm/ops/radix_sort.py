@@ -1,7 +1,9 @@
 """Rows too long for one work-group's local memory, sorted by ``opencl/radix.cl``: a
 least-significant-digit radix sort of every row at once (the row number's digits sorted last),
 NumPy's stable order bit for bit. A pass is three launches (count, scan, scatter), two when the
-rows fill at most ``_SUMMED_TILES`` tiles; a 32-bit key takes four passes of 8-bit digits."""
+rows fill at most ``_SUMMED_TILES`` tiles; a 32-bit key takes four passes of 8-bit digits.
+One row sorted for its values carries no indices (:func:`_restore_zeros_and_nans` puts back
+the float bits its keys lose)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
