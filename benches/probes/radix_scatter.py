@@ -1,9 +1,10 @@
 """The radix sort of long 1-D rows (``opencl/radix.cl``) on an NVIDIA GPU against CuPy (CUB):
 wall clock of ``np.sort`` / ``np.argsort`` on device arrays beside ``cupy.sort`` /
 ``cupy.argsort`` (queue drained after each call, answers checked against NumPy bit for bit),
-then the device time of each launch of one 2^24 float32 sort (profiling START->END, count /
-scan / scatter per pass), then the same sort with the digit width and tile forced
-(``RadixShape``: bits a digit, items a work-item) to show which shape the scatter prefers.
+then the device time of each launch of one 2^24 sort (profiling START->END; count / scan /
+scatter of one pass, each kernel's sum over the passes) for the default shape and with the
+digit width and tile forced (``RadixShape``: bits a digit, work-group size, items a
+work-item): float32 and int32 sorts (keys alone) and float32 argsort ((key, index) pairs).
 
     python3 benches/probes/radix_scatter.py
 """
@@ -107,28 +108,31 @@ def launches(call, dev, calls: int = 5) -> list[tuple[str, float]]:
             for i, (name, _) in enumerate(runs[-1])]
 
 
-def per_kernel(dev) -> None:
+def per_kernel(dev, op: str, dtype) -> None:
+    """Each launch of one 2^24 sort (``op`` "sort": no indices; "argsort": (key, index) pairs)
+    over forced shapes; a shape past the device's local memory is left out."""
     rng = np.random.default_rng(1)
     n = 1 << 24
-    a = data(rng, n, np.float32)
-    want = np.sort(a, kind="stable")
+    a = data(rng, n, dtype)
+    arg = op == "argsort"
+    want = np.argsort(a, kind="stable") if arg else np.sort(a, kind="stable")
     xa = cg.asarray(a, device=dev)
-    shapes = [None] + [radix_sort.RadixShape(bits, 256, items)
-                       for bits in (8, 6, 4) for items in (2, 4, 8)]
-    say(f"\n## device us per launch, float32 sort of 2^24 (the default shape: "
-        f"{radix_sort.radix_shape(dev, 4, True)}); each shape's sum and answer")
+    shapes = [None] + [radix_sort.RadixShape(bits, wg, items) for bits in (8, 6, 4)
+                       for wg in (128, 256) for items in (2, 4, 8, 16)]
+    say(f"\n## device us per launch, {op} {np.dtype(dtype)} 2^24 (the default shape: "
+        f"{radix_sort.radix_shape(dev, 4, arg)}); each shape's sum by kernel and answer")
     for shape in shapes:
-        if shape is not None and radix_sort._scatter_local_bytes(shape, 4, True) > \
+        if shape is not None and radix_sort._scatter_local_bytes(shape, 4, arg) > \
                 dev.info.local_mem_bytes:
             say(f"{shape}: past the device's local memory")
             continue
-        out = cg.empty(n, np.float32, device=dev)
+        out = cg.empty(n, np.int64 if arg else dtype, device=dev)
 
         def call():
-            radix_sort.sort_rows_radix(xa, out, 1, n, False, shape)
+            radix_sort.sort_rows_radix(xa, out, 1, n, arg, shape)
         try:
             each = launches(call, dev)
-        except cl.Error as error:   # the shape's local memory past the device's
+        except cl.Error as error:
             say(f"{shape}: {type(error).__name__} {error}")
             continue
         ok = same(np.asarray(out), want)
@@ -140,7 +144,7 @@ def per_kernel(dev) -> None:
         say(f"{shape or 'default'}: {len(each)} launches, {total:.0f} us ({parts}); "
             f"{'ok' if ok else 'WRONG'}")
         if shape is None:
-            say("    first pass: " + ", ".join(f"{k} {t:.1f}" for k, t in each[:3]))
+            say("    one pass: " + ", ".join(f"{k} {t:.1f}" for k, t in each[:3]))
 
 
 def main() -> None:
@@ -150,7 +154,8 @@ def main() -> None:
     comparison(dev, cp)
     dev.enable_profiling()
     try:
-        per_kernel(dev)
+        for op, dtype in (("sort", np.float32), ("sort", np.int32), ("argsort", np.float32)):
+            per_kernel(dev, op, dtype)
     finally:
         dev.disable_profiling()
 
