@@ -26,6 +26,10 @@ _WG = 256
 # Up to this many tiles radix_scatter sums the tiles' counts itself (a loop of this length a
 # digit), saving radix_scan's launch a pass; past it the launch is the cheaper.
 _SUMMED_TILES = 64
+# From this many elements a float row sorted for its values goes without indices: the zeros and
+# NaNs put back afterwards cost a few launches and two reads to the host, more than the indices
+# save on short rows.
+_BARE_FLOATS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,7 @@ def sort_rows_radix(x: DeviceArray, out: DeviceArray, rows: int, n: int, arg: bo
     total = rows * n
     # One row of values needs no indices: every key turns back into its value but a float's
     # zeros and NaNs, put back afterwards in their order (_restore_zeros_and_nans).
-    pairs = arg or rows > 1
+    pairs = arg or rows > 1 or (dtype.kind == "f" and total < _BARE_FLOATS)
     key_bits = 16 if dtype == np.float16 else 8 * dtype.itemsize
     key_words = 2 if key_bits == 64 else 1
     shape = shape or radix_shape(device, 4 * key_words, pairs)
