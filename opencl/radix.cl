@@ -14,8 +14,9 @@
 //                  tile, ranked in local memory in ITEMS rounds of WG elements (the round's
 //                  work-items vote on bit masks, a mask a digit). Global size as radix_count.
 // The first pass reads the source (T, converting its values to keys, indices 0, 1, ...); the
-// last writes the result: the values (gathered from the source by index), or the indices in
-// their rows (ARG, long). Integer sorts without ARG on one row carry no indices (PAIRS 0): the
+// last writes the result: the values (turned back from the keys; a float's zeros and NaNs,
+// whose keys lose their bits, gathered from the source by index), or the indices in their rows
+// (ARG, long). Integer sorts without ARG on one row carry no indices (PAIRS 0): the
 // key turns back into the value.
 //
 // Parameters:
@@ -116,17 +117,32 @@ inline KT to_key(const T v)
 #endif
 }
 
-#if !PAIRS
-// The value of an integer's key (to_key's inverse).
+// The value of a key (to_key's inverse): exact for every integer, and for every float but the
+// zeros and NaNs (keys SIGN_BIT and KEY_ALL, shared by -0.0 and 0.0, by every NaN's bits).
 inline T from_key(const KT k)
 {
-#if SIGNED
+#if HALF
+    return (T)((k & 0x8000u) ? (k & 0x7FFFu) : (~k & 0xFFFFu));
+#elif IS_FLOAT && KEY64
+    return as_double((k & SIGN_BIT) ? (k & ~SIGN_BIT) : ~k);
+#elif IS_FLOAT
+    return as_float((k & SIGN_BIT) ? (k & ~SIGN_BIT) : ~k);
+#elif SIGNED
     return (T)(k ^ SIGN_BIT);
 #else
     return (T)k;
 #endif
 }
+
+// Whether the value must come from the source: a float's zero or NaN (their keys lose the bits).
+inline bool from_source(const KT k)
+{
+#if IS_FLOAT
+    return k == SIGN_BIT || k == KEY_ALL;
+#else
+    return false;
 #endif
+}
 
 // Element e's digit in this pass: the key's bits at `shift`, or (row passes) the row number's.
 inline uint digit_of(const KT key, const int id, const int shift, const int row_pass,
@@ -362,7 +378,8 @@ void radix_scatter(const int total, const int n, const int shift, const int row_
 #if ARG
             out[to] = e % n;
 #elif PAIRS
-            out[to] = src[src_off + e];
+            // the key's value, but for the zeros and NaNs: no gather from the source
+            out[to] = from_source(k) ? src[src_off + e] : from_key(k);
 #else
             out[to] = from_key(k);
 #endif

@@ -1,7 +1,9 @@
 """Rows too long for one work-group's local memory, sorted by ``opencl/radix.cl``: a
 least-significant-digit radix sort of every row at once (the row number's digits sorted last),
 NumPy's stable order bit for bit. A pass is three launches (count, scan, scatter), two when the
-rows fill at most ``_SUMMED_TILES`` tiles; a 32-bit key takes four passes of 8-bit digits."""
+rows fill at most ``_SUMMED_TILES`` tiles; a 32-bit key takes four passes of 8-bit digits.
+One row sorted for its values carries no indices (:func:`_restore_zeros_and_nans` puts back
+the float bits its keys lose)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,6 +26,10 @@ _WG = 256
 # Up to this many tiles radix_scatter sums the tiles' counts itself (a loop of this length a
 # digit), saving radix_scan's launch a pass; past it the launch is the cheaper.
 _SUMMED_TILES = 64
+# From this many elements a float row sorted for its values goes without indices: the zeros and
+# NaNs put back afterwards cost a few launches and two reads to the host, more than the indices
+# save on short rows.
+_BARE_FLOATS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -85,7 +91,9 @@ def sort_rows_radix(x: DeviceArray, out: DeviceArray, rows: int, n: int, arg: bo
     or with ``arg`` their indices in the row, int64). ``rows * n`` is at most :data:`LONGEST`."""
     device, dtype = x.device, x.dtype
     total = rows * n
-    pairs = arg or dtype.kind == "f" or rows > 1
+    # One row of values needs no indices: every key turns back into its value but a float's
+    # zeros and NaNs, put back afterwards in their order (_restore_zeros_and_nans).
+    pairs = arg or rows > 1 or (dtype.kind == "f" and total < _BARE_FLOATS)
     key_bits = 16 if dtype == np.float16 else 8 * dtype.itemsize
     key_words = 2 if key_bits == 64 else 1
     shape = shape or radix_shape(device, 4 * key_words, pairs)
@@ -118,3 +126,20 @@ def sort_rows_radix(x: DeviceArray, out: DeviceArray, rows: int, n: int, arg: bo
         scatter(q, (groups * wg,), (wg,), *common, last, i32(scanned), src, src_off, buf,
                 i64(keys_at[inp]), i64(ids_at[inp]), i64(keys_at[outp]), i64(ids_at[outp]),
                 i64(counts_at), i64(totals_at), dst)
+    if dtype.kind == "f" and not pairs:
+        _restore_zeros_and_nans(x.reshape(-1), out.reshape(-1))
+
+
+def _restore_zeros_and_nans(x: DeviceArray, out: DeviceArray) -> None:
+    """``out``, ``x`` sorted without indices, given NumPy's stable order where the keys lose
+    bits: the NaNs (last) and the zeros (after the negatives: -0.0 and 0.0 are equal) copied
+    from ``x`` in their order, where any NaN or a -0.0 is there."""
+    nan = np.isnan(x)
+    nans = int(np.count_nonzero(nan))
+    if nans:
+        out[out.size - nans:] = x[nan]
+    zero = x == 0
+    if bool(np.any(zero & np.signbit(x))):
+        below = int(np.count_nonzero(x < 0))
+        zeros = x[zero]
+        out[below:below + zeros.size] = zeros

@@ -247,6 +247,8 @@ with np.errstate(all="ignore"):
         same(np.sort(xb), np.sort(b, kind="stable"))
         same(np.argsort(xb.T, axis=0), np.argsort(b.T, axis=0, kind="stable"))
         same(np.sort(xi, axis=None), np.sort(i, axis=None, kind="stable"))   # no indices
+        radix_sort._BARE_FLOATS = 0
+        same(np.sort(xb, axis=None), np.sort(b, axis=None, kind="stable"))   # float, no indices
         radix_sort._SUMMED_TILES = 0   # radix_scan's prefix sums
         same(np.argsort(xb, axis=None), np.argsort(b, axis=None, kind="stable"))
         same(np.sort(cg.asarray(h, device=dev)), np.sort(h, kind="stable"))

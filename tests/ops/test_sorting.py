@@ -120,6 +120,7 @@ def test_rows_longer_than_a_block_radix_sort(on_device, monkeypatch, radix, dtyp
     if radix.bits == 6:
         monkeypatch.setattr(radix_sort, "_SUMMED_TILES", 0)
     monkeypatch.setattr(radix_sort, "radix_shape", lambda device, key_bytes, pairs: radix)
+    monkeypatch.setattr(radix_sort, "_BARE_FLOATS", 0)   # float rows without indices
     a = _data(shape, dtype, seed=len(shape) + shape[-1])
     x = cg.asarray(a, device=on_device)
     cg.reset_host_calls()
@@ -127,6 +128,35 @@ def test_rows_longer_than_a_block_radix_sort(on_device, monkeypatch, radix, dtyp
         _same_bits(np.sort(x, axis=axis), np.sort(a, axis=axis, kind="stable"))
         _same_bits(np.argsort(x, axis=axis), np.argsort(a, axis=axis, kind="stable"))
     assert cg.on_host_calls() == {}
+
+
+@pytest.mark.parametrize("bare", [0, 1 << 30], ids=["keys", "pairs"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_radix_sort_keeps_the_bits_of_zeros_and_nans(on_device, monkeypatch, dtype, bare):
+    """The radix sort's last pass turns keys back into values, but for the zeros and NaNs (their
+    keys are shared): those come from the source, each NaN's sign and payload and each zero's
+    sign in their stable order, beside denormals, infinities and the extremes; sorted with
+    indices (gathered by index) and without (put back after the sort)."""
+    monkeypatch.setattr(sorting, "max_row", lambda device, dt: 8)
+    monkeypatch.setattr(radix_sort, "_BARE_FLOATS", bare)
+    monkeypatch.setattr(radix_sort, "radix_shape",
+                        lambda device, key_bytes, pairs: radix_sort.RadixShape(8, 16, 2))
+    dt = np.dtype(dtype)
+    bits = np.dtype(f"u{dt.itemsize}")
+    info = np.finfo(dt)
+    exp = np.array(info.nexp, bits)   # a NaN: all exponent bits, a payload, either sign
+    quiet = (((1 << int(exp)) - 1) << info.nmant) | (1 << (info.nmant - 1))
+    sign = 1 << (8 * dt.itemsize - 1)
+    nans = np.array([quiet, quiet | 1, quiet | sign, quiet | 5 | sign], bits).view(dt)
+    rng = np.random.default_rng(11)
+    specials = np.concatenate([nans, np.array([0.0, -0.0, -0.0, 0.0, np.inf, -np.inf,
+                                               info.max, -info.max, info.tiny,
+                                               info.smallest_subnormal, -info.tiny], dt)])
+    a = np.concatenate([rng.standard_normal(150).astype(dt), specials, specials])
+    a = a[rng.permutation(a.size)]
+    x = cg.asarray(a, device=on_device)
+    _same_bits(np.sort(x), np.sort(a, kind="stable"))
+    _same_bits(np.argsort(x), np.argsort(a, kind="stable"))
 
 
 def test_radix_shape_fits_local_memory(device):
