@@ -14,6 +14,7 @@ import numpy as np
 from ..array import DeviceArray, empty
 from ..device import Device
 from ..dtypes import storage_ctype
+from ..kernels.constants import constant
 from ..kernels.programs import get_kernel
 from ..memo import Memo
 
@@ -27,9 +28,10 @@ _WG = 256
 # digit), saving radix_scan's launch a pass; past it the launch is the cheaper.
 _SUMMED_TILES = 64
 # From this many elements a float row sorted for its values goes without indices: the zeros and
-# NaNs put back afterwards cost a few launches and two reads to the host, more than the indices
-# save on short rows.
-_BARE_FLOATS = 1 << 20
+# NaNs put back afterwards cost a few launches and two reads to the host, against the indices'
+# traffic saved (tuning data: on the one GPU measured this never paid, so the value is out of
+# reach of any array there).
+_BARE_FLOATS = constant("radix.bare_float_min")
 
 
 @dataclass(frozen=True)
