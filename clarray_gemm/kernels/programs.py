@@ -156,10 +156,10 @@ class Launcher:
         """Enqueue on ``device``'s queue for a caller that waits with ``clFinish`` or a
         blocking map: where the device enqueues without events (:func:`eventless_kernel_enqueue`)
         none is made and None is returned, else the kernel's event."""
-        enqueue = _EVENTLESS.get((device, settings.eventless_enqueue()))
+        key = (device, settings.eventless_enqueue())
+        enqueue = _EVENTLESS.find(key)
         if enqueue is None:
-            enqueue = _EVENTLESS[(device, settings.eventless_enqueue())] = (
-                eventless_kernel_enqueue(device) or False)
+            enqueue = _EVENTLESS.get(key, lambda: eventless_kernel_enqueue(device) or False)
         if enqueue is False:
             return self(device.queue, global_size, local_size, *args)
         sizes = self._sizes.get((global_size, local_size))
@@ -251,7 +251,7 @@ def _enqueue_without_event(enqueue, queue: cl.CommandQueue, kernel: cl.Kernel,
 
 
 # (device, CLARRAY_GEMM_EVENTLESS) -> the event-free enqueue, or False: Launcher.launch's choice
-_EVENTLESS: dict = {}
+_EVENTLESS: Memo = Memo("event-free enqueues", capacity=64)
 
 
 def _eventless(device: Device) -> bool:
