@@ -31,6 +31,7 @@ import pyopencl as cl
 
 from ..device import Device, DeviceInfo
 from . import flags, gemm_gpu, gemm_wgmma
+from .constants import constant
 from .gemm import GemmOperand, GemmProblem, prepared_standard, split_workspace
 from .variant import Variant
 
@@ -46,19 +47,14 @@ lines (the zero columns past K come from the same launch). With segments rounded
 # Chosen over gpu_blocked for float32 products whose K and sides reach K_MIN and MIN_SIDE, and
 # whose tiles fill the device: at least two per compute unit, or a last wave at least FULL_WAVE
 # full (one work-group of 192 KiB of tiles per compute unit); or, split along K, products with
-# sides of SPLIT_MIN_SIDE and K of SPLIT_MIN_K and more. H100, wall clock, against cuBLAS's
-# float32: 2048^3 1.15-1.21x, 3072^3 1.26-1.38x, 4096^3 1.47-1.54x (gpu_blocked 0.89-0.91x);
-# split: 1536^3 1.00x (0.80x), 1024x4096x1024 0.90x (0.81x), 1024x65536x1024 1.06x (0.83x);
-# but 1024^3 at best 0.70x against 0.87x, 3000x5000x700 0.66x against 0.75x (gpu_blocked's
-# 128x64 tiles fill two waves there), 65536x256x256 0.72x against 0.92x (2026-11-26,
-# benches/probes/tf32x3_check.sh). A last wave of 108 tiles on 132 units (4608x5000x704) lost
-# too: 950 us against gpu_blocked's 723 us, whose 128x64 tiles fill three per unit (2026-11-26,
-# benches/probes/gemm_shape_sweep.py).
-MIN_SIDE = 128
-K_MIN = 512
-FULL_WAVE = 0.9
-SPLIT_MIN_SIDE = 1024
-SPLIT_MIN_K = 1536
+# sides of SPLIT_MIN_SIDE and K of SPLIT_MIN_K and more. Below these the packs' and the three
+# products' fixed costs, or a half-empty last wave, lose to gpu_blocked (tuning data: the
+# ``tf32x3.*`` entries of tuned_constants.json).
+MIN_SIDE = constant("tf32x3.min_side")
+K_MIN = constant("tf32x3.k_min")
+FULL_WAVE = constant("tf32x3.full_wave")
+SPLIT_MIN_SIDE = constant("tf32x3.split_min_side")
+SPLIT_MIN_K = constant("tf32x3.split_min_k")
 
 # The split-K model of ksplit(): a K step of one wave of tiles, the reduction's fixed cost and
 # its bytes per microsecond. Its choices on the H100 were the measured best or within 3% of it
@@ -211,13 +207,11 @@ TF32X3 = Variant(
             "while packed; wgmma sums promoted to float32 every PROMOTE steps), float32 "
             "accuracy; values it cannot split (NaN, inf, beyond 2^+-40) rerun gpu_blocked; "
             "EMULATE=1: the portable emulation",
-    # 128 x 256 tiles (as wgmma's): on the H100 1.04x -> 1.17x cuBLAS's float32 at 2048^3
-    # against 128 x 128 ones, 0.886x -> 0.923x at 4097x3001x2049. PROMOTE 4 (128 of the 3K):
-    # 4096^3 errors 3.6e-7 (normal) and 6.2e-7 (uniform [0, 1)) against gpu_blocked's 1.2e-6
-    # and 8.4e-7; PROMOTE 8 1.4e-6 on uniform data; PROMOTE 1 and 2 cost 10% more time
-    # (2026-11-26, benches/probes/gemm_shape_sweep.py with PROMOTE forced).
-    defaults={**gemm_wgmma.WGMMA.defaults, "BM": 128, "BN": 256, "WGS": 2, "PROMOTE": 4,
-              "KSPLIT": 0},
+    # 128 x 256 tiles (as wgmma's) and sums promoted to float32 every PROMOTE steps: the
+    # fastest tiles measured, and the promotion interval that keeps float32 accuracy at the
+    # least cost (tuning data: tf32x3.tile_n, tf32x3.promote)
+    defaults={**gemm_wgmma.WGMMA.defaults, "BM": 128, "BN": constant("tf32x3.tile_n"), "WGS": 2,
+              "PROMOTE": constant("tf32x3.promote"), "KSPLIT": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     resolved=lambda p, info, params: f"KSPLIT={ksplit(p, info, params)}",
     tunable={"BN": (128, 256), "STAGES": (3, 4, 5), "PROMOTE": (2, 4, 8), "GROUP_M": (1, 8),

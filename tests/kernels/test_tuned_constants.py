@@ -20,7 +20,7 @@ def _table() -> dict:
 
 def test_every_constant_says_why_where_and_when():
     for name, entry in _table().items():
-        assert re.fullmatch(r"[a-z_]+\.[a-z_0-9]+", name), name
+        assert re.fullmatch(r"[a-z][a-z_0-9]*\.[a-z_0-9]+", name), name
         assert {"value", "reason", "device", "date", "evidence"} <= set(entry), name
         assert re.match(r"\d{4}-\d{2}-\d{2}", entry["date"]), name
         assert entry["reason"].strip() and entry["evidence"].strip() and entry["device"].strip()
