@@ -31,7 +31,7 @@ from ..memory import Storage
 from . import compaction
 from .elementwise import held_dtype
 
-__all__ = ["take", "compress_rows", "iota", "device_getitem"]
+__all__ = ["take", "multi_take", "compress_rows", "iota", "device_getitem"]
 
 
 def _rows(x: DeviceArray) -> tuple | None:
@@ -154,6 +154,105 @@ def take(a: DeviceArray, indices: Any, axis: int | None = None) -> Any:
     return plan.run(a, indices)
 
 
+def _index_array(key: Any, device: Device) -> Any:
+    """An entry of a multi-index as a device array or an integer ndarray, or None (host path:
+    booleans, floats, scalars, another device)."""
+    if type(key) is DeviceArray:
+        return key if key.device is device and key.dtype.kind in "iu" else None
+    if isinstance(key, list):
+        try:
+            host = np.asarray(key)
+        except ValueError:  # ragged: NumPy's own error through the host path
+            return None
+        if host.size == 0 and host.dtype.kind == "f":  # NumPy takes [] as an empty intp index
+            host = host.astype(np.intp)
+    elif isinstance(key, np.ndarray):
+        host = key
+    else:
+        return None
+    return host if host.dtype.kind in "iu" else None
+
+
+def _check_multi(keys: list, dims: tuple, first_axis: int = 0) -> None:
+    """NumPy's IndexError for the first index out of range: axis 0's array first, each array
+    in its memory order (NumPy's check loop), before any gather."""
+    for axis, (key, n) in enumerate(zip(keys, dims), first_axis):
+        host = np.asarray(key).ravel(order="K")
+        if host.size == 0:
+            continue
+        bad = np.flatnonzero((host >= n) | (host < -n)) if host.dtype.kind == "i" else \
+            np.flatnonzero(host >= n)
+        if bad.size:
+            raise IndexError(f"index {host[bad[0]]} is out of bounds for axis {axis} "
+                             f"with size {n}")
+
+
+def multi_take(x: DeviceArray, keys: list) -> Any:
+    """``x[i0, ..., ik]`` for k (2..x.ndim) integer index arrays (device arrays or ndarrays),
+    NumPy's advanced indexing: the arrays broadcast together, each index folded into one row
+    index over x's leading k axes merged (``opencl/gather.cl`` ravel_index, one launch an
+    axis), then one :func:`take` gather of those rows. Returns NotImplemented for layouts
+    the gather does not take (host path)."""
+    k = len(keys)
+    try:
+        bshape = np.broadcast_shapes(*(key.shape for key in keys))
+    except ValueError:
+        shapes = " ".join(str(key.shape) for key in keys)
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                         f"with shapes {shapes} ") from None
+    dims = x.shape[:k]
+    n = math.prod(bshape)
+    device, flagged, prepared = x.device, False, []
+    if n:  # (NumPy checks nothing when the result has no elements)
+        for axis, key in enumerate(keys):
+            if type(key) is not DeviceArray:  # NumPy's indices: checked on the host, uploaded
+                try:
+                    _check_multi([key], dims[axis:axis + 1], axis)
+                except IndexError:
+                    _check_multi(keys[:axis], dims[:axis])  # an earlier axis's error first
+                    raise
+                key, checked = asarray(np.asarray(key).astype(np.int64, copy=False),
+                                       device=device), True
+            else:
+                checked, flagged = False, True
+                if key.dtype == np.uint64:  # no unsigned 64-bit loads: as int64
+                    key = key.astype(np.int64)
+            prepared.append((key, checked))
+    flat = empty(bshape, np.int64, device=device)
+    if n:
+        flag, epoch = (flags.flag_word(device), flags.next_epoch()) if flagged else (None, None)
+        for axis, ((key, checked), n_axis) in enumerate(zip(prepared, dims)):
+            view = key if key.shape == bshape else key.broadcast_view(bshape)
+            isz = view.itemsize
+            ishape, (istride,) = merge_dims(bshape, [s // isz for s in view.strides])
+            if len(ishape) > MAX_DIMS:
+                return NotImplemented
+            kernel = get_kernel(device, "gather.cl", "ravel_index",
+                                {"NDIM": len(ishape),
+                                 "IDX_T": ctype(key.dtype), "CHECK": int(not checked),
+                                 "FIRST": int(axis == 0)})
+            args = [np.int64(n), as_long8(ishape, 1), as_long8(istride, 0),
+                    view.storage.kernel_buffer(), np.int64(view.offset // isz),
+                    np.int64(n_axis), flat.storage.kernel_buffer(write=True)]
+            if not checked:
+                args += [flag, epoch]
+            kernel(device.queue, *_launch_size(device, n), *args)
+        if flagged and _read_word(device, flag) == epoch:
+            _check_multi(keys, dims)   # NumPy's message (a host array's was raised before)
+    # the leading k axes as one: a view when their strides chain, else a C-contiguous copy
+    st, sh = x.strides, x.shape
+    if not all(st[d] == st[d + 1] * sh[d + 1] for d in range(k - 1)):
+        x = x.copy()
+        st = x.strides
+    merged = DeviceArray.from_storage(x.storage, (math.prod(dims),) + sh[k:], x.dtype,
+                                      st[k - 1:], x.offset)
+    key = (device, merged.layout_key, flat.layout_key, 0, True)
+    plan = _TAKES.find(key) or _TAKES.get(key, lambda: _TakePlan(merged, flat, 0, True))
+    if not plan.supported:
+        return NotImplemented
+    return plan.run(merged, flat)
+
+
 def compress_rows(x: DeviceArray, mask: DeviceArray) -> Any:
     """``x[mask]`` for a bool mask over ``x``'s leading dimensions."""
     lead = mask.ndim
@@ -205,6 +304,14 @@ def device_getitem(x: DeviceArray, key: Any) -> Any:
     """Advanced indexing the device handles: one bool mask (over leading dimensions) or one
     integer array (along axis 0); anything else returns NotImplemented (host)."""
     if isinstance(key, tuple):
+        if 2 <= len(key) <= x.ndim:
+            keys = [_index_array(k, x.device) for k in key]
+            if any(k is None for k in keys) or all(k.ndim == 0 for k in keys):
+                return NotImplemented
+            if host_wins(x.device, "elementwise", x.dtype, x.size):
+                host_key = tuple(k.host_view() if type(k) is DeviceArray else k for k in keys)
+                return adopt_host(x.host_view()[host_key], x.device)
+            return multi_take(x, keys)
         if len(key) != 1:
             return NotImplemented
         key = key[0]
