@@ -3,7 +3,9 @@ into one row index of a's leading axes (opencl/gather.cl ravel_index) and one ta
 against NumPy bit for bit: 2-D and 3-D arrays, element types, odd sizes, negative and broadcast
 indices, index arrays as lists, ndarrays and device arrays of several integer types, NumPy's
 IndexError for an index out of range and for shapes that do not broadcast, empty indices,
-strided sources; and ravel_index under Oclgrind with its checks on."""
+strided sources. Assignment ``a[i0, ..., ik] = v`` (and ``-=``) scatters on the device: NumPy's
+cast and broadcast of v, the last of repeated positions written, NumPy's errors in its order.
+ravel_index and the scatter kernels under Oclgrind with its checks on."""
 from __future__ import annotations
 
 import os
@@ -177,8 +179,84 @@ def test_other_forms_keep_their_path(device):
         _same(x[key], want)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 1), (7, 31), (33, 7), (7, 5, 3)])
+def test_assignment_last_repeat_wins_like_numpy(device, dtype, shape):
+    _skip_fp64(device, dtype)
+    a = _source(shape, dtype)
+    x = cg.asarray(a, device=device)
+    rng = np.random.default_rng(len(shape) + shape[0])
+    m = 3 * shape[0] * shape[1] + 5   # many repeats: every position claimed several times
+    i0 = rng.integers(-shape[0], shape[0], size=m)
+    i1 = cg.asarray(rng.integers(-shape[1], shape[1], size=m).astype(np.int32), device=device)
+    v = _source((m,) + shape[2:], dtype)[::-1].copy()
+    before = cg.on_host_calls()
+    x[i0, i1] = cg.asarray(v, device=device)
+    a[i0, np.asarray(i1)] = v
+    _same(x, a)
+    x[i0[:5], i1[:5]] = 7          # a scalar, broadcast
+    a[i0[:5], np.asarray(i1)[:5]] = 7
+    _same(x, a)
+    assert cg.on_host_calls() == before
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_augmented_assignment_of_labels(device, dtype):
+    """``g[np.arange(B), y] -= 1`` (softmax cross-entropy's gradient), y on the device."""
+    _skip_fp64(device, dtype)
+    g = _source((33, 7), dtype)
+    x = cg.asarray(g, device=device)
+    y = np.random.default_rng(1).integers(0, 7, size=33)
+    before = cg.on_host_calls()
+    x[np.arange(33), cg.asarray(y, device=device)] -= 1
+    g[np.arange(33), y] -= 1
+    x[[0, 0, 2], [1, 1, -1]] += 3   # repeated: added once, as NumPy's get then set
+    g[[0, 0, 2], [1, 1, -1]] += 3
+    _same(x, g)
+    assert cg.on_host_calls() == before
+
+
+def test_assignment_casts_and_broadcasts_values(device):
+    a = _source((7, 5, 3), "int32")
+    x = cg.asarray(a, device=device)
+    i0, i1 = np.array([[0], [6], [-2]]), np.array([4, -5])
+    for v in (np.array([1.7, -2.9, 3.2]), [[[9]]], np.arange(6 * 3).reshape(1, 3, 2, 3),
+              cg.asarray(np.array([-1.5, 2.5, 7.9]), device=device),
+              cg.asarray(np.arange(6, dtype=np.uint8).reshape(3, 2, 1), device=device)):
+        x[i0, i1] = v
+        a[i0, i1] = np.asarray(v)
+        _same(x, a)
+    # a strided target: NumPy's answer through the host path
+    y, b = cg.asarray(a, device=device)[:, ::2], a[:, ::2].copy()
+    y[[1, 2], [0, 1]] = 5
+    b[[1, 2], [0, 1]] = 5
+    _same(y, b)
+
+
+def test_assignment_errors_in_numpys_order(device):
+    a = _source((3, 4), "int32")
+    x = cg.asarray(a, device=device)
+    dev = cg.asarray(np.array([0, 9]), device=device)
+    cases = [(([0, 9], [0, 1]), np.ones(3)), (([0, 1, 2], [0, 1]), np.ones(3)),
+             (([0, 9], [0, 1]), 2 ** 40), (([], []), np.ones(3)), (([0, 1], [0, 1]),
+             np.ones((2, 1))), (([1, -4], [0, 1]), 5), (([0, 1], [9, 1]), [1, 2]),
+             ((dev, [0, 1]), 1), (([0, 1, 2], [0, 1]), 2 ** 40)]
+    for key, v in cases:
+        host_key = tuple(np.asarray(k) if isinstance(k, cg.DeviceArray) else k for k in key)
+        with pytest.raises(Exception) as numpys:
+            a[host_key] = v
+        with pytest.raises(type(numpys.value)) as ours:
+            x[key] = v
+        assert str(ours.value) == str(numpys.value)
+    _same(x, a)   # nothing written by a failed assignment
+    x[[], [7]] = 5   # no positions: no check, as NumPy
+    a[[], [7]] = 5
+    _same(x, a)
+
+
 # ravel_index alone under Oclgrind: every define combination, broadcast strides, offsets,
 # a bad index flagged; the flat indices written are compared with NumPy's ravel_multi_index.
+# Then the three scatter kernels, compared with NumPy's assignment.
 SCRIPT = r"""
 import sys
 import numpy as np
@@ -237,12 +315,35 @@ for dims, shapes, dt in [((7, 5), [(3, 1), (4,)], np.int32), ((3, 4, 5), [(5,), 
     if word[0] != 11:
         print("NOT FLAGGED", word)
         sys.exit(3)
+
+# the scatter: rows of a (5, 2, 3) target seen as 5 rows of 6 columns, a strided column layout
+# (every other element of the innermost axis), repeated rows; the winner words poisoned (the
+# atomic exchange that clears them reads the old word, which Oclgrind would call uninitialised)
+target = np.arange(5 * 2 * 6, dtype=np.float32).reshape(5, 2, 6)
+flat_rows = np.array([3, 0, 3, 4, 3, 0, 1], np.int64)
+src = (100 + np.arange(7 * 6, dtype=np.float32)).reshape(7, 2, 3)
+shp, (st,) = merge_dims((2, 3), [6, 2])
+defines = {"T": "float", "NDIM": len(shp)}
+tbuf, fbuf, sbuf = buffer(target.copy()), buffer(flat_rows), buffer(src)
+winner = buffer(np.full(5, 0x5A5A5A5A, np.int32))
+for name in ("scatter_clear", "scatter_claim"):
+    get_kernel(dev, "gather.cl", name, defines)(queue, (8,), (4,), np.int64(7), fbuf, winner)
+get_kernel(dev, "gather.cl", "scatter_rows", defines)(
+    queue, (44,), (4,), np.int64(42), np.int64(6), fbuf, winner, tbuf, np.int64(0),
+    np.int64(12), as_long8(shp, 1), as_long8(st, 0), sbuf)
+got = np.empty_like(target)
+cl.enqueue_copy(queue, got, tbuf)
+want = target.copy()
+want[:, :, ::2][flat_rows] = src
+if not np.array_equal(got, want):
+    print("SCATTER MISMATCH", got, want)
+    sys.exit(3)
 queue.finish()
 print("ok")
 """
 
 
-def test_ravel_index_is_clean_under_oclgrind(oclgrind):
+def test_ravel_index_and_scatter_are_clean_under_oclgrind(oclgrind):
     env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
                OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
