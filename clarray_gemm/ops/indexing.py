@@ -315,10 +315,14 @@ def multi_put(x: DeviceArray, keys: list, value: Any) -> Any:
     if not n:
         return None
     device = x.device
-    source = value.reshape(vshape) if type(value) is DeviceArray else \
-        asarray(np.ascontiguousarray(value.reshape(vshape)), device=device)
-    vals = empty(rshape, x.dtype, device=device)
-    vals.assign_from(source)
+    if (type(value) is DeviceArray and value.shape == rshape and value.dtype == x.dtype
+            and value.is_c_contiguous and value.storage is not x.storage):
+        vals = value   # the rows as the scatter reads them (``g[r, y] -= 1``'s fresh gather)
+    else:
+        source = value.reshape(vshape) if type(value) is DeviceArray else \
+            asarray(np.ascontiguousarray(value.reshape(vshape)), device=device)
+        vals = empty(rshape, x.dtype, device=device)
+        vals.assign_from(source)
     _, row_stride, n_cols, cshape, cstride, ndim = layout
     winner = empty((merged.shape[0],), np.int32, device=device)
     defines = {"T": storage_ctype(x.dtype), "NDIM": ndim}
