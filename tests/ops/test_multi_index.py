@@ -226,6 +226,12 @@ def test_assignment_casts_and_broadcasts_values(device):
         x[i0, i1] = v
         a[i0, i1] = np.asarray(v)
         _same(x, a)
+    # a value that is a view of the target: read in full before any write, as NumPy buffers it
+    c = _source((7, 5), "float32")
+    z = cg.asarray(c, device=device)
+    z[[1, 0, 2, 3, 4], [0, 1, 2, 3, 4]] = z[0]
+    c[[1, 0, 2, 3, 4], [0, 1, 2, 3, 4]] = c[0]
+    _same(z, c)
     # a strided target: NumPy's answer through the host path
     y, b = cg.asarray(a, device=device)[:, ::2], a[:, ::2].copy()
     y[[1, 2], [0, 1]] = 5
