@@ -24,6 +24,9 @@ UFUNC_METHODS: dict[str, Callable[..., Any]] = {}
 LIKE_FUNCTIONS: set[Callable[..., Any]] = set()
 # Advanced (non-basic) indexing of a device array: (array, key) -> result or NotImplemented.
 GETITEM: Callable[[Any, Any], Any] | None = None
+# Advanced assignment with a tuple of index arrays: (array, key, value) -> None or
+# NotImplemented.
+SETITEM: Callable[[Any, Any, Any], Any] | None = None
 
 __all__ = ["NumPyDecides", "FUNCTIONS", "UFUNCS", "OPERATORS", "SCALAR_OPERATORS",
            "UFUNC_METHODS", "LIKE_FUNCTIONS", "implements", "implements_ufunc",

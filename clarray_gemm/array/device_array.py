@@ -433,6 +433,11 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
                 if value._storage is not self._storage or not _may_overlap(value, target):
                     target._copy_same_layout(value)
                     return
+        if (_dispatch.SETITEM is not None and type(key) is tuple
+                and all(type(k) in (list, np.ndarray, DeviceArray) for k in key)):
+            # several index arrays: a scatter kernel
+            if _dispatch.SETITEM(self, key, value) is not NotImplemented:
+                return
         if isinstance(key, DeviceArray):
             key = key.__array__()
         if isinstance(value, DeviceArray) and is_basic_index(key):

@@ -1,5 +1,6 @@
-"""Gathers on the device (``opencl/gather.cl``): ``np.take``, indexing with one integer array,
-boolean-mask indexing, and the ``arange`` fill.
+"""Gathers on the device (``opencl/gather.cl``): ``np.take``, indexing with one integer array
+or with several (``a[i0, ..., ik]``, and its assignment, a scatter), boolean-mask indexing, and
+the ``arange`` fill.
 
 Indices are checked against the axis length as NumPy does (``IndexError``): NumPy's indices on
 the host before their upload, device index arrays by the gather itself, which flags an index out
@@ -21,7 +22,7 @@ from ..array import DeviceArray, adopt_host, asarray, empty, host_function
 from ..array.geometry import c_strides
 from ..device import Device
 from ..drivers import calls
-from ..dtypes import storage_ctype
+from ..dtypes import device_copy_supported, storage_ctype
 from ..kernels import flags
 from ..kernels.copy import MAX_DIMS, as_long8, merge_dims
 from ..kernels.crossover import host_wins
@@ -31,7 +32,7 @@ from ..memory import Storage
 from . import compaction
 from .elementwise import held_dtype
 
-__all__ = ["take", "compress_rows", "iota", "device_getitem"]
+__all__ = ["take", "multi_take", "multi_put", "device_setitem", "compress_rows", "iota", "device_getitem"]
 
 
 def _rows(x: DeviceArray) -> tuple | None:
@@ -154,6 +155,188 @@ def take(a: DeviceArray, indices: Any, axis: int | None = None) -> Any:
     return plan.run(a, indices)
 
 
+def _index_array(key: Any, device: Device) -> Any:
+    """An entry of a multi-index as a device array or an integer ndarray, or None (host path:
+    booleans, floats, scalars, another device)."""
+    if type(key) is DeviceArray:
+        return key if key.device is device and key.dtype.kind in "iu" else None
+    if isinstance(key, list):
+        try:
+            host = np.asarray(key)
+        except ValueError:  # ragged: NumPy's own error through the host path
+            return None
+        if host.size == 0 and host.dtype.kind == "f":  # NumPy takes [] as an empty intp index
+            host = host.astype(np.intp)
+    elif isinstance(key, np.ndarray):
+        host = key
+    else:
+        return None
+    return host if host.dtype.kind in "iu" else None
+
+
+def _check_multi(keys: list, dims: tuple, first_axis: int = 0) -> None:
+    """NumPy's IndexError for the first index out of range: axis 0's array first, each array
+    in its memory order (NumPy's check loop), before any gather."""
+    for axis, (key, n) in enumerate(zip(keys, dims), first_axis):
+        host = np.asarray(key).ravel(order="K")
+        if host.size == 0:
+            continue
+        bad = np.flatnonzero((host >= n) | (host < -n)) if host.dtype.kind == "i" else \
+            np.flatnonzero(host >= n)
+        if bad.size:
+            raise IndexError(f"index {host[bad[0]]} is out of bounds for axis {axis} "
+                             f"with size {n}")
+
+
+def _broadcast_keys(keys: list) -> tuple:
+    """The index arrays' broadcast shape; NumPy's IndexError where they do not broadcast."""
+    try:
+        return np.broadcast_shapes(*(key.shape for key in keys))
+    except ValueError:
+        shapes = " ".join(str(key.shape) for key in keys)
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                         f"with shapes {shapes} ") from None
+
+
+def _flat_index(x: DeviceArray, keys: list, bshape: tuple) -> Any:
+    """The row index (int64, ``bshape``) into x's leading ``len(keys)`` axes merged of each
+    multi-index, one ravel_index launch an index array; NumPy's IndexError for an index out of
+    range (host arrays checked before the upload, device arrays by the kernel's flag, one read).
+    NotImplemented for index geometries the kernel does not address."""
+    dims = x.shape[:len(keys)]
+    n = math.prod(bshape)
+    device, flagged, prepared = x.device, False, []
+    if n:  # (NumPy checks nothing when the result has no elements)
+        for axis, key in enumerate(keys):
+            if type(key) is not DeviceArray:  # NumPy's indices: checked on the host, uploaded
+                try:
+                    _check_multi([key], dims[axis:axis + 1], axis)
+                except IndexError:
+                    _check_multi(keys[:axis], dims[:axis])  # an earlier axis's error first
+                    raise
+                key, checked = asarray(np.asarray(key).astype(np.int64, copy=False),
+                                       device=device), True
+            else:
+                checked, flagged = False, True
+                if key.dtype == np.uint64:  # no unsigned 64-bit loads: as int64
+                    key = key.astype(np.int64)
+            prepared.append((key, checked))
+    flat = empty(bshape, np.int64, device=device)
+    if not n:
+        return flat
+    flag, epoch = (flags.flag_word(device), flags.next_epoch()) if flagged else (None, None)
+    for axis, ((key, checked), n_axis) in enumerate(zip(prepared, dims)):
+        view = key if key.shape == bshape else key.broadcast_view(bshape)
+        isz = view.itemsize
+        ishape, (istride,) = merge_dims(bshape, [s // isz for s in view.strides])
+        if len(ishape) > MAX_DIMS:
+            return NotImplemented
+        kernel = get_kernel(device, "gather.cl", "ravel_index",
+                            {"NDIM": len(ishape), "IDX_T": ctype(key.dtype),
+                             "CHECK": int(not checked), "FIRST": int(axis == 0)})
+        args = [np.int64(n), as_long8(ishape, 1), as_long8(istride, 0),
+                view.storage.kernel_buffer(), np.int64(view.offset // isz),
+                np.int64(n_axis), flat.storage.kernel_buffer(write=True)]
+        if not checked:
+            args += [flag, epoch]
+        kernel(device.queue, *_launch_size(device, n), *args)
+    if flagged and _read_word(device, flag) == epoch:
+        _check_multi(keys, dims)   # NumPy's message (a host array's was raised before)
+    return flat
+
+
+def _merged(x: DeviceArray, k: int) -> DeviceArray | None:
+    """A view of ``x`` with its leading ``k`` axes as one, or None where their strides do not
+    chain."""
+    st, sh = x.strides, x.shape
+    if not all(st[d] == st[d + 1] * sh[d + 1] for d in range(k - 1)):
+        return None
+    return DeviceArray.from_storage(x.storage, (math.prod(sh[:k]),) + sh[k:], x.dtype,
+                                    st[k - 1:], x.offset)
+
+
+def multi_take(x: DeviceArray, keys: list) -> Any:
+    """``x[i0, ..., ik]`` for k (2..x.ndim) integer index arrays (device arrays or ndarrays),
+    NumPy's advanced indexing: the arrays broadcast together, each index folded into one row
+    index over x's leading k axes merged (``opencl/gather.cl`` ravel_index, one launch an
+    axis), then one :func:`take` gather of those rows. Returns NotImplemented for layouts
+    the gather does not take (host path)."""
+    flat = _flat_index(x, keys, _broadcast_keys(keys))
+    if flat is NotImplemented:
+        return NotImplemented
+    merged = _merged(x, len(keys))
+    if merged is None:  # a C-contiguous copy's leading axes chain
+        merged = _merged(x.copy(), len(keys))
+    key = (x.device, merged.layout_key, flat.layout_key, 0, True)
+    plan = _TAKES.find(key) or _TAKES.get(key, lambda: _TakePlan(merged, flat, 0, True))
+    if not plan.supported:
+        return NotImplemented
+    return plan.run(merged, flat)
+
+
+def _shape_text(shape: tuple) -> str:
+    return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def multi_put(x: DeviceArray, keys: list, value: Any) -> Any:
+    """``x[i0, ..., ik] = value`` for k (2..x.ndim) integer index arrays, NumPy's advanced
+    assignment: ``value`` cast to x's dtype and broadcast to the indexing result, and of
+    repeated positions the last in C order written (three launches of ``opencl/gather.cl``'s
+    scatter kernels over the row index of :func:`multi_take`). NumPy's errors, in its order.
+    Returns NotImplemented (host path) for layouts and values it does not take."""
+    k = len(keys)
+    merged = _merged(x, k)
+    if merged is None or x.dtype.kind not in "biuf" or not held_dtype(x.dtype, x.device):
+        return NotImplemented
+    if type(value) is DeviceArray:
+        if value.device is not x.device or value.dtype.kind not in "biuf" \
+                or not device_copy_supported(value.dtype, x.dtype):
+            return NotImplemented
+    else:
+        value = np.asarray(value, dtype=x.dtype)   # NumPy's cast (Python ints' OverflowError)
+    bshape = _broadcast_keys(keys)
+    rshape = bshape + x.shape[k:]
+    vshape = value.shape
+    while len(vshape) > len(rshape) and vshape[0] == 1:  # NumPy drops leading ones
+        vshape = vshape[1:]
+    if len(vshape) > len(rshape) or not all(a in (1, b) for a, b in zip(vshape[::-1],
+                                                                       rshape[::-1])):
+        raise ValueError(f"shape mismatch: value array of shape {_shape_text(value.shape)} "
+                         "could not be broadcast to indexing result of shape "
+                         f"{_shape_text(rshape)}")
+    layout = _rows(merged)
+    n_idx = math.prod(bshape)
+    if layout is None or n_idx >= 2 ** 31:
+        return NotImplemented
+    flat = _flat_index(x, keys, bshape)
+    if flat is NotImplemented:
+        return NotImplemented
+    n = math.prod(rshape)
+    if not n:
+        return None
+    device = x.device
+    if (type(value) is DeviceArray and value.shape == rshape and value.dtype == x.dtype
+            and value.is_c_contiguous and value.storage is not x.storage):
+        vals = value   # the rows as the scatter reads them (``g[r, y] -= 1``'s fresh gather)
+    else:
+        source = value.reshape(vshape) if type(value) is DeviceArray else \
+            asarray(np.ascontiguousarray(value.reshape(vshape)), device=device)
+        vals = empty(rshape, x.dtype, device=device)
+        vals.assign_from(source)
+    _, row_stride, n_cols, cshape, cstride, ndim = layout
+    winner = empty((merged.shape[0],), np.int32, device=device)
+    defines = {"T": storage_ctype(x.dtype), "NDIM": ndim}
+    flat_buf, win_buf = flat.storage.kernel_buffer(), winner.storage.kernel_buffer(write=True)
+    for name in ("scatter_clear", "scatter_claim"):
+        get_kernel(device, "gather.cl", name, defines)(
+            device.queue, *_launch_size(device, n_idx), np.int64(n_idx), flat_buf, win_buf)
+    get_kernel(device, "gather.cl", "scatter_rows", defines)(
+        device.queue, *_launch_size(device, n), np.int64(n), np.int64(n_cols), flat_buf,
+        win_buf, merged.storage.kernel_buffer(write=True), np.int64(merged.offset // x.itemsize),
+        np.int64(row_stride), cshape, cstride, vals.storage.kernel_buffer())
+    return None
+
+
 def compress_rows(x: DeviceArray, mask: DeviceArray) -> Any:
     """``x[mask]`` for a bool mask over ``x``'s leading dimensions."""
     lead = mask.ndim
@@ -202,9 +385,18 @@ def iota(n: int, start: Any, delta: Any, second: Any, dtype: np.dtype, device: D
 
 
 def device_getitem(x: DeviceArray, key: Any) -> Any:
-    """Advanced indexing the device handles: one bool mask (over leading dimensions) or one
-    integer array (along axis 0); anything else returns NotImplemented (host)."""
+    """Advanced indexing the device handles: one bool mask (over leading dimensions), one
+    integer array (along axis 0), or 2..x.ndim integer arrays for the leading axes; anything
+    else returns NotImplemented (host)."""
     if isinstance(key, tuple):
+        if 2 <= len(key) <= x.ndim:
+            keys = [_index_array(k, x.device) for k in key]
+            if any(k is None for k in keys) or all(k.ndim == 0 for k in keys):
+                return NotImplemented
+            if host_wins(x.device, "elementwise", x.dtype, x.size):
+                host_key = tuple(k.host_view() if type(k) is DeviceArray else k for k in keys)
+                return adopt_host(x.host_view()[host_key], x.device)
+            return multi_take(x, keys)
         if len(key) != 1:
             return NotImplemented
         key = key[0]
@@ -229,6 +421,21 @@ def device_getitem(x: DeviceArray, key: Any) -> Any:
 
 
 _dispatch.GETITEM = device_getitem
+
+
+def device_setitem(x: DeviceArray, key: tuple, value: Any) -> Any:
+    """Advanced assignment the device handles: ``x[i0, ..., ik] = value`` with k (2..x.ndim)
+    integer index arrays; anything else returns NotImplemented (host)."""
+    if not 2 <= len(key) <= x.ndim:
+        return NotImplemented
+    keys = [_index_array(k, x.device) for k in key]
+    if any(k is None for k in keys) or all(k.ndim == 0 for k in keys) \
+            or host_wins(x.device, "elementwise", x.dtype, x.size):
+        return NotImplemented
+    return multi_put(x, keys, value)
+
+
+_dispatch.SETITEM = device_setitem
 
 
 @implements(np.take)
