@@ -41,26 +41,13 @@ INTEGERS = tuple(np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.uint64)
 # micro-tile does 64 FMAs per four 16-byte local reads; 2-4 trade that for more work-groups on
 # small shapes (their BK is 16 so that every work-item still loads whole 4-vectors). 5-8 hold
 # 128 values per work-item (16 x 8 or 8 x 16): 128 FMAs per six local reads. The last two fields
-# are the measured better settings of EDGE_ONLY_CLAMP and PAD_A. The unclamped interior loads
-# let ptxas issue them early, which speeds up the smaller presets. Preset 7 with PAD_A 4 ran 2-4%
-# faster clamped everywhere; unpadded, unclamped interiors win again: H100 float32, wall clock,
-# 4096^3 0.853x -> 0.886x cuBLAS, 2048^3 0.78x -> 0.88x; A packed k-major 0.90x -> 0.93x
-# (benches/probes/gemm_shape_sweep.py, 2026-11-26). 9 is preset 3's tile held by 128 work-items
-# of 8 x 8, cuBLAS's own geometry for 3000x5000x700 and 1024^3 (128 x 64, four warps): its 167
-# registers let three work-groups share a compute unit where preset 3's 256 x 109 allow two.
-# H100, wall clock: 4608x5000x704 770 us against 1086 us for preset 3 (three tiles per unit),
-# 3072x5000x704 548 against 567 us, 1024^3 and 4096^3 the same (gemm_shape_sweep.py, 2026-11-26).
+# are the measured better settings of EDGE_ONLY_CLAMP and PAD_A: unclamped interior loads let
+# ptxas issue them early. 9 is preset 3's tile held by 128 work-items of 8 x 8 (cuBLAS's own
+# geometry for mid-size products, 128 x 64 and four warps): fewer registers a work-item let
+# three work-groups share a compute unit where preset 3 allows two. The table and the
+# measurements behind it: ``gemm_gpu.presets`` in tuned_constants.json.
 PRESETS: dict[int, tuple[int, int, int, int, int, int, int]] = {
-    1: (128, 128, 8, 8, 8, 1, 4),
-    2: (64, 128, 4, 8, 16, 1, 4),
-    3: (128, 64, 8, 4, 16, 1, 4),
-    4: (64, 64, 4, 4, 16, 1, 4),
-    5: (128, 256, 8, 16, 8, 1, 4),
-    6: (256, 128, 16, 8, 8, 1, 4),
-    7: (128, 128, 16, 8, 8, 1, 0),
-    8: (128, 128, 8, 16, 8, 0, 4),
-    9: (128, 64, 8, 8, 16, 1, 4),
-}
+    k: tuple(v) for k, v in int_keyed("gemm_gpu.presets").items()}
 # A row-major float32 A is packed k-major first (PACK_A -1: here) when the product is wide
 # enough for the pack's pass over A (8*M*K bytes) to cost less than it saves the product; a
 # column-major B likewise, by M. Only preset 7, unsplit, where it was measured, and only while
@@ -76,6 +63,7 @@ _RESIDENT = int_keyed("gemm_gpu.resident")
 _SINGLE = constant("gemm_gpu.single_resident_share")
 _SPLIT_COST = constant("gemm_gpu.split_cost")
 _MIN_SLICE = constant("gemm_gpu.min_slice")
+_NAIVE_MAX_FMAS = constant("gemm_gpu.naive_max_fmas")
 # Presets the shape heuristic considers (the others only when forced). Preset 9 replaced 3: the
 # same tiles, at least as fast wherever both were measured.
 _AUTO = (7, 2, 9, 4)
@@ -271,16 +259,14 @@ def _rank(problem: GemmProblem, info: DeviceInfo) -> float:
     # work-groups and local-memory staging are what GPUs want, not CPUs).
     if not info.is_gpu or info.is_simulator:
         return 0.0
-    # Products of 1024 multiply-adds or less fill a sliver of one 64x64 tile per work-group:
-    # one work-item per element of C (``naive``, rank 1) does them. H100, float32, wall clock
-    # per call with torch.bmm beside: 10000 x 8^3 naive 61 us, this kernel 87 (torch 49);
-    # 4000 x 16^3 naive 74 us, this kernel 50 (torch 33).
-    if problem.M * problem.N * problem.K <= 1024:
+    # Products of few multiply-adds fill a sliver of one 64x64 tile per work-group: one
+    # work-item per element of C (``naive``, rank 1) does them (``gemm_gpu.naive_max_fmas``).
+    if problem.M * problem.N * problem.K <= _NAIVE_MAX_FMAS:
         return 0.5
     # Matrix-vector shapes leave most of a 128-wide tile idle: let GEMV kernels win those.
     if min(problem.M, problem.N) < 16:
         return 5.0
-    return 100.0  # int64 too: preset 4 beat vec by 1.3x at 1024^3 and 4096^3 on the H100
+    return 100.0  # int64 too (preset 4 measured ahead of vec)
 
 
 def _geometry_key(p: GemmProblem, device: Device, params: Mapping[str, int]) -> tuple:
