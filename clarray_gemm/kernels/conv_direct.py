@@ -25,6 +25,7 @@ from ..dtypes import dtype_defines
 from .conv_fft import fft_preferred
 from .conv_problem import (INT_MAX, ConvProblem, dtype_supported, launch_counts,
                            local_fits, round_up, wg_fits)
+from .constants import constant
 from .programs import get_kernel
 from .variant import Variant
 
@@ -32,10 +33,8 @@ __all__ = ["VEC_MIN_OUTPUTS", "GPU_FFT_MAC_RATIO", "GPU_CHUNKS", "VARIANTS",
            "FLIPPED_MASK_PREPARES"]
 
 # Below this many outputs a call is all launch overhead and vec (64 outputs per work-item by
-# default) leaves most of the device idle: const is picked instead. Measured end to end, same
-# device (median of 41): n=7, m=3: const 756 us, vec 1177 us; n=200, m=63: const 963 us,
-# vec 1343 us; n=1000, m=63: const 489 us, vec 440 us.
-VEC_MIN_OUTPUTS = 256
+# default) leaves most of the device idle: const is picked instead (tuning data).
+VEC_MIN_OUTPUTS = constant("conv.vec_min_outputs")
 
 Fits = Callable[[ConvProblem, DeviceInfo, Mapping[str, int]], "str | None"]
 Rank = Callable[[ConvProblem, DeviceInfo], float]
@@ -101,9 +100,9 @@ def _const_fits(p: ConvProblem, info: DeviceInfo, params: Mapping[str, int]) -> 
 # -- tiled, cached -----------------------------------------------------------------------------
 def _gpu_rank(on_gpu: float) -> Rank:
     # On CPU drivers local memory is ordinary memory and barriers cost: there the tiled kernels
-    # rank below const (vec beats all four: n = 2**20, m = 63, float32 on PoCL: vec 8.8 ms,
-    # tiled 36 ms, const 52 ms, cached 60 ms, basic 70 ms). On GPUs with real local memory the
-    # order follows seed 004 (tiled > cached > const); no GPU was at hand to measure it.
+    # rank below const (vec beats all four, measured on PoCL). On GPUs with real local memory
+    # the order follows seed 004 (tiled > cached > const); the measured choice tables and the
+    # gpu kernel decide there first.
     return lambda p, info: on_gpu if not info.local_mem_is_global and info.is_gpu else 2.0
 
 
@@ -170,9 +169,8 @@ def _gpu_fits(p: ConvProblem, info: DeviceInfo, params: Mapping[str, int]) -> st
 
 
 def _gpu_kernel_rank(p: ConvProblem, info: DeviceInfo) -> float:
-    # H100, n = 2**24, "same": gpu 0.053 / 0.065 / 0.71 ms at m = 5 / 63 / 1023, vec 0.49 /
-    # 4.4 / 72 ms (benches/gpu-notes.md, "Convolution"). PoCL 3.1 (2 cores), n = 2**20, m = 63,
-    # "same", end to end: gpu 20-22 ms, vec 3-5.5 ms: on CPU drivers vec stays the choice.
+    # gpu (local-memory tiles) is an order of magnitude ahead of vec on GPUs and several times
+    # behind it on CPU drivers (benches/gpu-notes.md, "Convolution"): vec stays the CPU choice.
     if info.is_gpu and not info.is_simulator and not info.local_mem_is_global:
         return 8.5 if fft_preferred(p, GPU_FFT_MAC_RATIO) else 9.5
     return 1.5
