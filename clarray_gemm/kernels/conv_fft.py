@@ -21,24 +21,17 @@ from .conv_problem import (INT_MAX, ConvProblem, dtype_supported, launch_counts,
                            wg_fits)
 from .programs import get_kernel
 from .variant import Variant
+from .constants import constant
 
 __all__ = ["FFT_MAC_RATIO", "FFT_MIN_MASK", "fft_length", "fft_preferred", "VARIANT",
            "VARIANTS"]
 
 # When the FFT path replaces the direct kernels: the direct cost is about min(L, n) * m
 # multiply-adds, the FFT's about P * log2(P) (three transforms of P = 2**ceil(log2(n + m - 1))
-# points), and the FFT wins when the first exceeds FFT_MAC_RATIO times the second.
-# Measured with both kernels forced (float32, "full" mode, median of 7 after a warm-up, PoCL 3.1
-# on 2 cores of an AMD EPYC with AVX-512, shared with other jobs; vec at its defaults VW=16
-# NV=4, fft with radix-8 passes):
-#   n = 2**16: m = 4096  vec  11.2 ms, fft  11.4 ms;  m = 6144  vec  16.0 ms, fft  11.7 ms
-#   n = 2**20: m = 3072  vec  97 ms,   fft 191 ms;    m = 4096  vec 124 ms,   fft 124 ms;
-#              m = 6144  vec 230 ms,   fft 140 ms;    m = 8192  vec 288 ms,   fft 167 ms
-# The break-even points, n = 2**20 at m = 4096 and n = 2**16 near m = 5000, are
-# n*m / (P log2 P) = 98 and about 147: FFT_MAC_RATIO = 120. FFT_MIN_MASK keeps short masks on
-# the direct kernels whatever n is.
-FFT_MAC_RATIO = 120
-FFT_MIN_MASK = 1024
+# points), and the FFT wins when the first exceeds FFT_MAC_RATIO times the second (the measured
+# break-even, tuning data). FFT_MIN_MASK keeps short masks on the direct kernels whatever n is.
+FFT_MAC_RATIO = constant("conv.fft_mac_ratio")
+FFT_MIN_MASK = constant("conv.fft_min_mask")
 
 
 def fft_length(problem: ConvProblem) -> int:

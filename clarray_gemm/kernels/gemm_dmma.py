@@ -23,12 +23,13 @@ from . import gemm_gpu
 from .gemm import GemmProblem, prepared_standard, warp_tiled_sizes, warp_tiled_threads
 from .programs import get_kernel
 from .variant import Variant
+from .constants import constant
 
 __all__ = ["DMMA", "VARIANTS", "ksplit"]
 
 SOURCE = "gemm_dmma.cl"
 _PAD_K, _PAD_X = 4, 8     # as in the kernel: local row padding along K and along M/N (doubles)
-_AUTO_STAGES = 5   # H100: 5 stages 0.60x / 0.61x cuBLAS at 2048^3 / 4096^3, 2-4 stages 0.54-0.60x
+_AUTO_STAGES = constant("gemm_dmma.auto_stages")   # the copy ring's depth where it fits
 
 
 def _stage_bytes(problem: GemmProblem, p: Mapping[str, int]) -> int:
@@ -157,10 +158,9 @@ DMMA = Variant(
     name="dmma", source=SOURCE, entry="gemm_dmma",
     summary="FP64 tensor cores: mma.sync.m8n8k4 (m16n8k8 on sm_90) on doubles via inline "
             "PTX, a cp.async ring of local tiles; EMULATE=1: the same tiling in plain OpenCL C",
-    # H100 sweeps (benches/gpu_gemm_shapes.py, benches/probes/dmma_sweep.py): 128x64x8 tiles of
-    # 64x32 per warp with paired K steps were the fastest of ten configurations with the
-    # register-staged double buffer, and stayed so with m16n8k8 and the cp.async ring (ten more,
-    # 2026-11-25): 2048^3 0.52-0.58 ms, 4096^3 3.81 ms.
+    # 128x64x8 tiles of 64x32 per warp with paired K steps: the fastest of the configurations
+    # swept on an H100 (benches/probes/dmma_sweep.py), with the register-staged double buffer
+    # and with m16n8k8 and the cp.async ring.
     defaults={"BM": 128, "BN": 64, "BK": 8, "WM": 64, "WN": 32, "GROUP_M": 8, "KPAIR": 1,
               "M16": 1, "STAGES": 0, "EMULATE": 0, "KSPLIT": 0, "FINISH_LAST": 0},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
