@@ -43,6 +43,25 @@
 #define BS 32   // lu_solve_columns: rows a step
 #include "cholesky_local.h"
 
+// The work-group's largest candidate magnitude and its row into best_v[0], best_i[0] (the
+// lowest row of equal magnitudes, as LAPACK's first-max pivot): a tree over every work-item's
+// candidate, stored at [lid] before the call (WG a power of two).
+inline void pivot_tree(__local T* best_v, __local int* best_i, const int lid)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = WG / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            const T v2 = best_v[lid + s];
+            const int i2 = best_i[lid + s];
+            if (v2 > best_v[lid] || (v2 == best_v[lid] && i2 < best_i[lid])) {
+                best_v[lid] = v2;
+                best_i[lid] = i2;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
 // Factor the panel of columns k..k+w-1, rows k..n-1, of each n x n matrix in place (dgetf2):
 // a column at a time, the first largest magnitude as pivot (a work-group reduction), the swap
 // over the panel's columns (the others take swap_rows), the multipliers, the rank-1 update of
@@ -71,18 +90,7 @@ void lu_panel(__global T* restrict a, const long a_off, const long a_batch, cons
         }
         best_v[lid] = bv;
         best_i[lid] = bi;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int s = WG / 2; s > 0; s >>= 1) {
-            if (lid < s) {
-                const T v2 = best_v[lid + s];
-                const int i2 = best_i[lid + s];
-                if (v2 > best_v[lid] || (v2 == best_v[lid] && i2 < best_i[lid])) {
-                    best_v[lid] = v2;
-                    best_i[lid] = i2;
-                }
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
+        pivot_tree(best_v, best_i, lid);
         const T pv = best_v[0];
         const int p = best_i[0] < n ? best_i[0] : j;   // a column of NaN keeps its row
         // every work-item has read the winner, and its loads of the column precede the swap
@@ -166,18 +174,7 @@ void lu_panel_private(__global T* restrict a, const long a_off, const long a_bat
         }
         best_v[lid] = bv;
         best_i[lid] = bi;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int s = WG / 2; s > 0; s >>= 1) {
-            if (lid < s) {
-                const T v2 = best_v[lid + s];
-                const int i2 = best_i[lid + s];
-                if (v2 > best_v[lid] || (v2 == best_v[lid] && i2 < best_i[lid])) {
-                    best_v[lid] = v2;
-                    best_i[lid] = i2;
-                }
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
+        pivot_tree(best_v, best_i, lid);
         const T pv = best_v[0];
         const int p = best_i[0] < rows ? best_i[0] : j;   // a column of NaN keeps its row
         const int p_item = p % WG, p_slot = p / WG;
