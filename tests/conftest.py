@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import subprocess
+import sys
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import platformdirs
@@ -199,3 +202,21 @@ def oclgrind_problems(stderr: str) -> list[str]:
     kept = [blk for blk in blocks
             if not ("Function: clGetDeviceInfo" in blk and "CL_INVALID_VALUE" in blk)]
     return [blk for blk in kept if any(m in blk.lower() for m in OCLGRIND_MARKERS)]
+
+
+def assert_clean_under_oclgrind(script: str, *args: str, races: bool = True) -> None:
+    """Run ``script`` (Python source, ``args`` as its argv) in a fresh process on the Oclgrind
+    device with one simulator thread and its checks on (API misuse, uninitialised values, and
+    data races unless ``races`` is False); assert that Oclgrind reports nothing and that the
+    script exits 0 printing ``ok``."""
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
+               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
+    if not races:
+        del env["OCLGRIND_DATA_RACES"]
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+    proc = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning", "-c", script, *args],
+                          env=env, capture_output=True, text=True, timeout=600, cwd=root)
+    problems = oclgrind_problems(proc.stderr)
+    assert not problems, "\n\n".join(problems[:5])
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.stdout, proc.stderr[-2000:])

@@ -6,18 +6,12 @@ thread, so the checkers' reports do not depend on test order. Each case also com
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from conftest import oclgrind_problems
+from conftest import assert_clean_under_oclgrind
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 
 # argv: case name. Exit status 3 on a wrong result.
 SCRIPT = r"""
@@ -410,13 +404,4 @@ def _needs_oclgrind(oclgrind):
 
 @pytest.mark.parametrize("case", CASES)
 def test_kernels_are_clean(case):
-    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
-               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
-    if case in NO_RACE_CHECK:
-        del env["OCLGRIND_DATA_RACES"]
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning", "-c", SCRIPT, case],
-                          env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
-    problems = oclgrind_problems(proc.stderr)
-    assert not problems, "\n\n".join(problems[:5])
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.stdout, proc.stderr[-2000:])
+    assert_clean_under_oclgrind(SCRIPT, case, races=case not in NO_RACE_CHECK)

@@ -5,20 +5,14 @@ offset views of x and of the mask, empty arrays; and the three kernels under Ocl
 checks on, at work-group sizes small enough that a few dozen elements span several chunks."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import clarray_gemm as cg
 from clarray_gemm.ops import compaction
 
-from conftest import oclgrind_problems
+from conftest import assert_clean_under_oclgrind
 
-ROOT = Path(__file__).resolve().parents[2]
 
 LENGTHS = [1, 7, 31, 33, 257, 4099, 70000]
 DTYPES = ["float32", "float64", "int32", "int8", "uint8", "int16", "int64", "bool"]
@@ -269,11 +263,4 @@ print("ok")
 
 @pytest.mark.slow
 def test_kernels_are_clean_under_oclgrind(oclgrind):
-    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
-               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning", "-c", SCRIPT],
-                          env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
-    problems = oclgrind_problems(proc.stderr)
-    assert not problems, "\n\n".join(problems[:5])
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.stdout, proc.stderr[-2000:])
+    assert_clean_under_oclgrind(SCRIPT)

@@ -8,19 +8,13 @@ cast and broadcast of v, the last of repeated positions written, NumPy's errors 
 ravel_index and the scatter kernels under Oclgrind with its checks on."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import clarray_gemm as cg
 
-from conftest import oclgrind_problems
+from conftest import assert_clean_under_oclgrind
 
-ROOT = Path(__file__).resolve().parents[2]
 DTYPES = ["float32", "float64", "int32", "float16"]
 
 
@@ -350,11 +344,4 @@ print("ok")
 
 
 def test_ravel_index_and_scatter_are_clean_under_oclgrind(oclgrind):
-    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
-               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning", "-c", SCRIPT],
-                          env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
-    problems = oclgrind_problems(proc.stderr)
-    assert not problems, "\n\n".join(problems[:5])
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.stdout, proc.stderr[-2000:])
+    assert_clean_under_oclgrind(SCRIPT)
