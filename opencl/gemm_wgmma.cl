@@ -75,6 +75,9 @@
 //               product b and writes its partial product to C[z], always in float32 (the caller
 //               passes a workspace of batch * KSPLIT float32 matrices as C and sums them:
 //               gemm_gpu.cl's gemm_gpu_splitk_reduce, which rounds float16 results once)
+//   STAGE_C     1: the C tile goes through local memory (the ring, once the products are
+//               done) and is written a row at a time (mma_copy.h, store_staged), where it fits
+//               in the ring; 0 (or where it does not fit): stored from the accumulator fragments
 //   SIMULATOR   1 on Oclgrind (see store_pair)
 #include "gemm_args.h"
 #include "tensor_core_params.h"
@@ -110,6 +113,9 @@
 #endif
 #ifndef KSPLIT
 #define KSPLIT 1
+#endif
+#ifndef STAGE_C
+#define STAGE_C 0
 #endif
 #if SM90A_PTX
 #define SM90A "// SM90A: "
@@ -181,6 +187,10 @@ typedef float OT;            // bfloat16 @ bfloat16 -> float32, as NumPy with ml
 #define CP_ASYNC_LEFT (LOOKAHEAD - 1)   // a copy_wait leaves the later steps' copies in flight
 
 #include "mma_copy.h"
+
+#define CS_LD (BN + CS_PAD)                      // the staged C tile's row stride, elements
+#define CS_BYTES (BM * CS_LD * CS_ESIZE)
+#define STAGED (STAGE_C && CS_BYTES <= STAGES * (A_BYTES + B_BYTES))
 
 // -- tile layouts (byte offsets within a tile) ------------------------------------------------
 // K-major: chunk c of row r at chunk c ^ SWZ(r), the XOR taken from address bits 7.. (rows of 32,
@@ -532,6 +542,25 @@ void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ) SPLIT_K_FINAL_ARGS)
 #endif
 
     const int q = wtid >> 5, g = (wtid & 31) >> 2, t = wtid & 3;
+#if STAGED
+    // Every warpgroup has waited for its own products, so once all are here nothing reads
+    // the ring any more.
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local CS_T* const Cs = (__local CS_T*)ring;
+    #pragma unroll
+    for (int r = 0; r < MREP; ++r)
+        #pragma unroll
+        for (int j = 0; j < BN / 8; ++j)
+            #pragma unroll
+            for (int h = 0; h < 2; ++h)
+                stage_pair(Cs, (wg_row0 + 64 * r + 16 * q + g + 8 * h) * CS_LD + 8 * j + 2 * t,
+                           acc[r][4 * j + 2 * h], acc[r][4 * j + 2 * h + 1]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    store_staged(C, c0, ldc, Cs, CS_LD, BM, BN, m0, n0, M, N, tid, NTHREADS);
+#if FINISH_LAST
+    barrier(CLK_LOCAL_MEM_FENCE);   // the flag below takes the ring's first word
+#endif
+#else
     #pragma unroll
     for (int r = 0; r < MREP; ++r) {
         #pragma unroll
@@ -546,6 +575,7 @@ void gemm_wgmma(GEMM_ARGS_OF(GT, OT, ) SPLIT_K_FINAL_ARGS)
             }
         }
     }
+#endif
 #if FINISH_LAST
     // the flag in the ring's first word: every read of the ring is over by the barrier that
     // precedes its write (and the tiles leave no local memory to spare)

@@ -95,4 +95,52 @@ inline void store_pair(__global OT* C, const long i, const bool both, const floa
         store_out(C, i + 1, v1);
 }
 
+// -- C through local memory --------------------------------------------------------------------
+// The accumulator fragments give a warp's store pairs of elements on 8 rows of C at once (and,
+// where C's rows do not start on a pair, single elements): most of each 32-byte sector it
+// touches goes unwritten, and a product whose time is the writing of C (short K over a wide C,
+// batches of small squares) runs at a fraction of the memory's bandwidth. stage_pair puts the
+// pairs in a local tile of C; store_staged then writes it a row at a time, each warp one run of
+// consecutive elements of one row, whole sectors whatever the row alignment.
+#if OUT_HALF
+typedef ushort CS_T;        // float16 bits, rounded once
+#define CS_ESIZE 2
+#else
+typedef float CS_T;
+#define CS_ESIZE 4
+#endif
+#define CS_PAD (16 / CS_ESIZE)   // a 16-byte skew a row: the pairs of one store spread over
+                                 // the banks
+
+inline void stage_pair(__local CS_T* Cs, const int i, const float v0, const float v1)
+{
+#if OUT_HALF
+    vstore_half_rte(v0, i, (__local half*)Cs);
+    vstore_half_rte(v1, i + 1, (__local half*)Cs);
+#else
+    Cs[i] = v0;
+    Cs[i + 1] = v1;
+#endif
+}
+
+// The rows x cols tile at Cs (row stride cs_ld) to C(m0.., n0..) within M x N, by the nthreads
+// work-items of the work-group (the caller's barrier orders the staging before it).
+inline void store_staged(__global OT* C, const long c0, const int ldc, __local const CS_T* Cs,
+                         const int cs_ld, const int rows, const int cols, const int m0,
+                         const int n0, const int M, const int N, const int tid,
+                         const int nthreads)
+{
+    const int live_rows = min(rows, M - m0), live_cols = min(cols, N - n0);
+    for (int i = tid; i < live_rows * cols; i += nthreads) {
+        const int r = i / cols, c = i - r * cols;
+        if (c < live_cols) {
+#if OUT_HALF
+            ((__global ushort*)C)[c0 + (long)(m0 + r) * ldc + n0 + c] = Cs[r * cs_ld + c];
+#else
+            C[c0 + (long)(m0 + r) * ldc + n0 + c] = Cs[r * cs_ld + c];
+#endif
+        }
+    }
+}
+
 #endif

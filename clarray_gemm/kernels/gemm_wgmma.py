@@ -115,6 +115,9 @@ def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | 
         return "PACK_A and PACK_B must be -1 (by size), 0 or 1"
     if params.get("FINISH_LAST", -1) not in (-1, 0, 1):
         return "FINISH_LAST must be -1 (by device), 0 (the default: slower on Hopper) or 1"
+    if params.get("STAGE_C", -1) not in (-1, 0, 1):
+        return ("STAGE_C must be -1 (where C's rows do not start on a pair of elements), 0 (C "
+                "stored from the accumulators) or 1 (through local memory)")
     bm, bn, wgs, stages = (params[k] for k in ("BM", "BN", "WGS", "STAGES"))
     bk, esize = _bk(elem, params), _esize(elem)
     if wgs < 1 or bm % (64 * wgs) or bm // (64 * wgs) not in (1, 2):
@@ -154,7 +157,7 @@ def defines_for(device: Device, p: GemmProblem, params: Mapping[str, int]) -> di
     # NVIDIA's OpenCL compiler targets sm_90: wgmma needs the sm_90a rebuild (drivers/build.py)
     d.update(ELEM=elem, BK=_bk(elem, params), MMA_PTX=ptx, SM90A_PTX=ptx,
              TRANS_A=int(p.a.trans), TRANS_B=int(p.b.trans), VEC_A=int(p.a.aligned(epc)),
-             VEC_B=int(p.b.aligned(epc)), VEC_C=int(p.c.aligned(2)),
+             VEC_B=int(p.b.aligned(epc)), VEC_C=int(p.c.aligned(2)), STAGE_C=_stage_c(p, params),
              SIMULATOR=int(device.info.is_simulator))
     for name in ("MN_LBO", "MN_SBO"):   # descriptor strides: forcible, for probes
         if params.get(name):
@@ -335,11 +338,29 @@ def _prepare_product(device: Device, p: GemmProblem, params: Mapping[str, int]):
                                     finish_last=params["FINISH_LAST"])
 
 
+def _stage_c(p: GemmProblem, params: Mapping[str, int]) -> int:
+    """STAGE_C resolved: -1 stages C where its rows do not start on a pair of elements (the
+    fragment stores then go element by element); where they do, the fragment stores measured
+    faster (benches/RESULTS.md, H200 GEMM grid, "C through local memory")."""
+    stage = params.get("STAGE_C", -1)
+    return int(not p.c.aligned(2)) if stage == -1 else stage
+
+
+def staged_c(p: GemmProblem, params: Mapping[str, int], ks: int = 1) -> bool:
+    """Whether the kernel stores C through local memory (STAGE_C and the BM x BN tile of C,
+    rows skewed by 16 bytes, fits in the ring; the same test as gemm_wgmma.cl's STAGED)."""
+    elem = mma_elem(p)
+    size = 2 if elem == 1 and ks == 1 else 4    # float16 C, else float32 (or partial sums)
+    tile = params["BM"] * (params["BN"] + 16 // size) * size
+    return bool(_stage_c(p, params)) and tile <= _tile_bytes(params, elem)
+
+
 def _resolved(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str:
     params = tile_shape(p, info, params)
+    ks = ksplit(p, info, params)
     return ("BM={BM} BN={BN} WGS={WGS} ".format(**params)
-            + "KSPLIT={} PACK_A={:d} PACK_B={:d}".format(ksplit(p, info, params),
-                                                        *packs(p, params)))
+            + "KSPLIT={} PACK_A={:d} PACK_B={:d} ".format(ks, *packs(p, params))
+            + f"STAGE_C={int(staged_c(p, params, ks))}")
 
 
 WGMMA = Variant(
@@ -354,14 +375,14 @@ WGMMA = Variant(
     # (KSPLIT 0: by shape, see ksplit)
     defaults={"BM": 0, "BN": 0, "BK": 0, "WGS": 0, "STAGES": 4, "WG_INFLIGHT": 1,
               "GROUP_M": 8, "MN_LBO": 0, "MN_SBO": 0, "EMULATE": 0, "PROMOTE": 0, "KSPLIT": 0,
-              "PACK_A": -1, "PACK_B": -1, "FINISH_LAST": 0},
+              "PACK_A": -1, "PACK_B": -1, "FINISH_LAST": 0, "STAGE_C": -1},
     fits=_fits, rank=_rank, launch=_launch, prepare=_prepare,
     resolved=lambda p, info, params: _resolved(p, info, params),
     tunable={"BM": (0, 64, 128, 256), "BN": (0, 64, 128, 256), "BK": (8, 16, 32, 64),
              "WGS": (0, 1, 2),
              "STAGES": (2, 3, 4, 5), "WG_INFLIGHT": (0, 1), "GROUP_M": (1, 8),
              "KSPLIT": (0, 1, 2, 4, 8), "PACK_A": (-1, 0, 1), "PACK_B": (-1, 0, 1),
-             "FINISH_LAST": (0, 1)},
+             "FINISH_LAST": (0, 1), "STAGE_C": (-1, 0, 1)},
 )
 
 VARIANTS: tuple[Variant[GemmProblem], ...] = (WGMMA,)

@@ -32,6 +32,7 @@ from ..array.geometry import c_strides
 from ..device import Device
 from ..drivers import KernelBuildError
 from ..kernels import gemm, gemm_gpu, gemm_mma, measured
+from ..kernels.constants import constant
 from ..kernels.crossover import has_host_path, prefer_host
 from ..kernels.gemm import GemmOperand, GemmProblem
 from ..kernels.gemm_mma import TENSOR_CORE_KERNELS
@@ -231,15 +232,23 @@ class MatmulPlan:
         return problem
 
     def _folded(self, problem: GemmProblem, kernel, params) -> GemmProblem:
-        """A batch of vector-matrix products sharing one B (``(64, 1, K) @ (K, N)``, A's rows
-        evenly spaced) as one matrix product of batch rows: B read once, not once per vector,
-        and the kernel chosen for that shape; ``problem`` itself elsewhere. H100, 64 x 1024 @
-        1024^2: 0.52x -> 0.81x torch. Batches of M > 1 rows stay batched: folded, (256, 64, 64)
-        @ (64, 64) ranked const_b first and ran at 0.22x against the batched kernel's 0.97x."""
+        """A batch of products sharing one B whose rows of A are evenly spaced (``(64, 1, K) @
+        (K, N)``, or a contiguous ``(10000, 33, 33) @ (33, 33)``) as one matrix product of
+        batch * M rows: B read once, not once per matrix, and the kernel chosen for that shape;
+        ``problem`` itself elsewhere. Batches of vectors always fold; batches of M > 1 rows
+        where the tuned constant ``matmul.fold_shared_b`` says (on GPUs, its dtypes, from its
+        number of rows: below it, and for 16-bit dtypes, the batched kernels measured as fast
+        or faster)."""
         p, a = problem, problem.a
-        if (p.batch == 1 or p.M != 1 or p.batch_inner or p.b.batch_stride != 0 or a.trans
+        if (p.batch == 1 or p.batch_inner or p.b.batch_stride != 0 or a.trans
                 or a.host is not None or p.b.host is not None or a.batch_stride != p.M * a.ld):
             return problem
+        if p.M != 1:
+            rule = constant("matmul.fold_shared_b")
+            if (not self.device.info.is_gpu or p.storage is not None
+                    or p.dtype.name not in rule["dtypes"]
+                    or p.batch * p.M < rule["min_rows"]):
+                return problem
         folded = replace(p, batch=1, M=p.batch * p.M, a=replace(a, batch_stride=0),
                          c=replace(p.c, batch_stride=p.batch * p.M * p.N))
         try:
@@ -434,8 +443,9 @@ class MatmulPlan:
                   f"{self.batch_inner}), broadcast batch dimensions read in place (no packed "
                   f"copies)" if self.batch_inner else "")
         if self.folded:
+            what = "vectors" if self.M == 1 else f"{self.M}-row matrices"
             levels += (f"\nbatches: one product of {self.batch * self.M} rows (a batch of "
-                       f"vectors sharing B)")
+                       f"{what} sharing B)")
         if self.storage is not None:
             levels += (f"\noperands: {self.storage} read as they are and widened in the kernel; "
                        f"C written as {self.storage} (no {self.compute} copies)")

@@ -91,6 +91,31 @@ def test_emulated_tile_shapes_and_rings(device, params, ta, tb):
     np.testing.assert_array_equal(call(), got)   # the prepared launch gives the same bits
 
 
+@pytest.mark.parametrize("dtype", [np.float16, pytest.param(BF16, marks=pytest.mark.skipif(
+    BF16 is None, reason="needs ml_dtypes (bfloat16)"))], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, True)])
+@pytest.mark.parametrize("params", [
+    {"BK": 32, "STAGES": 3},                                # 64 x 64 tiles
+    {"BM": 128, "WGS": 2, "BN": 64, "BK": 64, "STAGES": 2},  # two warpgroups stage one tile
+])
+def test_emulated_staged_c_matches_the_fragment_stores(device, dtype, params, ta, tb):
+    """C through local memory (STAGE_C=1) writes the same bits as the per-fragment stores, over
+    partial tiles, rows of an odd length (no row starts on a pair) and a batch of two."""
+    a, b = _inputs(dtype, 70, 131, 45, batch=2, seed=7)
+    x, y = _operand(device, a, ta), _operand(device, b, tb)
+    both = {**SMALL, **params}
+    # the tile of C fits in this ring: the explanation says it is staged
+    assert "STAGE_C=1" in cg.explain_matmul(x, y, kernel="wgmma", params=both)
+    assert "STAGE_C=0" in cg.explain_matmul(x, y, kernel="wgmma", params={**both, "STAGE_C": 0})
+    runs = {}
+    for stage in (0, 1):
+        out = _poisoned_out(device, (2, 70, 131), np.float16 if dtype == np.float16 else np.float32)
+        runs[stage] = np.asarray(cg.matmul(x, y, out=out, kernel="wgmma",
+                                           params={**both, "STAGE_C": stage}))
+    assert _within_one_rounding(runs[1], a, b).all()
+    np.testing.assert_array_equal(runs[1], runs[0])
+
+
 def test_emulated_float16_specials(device):
     a = np.ones((9, 20), np.float16)
     b = np.ones((20, 11), np.float16)
@@ -372,11 +397,16 @@ sys.exit(0 if ok else 3)
 @pytest.mark.slow
 @pytest.mark.parametrize("kind,M,N,K,batch,ta,tb,params", [
     ("float16", 33, 70, 40, 1, 0, 0, SMALL), ("float16", 7, 65, 33, 2, 1, 1, SMALL),
+    # C staged through the ring (STAGE_C, the default), then the fragment stores
     ("float16", 65, 9, 50, 1, 1, 0, {**SMALL, "BK": 32, "STAGES": 3, "WG_INFLIGHT": 1}),
+    ("float16", 65, 9, 50, 1, 1, 0, {**SMALL, "BK": 32, "STAGES": 3, "STAGE_C": 0}),
+    ("tf32", 70, 33, 40, 1, 0, 0, {**SMALL, "BK": 16, "STAGES": 3}),
     ("tf32", 33, 40, 37, 2, 1, 0, SMALL), ("tf32", 9, 35, 70, 1, 0, 1, SMALL),
     # split-K finished by each tile's last slice: no race check (Oclgrind does not follow the
     # order a global fence and an atomic counter make between work-groups)
     ("float16", 33, 70, 200, 2, 0, 1, {**SMALL, "KSPLIT": 3, "FINISH_LAST": 1}),
+    ("float16", 33, 70, 200, 2, 0, 1, {**SMALL, "BK": 32, "STAGES": 3, "KSPLIT": 3,
+                                       "FINISH_LAST": 1}),
 ])
 def test_emulated_wgmma_is_clean_under_oclgrind(oclgrind, kind, M, N, K, batch, ta, tb,
                                                 params):

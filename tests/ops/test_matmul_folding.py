@@ -1,5 +1,6 @@
 """A batch of vector-matrix products sharing one B runs as one matrix product of batch rows
-(ops/matmul.py's ``_folded``): one launch, NumPy's answers."""
+(ops/matmul.py's ``_folded``), and so do batches of larger matrices where the tuned constant
+``matmul.fold_shared_b`` says: one launch, NumPy's answers."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 
 import clarray_gemm as cg
 from clarray_gemm.kernels import gemm
+from clarray_gemm.kernels.constants import constant
 from conftest import assert_matches, random_array
 
 
@@ -69,3 +71,24 @@ def test_folded_narrow_integers(device, kernels_only):
     got = cg.matmul(x, y, kernel="gpu_blocked")
     assert "one product of 16 rows" in cg.explain_matmul(x, y, kernel="gpu_blocked")
     np.testing.assert_array_equal(np.asarray(got), a @ b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_matrix_batches_fold_where_the_tuned_rule_says(device, kernels_only, dtype):
+    """A contiguous (batch, M, K) @ (K, N) with M > 1 folds on GPUs in the rule's dtypes from
+    its number of rows, and stays batched below it, in other dtypes and on CPU devices; the
+    answer is NumPy's either way (odd sizes, so no row of C starts aligned)."""
+    if dtype == np.float64 and not device.info.fp64:
+        pytest.skip("no float64 on this device")
+    rule = constant("matmul.fold_shared_b")
+    K, N = 7, 5
+    for batch, M in ((3, 5), (-(-rule["min_rows"] // 33), 33)):
+        a = random_array((batch, M, K), dtype, 8)
+        b = random_array((K, N), dtype, 9)
+        x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+        folds = (device.info.is_gpu and np.dtype(dtype).name in rule["dtypes"]
+                 and batch * M >= rule["min_rows"])
+        text = cg.explain_matmul(x, y)
+        assert (f"one product of {batch * M} rows (a batch of {M}-row matrices" in text) == folds
+        assert_matches(x @ y, a.astype(np.float64) @ b.astype(np.float64),
+                       rtol=1e-3 if dtype == np.float16 else 1e-5)
