@@ -31,6 +31,7 @@ import numpy as np
 
 from ..device import Device, DeviceInfo
 from ..memo import Memo
+from .constants import constant
 
 __all__ = ["Point", "PointSet", "Ranking", "TABLE_DIR", "valid_points", "nearest", "ranked",
            "ranking",
@@ -125,10 +126,24 @@ factor of 2 in one size) rank the kernels together: a product between two grid p
 1024 between 512 and 2048) is ranked by both, not by whichever the tie gives."""
 
 
+LARGE_BATCHED: float = constant("measured.large_batched")
+"""log2 of how far past the largest measured batched matrices (in M, N or K) a batched product
+must reach to be ranked as the one product of batch * M rows it resembles (single points),
+not by the batches of small squares the table measures (tuning data, with its evidence)."""
+
+
 def _distances(points: PointSet, batch: int, M: int, N: int, K: int):
     want = np.log2(np.maximum(np.array([batch, M, N, K], dtype=np.float64), 1.0))
-    dist = np.abs(points.logs - want) @ np.array([BATCH_WEIGHT, 1.0, 1.0, 1.0])
-    same_kind = points.batched == (batch > 1)
+    weights = np.array([BATCH_WEIGHT, 1.0, 1.0, 1.0])
+    batched = points.batched
+    if batch > 1 and batched.any() and not batched.all():
+        largest = points.logs[batched, 1:].max(axis=0)
+        if (want[1:] - largest >= LARGE_BATCHED).any():
+            # (8, 4096, 1024) @ (8, 1024, 1024): a point of (16, 64, 64, 64) says nothing of it
+            folded = np.log2(np.array([1.0, float(batch) * max(M, 1), max(N, 1), max(K, 1)]))
+            return np.where(batched, np.inf, np.abs(points.logs - folded) @ weights)
+    dist = np.abs(points.logs - want) @ weights
+    same_kind = batched == (batch > 1)
     if same_kind.any():
         dist = np.where(same_kind, dist, np.inf)
     return dist

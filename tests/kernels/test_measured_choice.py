@@ -30,6 +30,17 @@ def test_nearest_point_is_nearest_in_log_sizes():
     assert measured.nearest(pts, 1, 16, 16, 16).seconds[0][0] != "d"
 
 
+def test_a_batch_of_large_products_is_ranked_as_one_product_of_its_rows():
+    """Past the batched points' largest matrices by LARGE_BATCHED (a factor of 4) in M, N or K,
+    a batch ranks by the single point nearest to batch * M rows; within it, by the batched."""
+    pts = _points((1, 4097, 512, 512, {"big": 1.0}), (1, 64, 64, 64, {"small": 1.0}),
+                  (16, 64, 64, 64, {"batched": 1.0}))
+    assert measured.nearest(pts, 8, 512, 512, 512).seconds[0][0] == "big"
+    assert measured.nearest(pts, 8, 128, 64, 64).seconds[0][0] == "batched"
+    assert measured.nearest(pts, 10000, 33, 33, 33).seconds[0][0] == "batched"
+    assert measured.ranked(pts, 8, 512, 512, 512)[0][0] == "big"
+
+
 def test_a_product_between_points_is_ranked_by_both():
     # K = 1024 lies as far from 512 as from 2048: "tc" wins by a little at 512 and loses by 4x
     # at 2048, so the general kernel ranks first; at 512 itself "tc" does.
