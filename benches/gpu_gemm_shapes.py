@@ -338,11 +338,12 @@ def shape_mnk(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int]:
 def ptxas_reports(seen: set) -> list[str]:
     """ptxas lines (registers, spills) of the programs built since the last call."""
     out = []
-    for key, prog in list(programs._cache.items()):
+    for key in programs.built_programs():
         if key in seen:
             continue
         seen.add(key)
         device, source, defines = key[0], key[1], dict(key[2])
+        prog = programs.build_program(device, source, defines, key[3])   # built: the cached one
         try:
             log = prog.get_build_info(device.cl_device, cl.program_build_info.LOG)
         except Exception:  # noqa: BLE001
@@ -511,7 +512,7 @@ def main() -> None:
     say("ratio = peer time / ours (>1: ours faster); wall = per call with the queue drained.\n")
     say(HEADER)
     say("|" + "---|" * (HEADER.count("|") - 1))
-    rows, seen = [], set(programs._cache)
+    rows, seen = [], set(programs.built_programs())
     for case in cases(args.quick):
         text = f"{case.group} {case.label}"
         if args.only and not any(s in text for s in args.only):

@@ -74,7 +74,7 @@ def print_registers(device) -> None:
     """ptxas's register and spill lines for every program built so far."""
     import pyopencl as cl
     from clarray_gemm.kernels import programs
-    keys = [k for k in list(programs._cache) if k[0] is device]
+    keys = [k for k in programs.built_programs() if k[0] is device]
     shared = set.intersection(*(set(k[2]) for k in keys)) if keys else set()
     for key in keys:
         _, source, defines, options = key

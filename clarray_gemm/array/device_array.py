@@ -31,13 +31,22 @@ from ..device import Device, get_device
 from ..fallbacks import record_host_call
 from ..memo import Memo
 from ..memory import Storage
-from .geometry import (anchor, basic_view_geometry, c_strides, check_byte_size, f_strides,
-                       is_basic_index, normalize_shape)
+from .geometry import (anchor, c_strides, check_byte_size, f_strides, is_basic_index,
+                       normalize_shape, view_geometry)
 from .methods import ArrayFlags, FlatIterator, NumPyFunctionMethods
 
 __all__ = ["DeviceArray", "call_ufunc", "new_array", "from_host", "is_device_array"]
 
 _copy_makers: Memo[Any] = Memo("host-path copies", capacity=1024)
+# dtype -> whether the copy kernel copies it to itself: asked by every slice assignment
+_copyable_dtypes: Memo[bool] = Memo("device-copyable dtypes", capacity=256)
+
+
+def _copyable(dtype: np.dtype) -> bool:
+    found = _copyable_dtypes.find(dtype)
+    if found is None:
+        found = _copyable_dtypes.get(dtype, lambda: device_copy_supported(dtype, dtype))
+    return found
 # slice assignments between device arrays of one shape and dtype: the copy plan per (device,
 # target layout, source layout), so that a loop's repeated assignment hashes two keys it has
 _same_layout_copies: Memo[Any] = Memo("same-layout copies", capacity=1024)
@@ -398,7 +407,7 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
         if isinstance(key, DeviceArray):
             key = key.__array__()
         if basic:
-            fast = basic_view_geometry(self._shape, self._strides, key)
+            fast = view_geometry(self._shape, self._strides, key)
             if fast is not None:
                 shape, strides, delta = fast
                 if shape is None:  # every axis indexed by an int: NumPy's scalar, from 0-d view
@@ -421,10 +430,10 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
                 value.device is self.device:
             # a slice assignment between device arrays of one dtype, the same shape and
             # separate bytes: the view and the copy without the general checks below
-            fast = basic_view_geometry(self._shape, self._strides, key) \
+            fast = view_geometry(self._shape, self._strides, key) \
                 if is_basic_index(key) else None
             if (fast is not None and fast[0] == value._shape and value._dtype == self._dtype
-                    and device_copy_supported(value._dtype, value._dtype)):
+                    and _copyable(value._dtype)):
                 target = DeviceArray.from_storage(self._storage, fast[0], self._dtype, fast[1],
                                                   self._offset + fast[2])
                 if _copies_on_host(target, value):   # (NumPy buffers an overlap itself)

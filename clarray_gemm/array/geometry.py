@@ -10,8 +10,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["c_strides", "f_strides", "is_basic_index", "basic_view_geometry", "anchor",
-           "normalize_shape", "check_byte_size"]
+from ..memo import Memo
+
+__all__ = ["c_strides", "f_strides", "is_basic_index", "basic_view_geometry", "view_geometry",
+           "anchor", "normalize_shape", "check_byte_size"]
 
 _MAX_INTP = np.iinfo(np.intp).max
 
@@ -46,6 +48,31 @@ def is_basic_index(key: Any) -> bool:
         if not (k is None or k is Ellipsis or isinstance(k, (slice, numbers.Integral))):
             return False
     return True
+
+
+# (shape, strides, index token) -> basic_view_geometry's answer: a loop's views (a stencil's
+# u[1:-1, 2:], a row u[0, :]) repeat a few keys on a few layouts.
+_views: Memo[tuple] = Memo("basic view geometries", capacity=4096)
+_SLICE = slice
+
+
+def view_geometry(shape: tuple, strides: tuple, key: Any):
+    """:func:`basic_view_geometry`, remembered per (shape, strides, key): slices stand in the
+    memo's key as their (start, stop, step), which Python 3.11 cannot hash as slices."""
+    if type(key) is tuple:
+        token = tuple([(k.start, k.stop, k.step) if type(k) is _SLICE else k for k in key])
+    else:
+        token = (key.start, key.stop, key.step) if type(key) is _SLICE else key
+    memo_key = (shape, strides, token)
+    try:
+        found = _views.find(memo_key)
+    except TypeError:   # an index NumPy takes but Python cannot hash (a 0-d array as a bound)
+        return basic_view_geometry(shape, strides, key)
+    if found is None:
+        found = basic_view_geometry(shape, strides, key)
+        if found is not None:
+            found = _views.get(memo_key, lambda: found)
+    return found
 
 
 def basic_view_geometry(shape: tuple, strides: tuple, key: Any):

@@ -22,7 +22,7 @@ from ..drivers import calls, eventless
 from ..drivers.build import build as drivers_build
 from .constants import constant
 
-__all__ = ["source_text", "build_program", "build_text", "get_kernel", "Launcher", "BoundLaunch",
+__all__ = ["source_text", "build_program", "built_programs", "build_text", "get_kernel", "Launcher", "BoundLaunch",
            "eventless_kernel_enqueue", "eventless_copy_enqueue",
            "ctype", "dtype_defines", "unsupported_dtype", "build_count", "check_defines"]
 
@@ -57,6 +57,13 @@ def check_defines(source: str, defines: Mapping[str, object]) -> None:
     unknown = sorted(k for k in defines if k not in names and k not in _DTYPE_DEFINES)
     if unknown:
         raise ValueError(f"opencl/{source} has no parameter {', '.join(unknown)}")
+
+
+def built_programs() -> list[tuple]:
+    """``(device, source, defines, options)`` of every program built so far, oldest first
+    (``defines`` a frozenset of (name, value) pairs): for probes that rebuild them, e.g. with a
+    driver's verbose option to read its register report."""
+    return [key for key, _ in _cache.items()]
 
 
 def build_program(device: Device, source: str, defines: Mapping[str, object] | None = None,

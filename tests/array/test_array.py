@@ -68,6 +68,25 @@ def test_views_share_storage_and_match_numpy():
         x[4]
 
 
+def test_repeated_views_and_unhashable_bounds_keep_numpys_geometry():
+    """The view geometry remembered per (layout, key) answers again for each layout (a key
+    whose negative bounds mean another slice on another shape), and a bound Python cannot
+    hash (a 0-d device array, as a rank computed on the device) still indexes as NumPy."""
+    for shape in [(7, 5), (9, 3)]:
+        a = random_array(shape, np.float32, 4)
+        x = cg.asarray(a)
+        for _ in range(2):
+            for key in [(slice(1, -1), slice(1, -1)), (0, slice(None)), (-1,), (slice(None), -2)]:
+                np.testing.assert_array_equal(np.asarray(x[key]), a[key])
+    a = random_array((6, 4), np.float32, 5)
+    x = cg.asarray(a)
+    rank = cg.asarray(np.array(3))
+    np.testing.assert_array_equal(np.asarray(x[:rank, :]), a[:3, :])
+    x[:rank, 0] = x[3:, 1]
+    a[:3, 0] = a[3:, 1]
+    np.testing.assert_array_equal(np.asarray(x), a)
+
+
 def test_scalar_and_advanced_indexing():
     a = random_array((5, 4), np.int32, 3)
     x = cg.asarray(a)

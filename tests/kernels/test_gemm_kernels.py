@@ -318,6 +318,20 @@ def test_host_b_is_uploaded_once_for_buffer_kernels():
     assert_matches(y, np.asarray(a).astype(np.float64) @ b)
 
 
+def test_built_programs_lists_each_program_once_with_its_defines(device):
+    """built_programs() names what was built (device, source, defines, options), which
+    build_program then returns from its cache rather than building again."""
+    from clarray_gemm.kernels import programs
+    defines = {"KSPLIT": 1, "T": "float", "IS_FP64": 0}
+    programs.get_kernel(device, "gemm_gpu.cl", "gemm_gpu", defines)
+    keys = [k for k in programs.built_programs()
+            if k[0] is device and k[1] == "gemm_gpu.cl" and dict(k[2]) == defines]
+    assert len(keys) == 1
+    builds = programs.build_count()
+    programs.build_program(device, "gemm_gpu.cl", dict(keys[0][2]), keys[0][3])
+    assert programs.build_count() == builds
+
+
 def test_a_define_no_source_mentions_is_refused(device):
     """A misspelt -D parameter is an error naming it, not a build with the default."""
     from clarray_gemm.kernels import programs

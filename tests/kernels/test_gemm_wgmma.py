@@ -405,7 +405,7 @@ sys.exit(0 if ok else 3)
     # split-K finished by each tile's last slice: no race check (Oclgrind does not follow the
     # order a global fence and an atomic counter make between work-groups)
     ("float16", 33, 70, 200, 2, 0, 1, {**SMALL, "KSPLIT": 3, "FINISH_LAST": 1}),
-    ("float16", 33, 70, 200, 2, 0, 1, {**SMALL, "BK": 32, "STAGES": 3, "KSPLIT": 3,
+    ("float16", 33, 70, 100, 1, 0, 1, {**SMALL, "BK": 32, "STAGES": 3, "KSPLIT": 3,
                                        "FINISH_LAST": 1}),
 ])
 def test_emulated_wgmma_is_clean_under_oclgrind(oclgrind, kind, M, N, K, batch, ta, tb,
