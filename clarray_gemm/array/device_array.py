@@ -38,6 +38,10 @@ from .methods import ArrayFlags, FlatIterator, NumPyFunctionMethods
 __all__ = ["DeviceArray", "call_ufunc", "new_array", "from_host", "is_device_array"]
 
 _copy_makers: Memo[Any] = Memo("host-path copies", capacity=1024)
+"""(device, layout key) -> the host path's prepared copy of that geometry, or False."""
+# slice assignments between device arrays of one shape and dtype: the copy plan per (device,
+# target layout, source layout), so that a loop's repeated assignment hashes two keys it has
+_same_layout_copies: Memo[Any] = Memo("same-layout copies", capacity=1024)
 # dtype -> whether the copy kernel copies it to itself: asked by every slice assignment
 _copyable_dtypes: Memo[bool] = Memo("device-copyable dtypes", capacity=256)
 
@@ -47,10 +51,7 @@ def _copyable(dtype: np.dtype) -> bool:
     if found is None:
         found = _copyable_dtypes.get(dtype, lambda: device_copy_supported(dtype, dtype))
     return found
-# slice assignments between device arrays of one shape and dtype: the copy plan per (device,
-# target layout, source layout), so that a loop's repeated assignment hashes two keys it has
-_same_layout_copies: Memo[Any] = Memo("same-layout copies", capacity=1024)
-"""(device, layout key) -> the host path's prepared copy of that geometry, or False."""
+
 
 # The registries every operator and NumPy call reads, bound once (one global read per call
 # instead of a module attribute lookup; they are filled in place as ``ops`` registers).

@@ -56,13 +56,18 @@ _views: Memo[tuple] = Memo("basic view geometries", capacity=4096)
 _SLICE = slice
 
 
+def _slice_token(k: slice) -> tuple:
+    # the bounds' types too: 1.0 hashes as 1, and NumPy refuses a float bound
+    return (k.start, k.stop, k.step, type(k.start), type(k.stop), type(k.step))
+
+
 def view_geometry(shape: tuple, strides: tuple, key: Any):
     """:func:`basic_view_geometry`, remembered per (shape, strides, key): slices stand in the
-    memo's key as their (start, stop, step), which Python 3.11 cannot hash as slices."""
+    memo's key as their bounds and the bounds' types (Python 3.11 cannot hash a slice)."""
     if type(key) is tuple:
-        token = tuple([(k.start, k.stop, k.step) if type(k) is _SLICE else k for k in key])
+        token = tuple([_slice_token(k) if type(k) is _SLICE else k for k in key])
     else:
-        token = (key.start, key.stop, key.step) if type(key) is _SLICE else key
+        token = _slice_token(key) if type(key) is _SLICE else key
     memo_key = (shape, strides, token)
     try:
         found = _views.find(memo_key)
