@@ -30,6 +30,7 @@ import numpy as np
 from .. import _dispatch, settings
 from ..device import Device
 from . import plans
+from .constants import constant
 
 __all__ = ["FFT_LONG_SIGNAL", "HOST_FFT_MIN_SIGNAL", "crossover", "has_host_path",
            "host_wins", "prefer_host", "set_tuned_lookup", "host_path", "host_path_enabled"]
@@ -65,31 +66,26 @@ HOST_FFT_MIN_SIGNAL = 4096
 
 # "convolve_fft" (signals of 2**18 samples and more) and "convolve_fft_short" (shorter signals)
 # are the mask lengths from which the host's overlap-add FFT (ops/convolve_host.py) replaces the
-# direct kernel where one would run (N*m above the "convolve" crossover): a PoCL launch with its
-# wait costs ~1-2 ms on a loaded machine, so on short signals the FFT wins from shorter masks.
-# PoCL, 2-core AMD EPYC shared with other jobs, float32, wall clock, fastest of 3 medians:
-# N = 2**16: m = 31 vec 2.7 ms, oaconvolve 0.6, host FFT 0.6-0.8 (earlier run); m = 63 vec 2.1,
-# host FFT 0.6-0.9. N = 2**20: m = 31 vec 7.8-13 ms, host FFT 30; m = 63 vec 28, host FFT 36;
-# m = 255 vec 108, host FFT 27-60.
-# convolve_host_fft, both on the host (AMD Zen 5, float32, 'full', us, np.convolve / FFT):
-# N = 4096: m = 15 33 / 37, m = 31 52 / 40, m = 127 67 / 45; N = 16384: m = 15 111 / 66,
-# m = 127 246 / 82; N = 1024: the FFT's ~30 us never pays (m = 127: 23 / 31).
-# "fuse": elements from which a fused expression (ops/fusion.py) runs its kernel where single
-# ufuncs stay on the host: one pass replaces several of NumPy's (Intel's CPU runtime, 2-core
-# AMD EPYC, float32, `bench fuse`, kernel / host path us: GELU 4099 25.7 / 28.5, 65536 61.4 /
-# 112.3, 2**22 2715 / 15094; a * x + b * y - z 4099 29.6 / 13.9, 65536 39.7 / 44.4).
+# direct kernel where one would run (N*m above the "convolve" crossover): a launch with its wait
+# costs PoCL milliseconds on a loaded machine, so on short signals the FFT wins from shorter
+# masks. "convolve_host_fft": the mask length from which NumPy's direct loop gives way to the
+# host FFT when both run on the host. "fuse": elements from which a fused expression
+# (ops/fusion.py) runs its kernel where single ufuncs stay on the host (one pass replaces
+# several of NumPy's). The measured values and their evidence are tuning data.
 _DEFAULTS_CPU = {"matmul": NEVER, "elementwise": NEVER, "convolve": float(1 << 20),
-                 "reduce": NEVER, "convolve_fft": 96.0, "convolve_fft_short": 16.0,
-                 "convolve_host_fft": 24.0, "fuse": float(1 << 14)}
-# CPU drivers with cheap launches (DeviceInfo.cheap_launches: Intel's CPU runtime): for signals
-# under 2**18 samples the direct kernel beats the host FFT up to ~48 taps (2-core AMD Zen 5,
-# float32, 'full', medians: N = 65536, m = 31 vec 0.17 ms, host FFT 0.29, oaconvolve 0.24;
-# m = 63 vec 0.26, FFT 0.41 (0.12 at N = 32768); m = 95 vec 0.35, FFT 0.30).
-_DEFAULTS_CPU_CHEAP = dict(_DEFAULTS_CPU, convolve_fft_short=48.0)
+                 "reduce": NEVER, "convolve_fft": float(constant("crossover.convolve_fft_cpu")),
+                 "convolve_fft_short": float(constant("crossover.convolve_fft_short_cpu")),
+                 "convolve_host_fft": float(constant("crossover.convolve_host_fft")),
+                 "fuse": float(constant("crossover.fuse_cpu"))}
+# CPU drivers with cheap launches (DeviceInfo.cheap_launches: Intel's CPU runtime): the direct
+# kernel keeps short signals against the host FFT up to longer masks.
+_DEFAULTS_CPU_CHEAP = dict(_DEFAULTS_CPU, convolve_fft_short=float(
+    constant("crossover.convolve_fft_short_cheap")))
 # Integrated GPUs: a launch costs tens of microseconds, the GPU wins once work amortises it.
 _DEFAULTS_IGPU = {"matmul": 2.0 * 128 ** 3, "elementwise": float(1 << 18),
                   "convolve": float(1 << 18), "reduce": float(1 << 18), "convolve_fft": NEVER,
-                  "convolve_fft_short": NEVER, "convolve_host_fft": 24.0,
+                  "convolve_fft_short": NEVER,
+                  "convolve_host_fft": float(constant("crossover.convolve_host_fft")),
                   "fuse": float(1 << 18)}
 
 # (device, family, dtype) -> measured size or None; installed by the tuning store.
