@@ -98,8 +98,8 @@ inline void store_pair(__global OT* C, const long i, const bool both, const floa
 // -- C through local memory --------------------------------------------------------------------
 // The accumulator fragments give a warp's store pairs of elements on 8 rows of C at once (and,
 // where C's rows do not start on a pair, single elements): most of each 32-byte sector it
-// touches goes unwritten, and a product whose time is the writing of C (short K over a wide C,
-// batches of small squares) runs at a fraction of the memory's bandwidth. stage_pair puts the
+// touches goes unwritten, and a product whose time is the writing of C (a short K over a wide
+// C) runs at a fraction of the memory's bandwidth. stage_pair puts the
 // pairs in a local tile of C; store_staged then writes it a row at a time, each warp one run of
 // consecutive elements of one row, whole sectors whatever the row alignment.
 #if OUT_HALF
