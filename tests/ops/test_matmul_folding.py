@@ -77,7 +77,7 @@ def test_folded_narrow_integers(device, kernels_only):
 def test_matrix_batches_fold_where_the_tuned_rule_says(device, kernels_only, dtype):
     """A contiguous (batch, M, K) @ (K, N) with M > 1 folds on GPUs in the rule's dtypes from
     its number of rows, and stays batched below it, in other dtypes and on CPU devices; the
-    answer is NumPy's either way (odd sizes, so no row of C starts aligned)."""
+    answer is NumPy's either way (odd sizes)."""
     if dtype == np.float64 and not device.info.fp64:
         pytest.skip("no float64 on this device")
     rule = constant("matmul.fold_shared_b")
