@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,9 +18,8 @@ import clarray_gemm as cg
 from clarray_gemm.kernels import gemm_gpu
 from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
 
-from conftest import device_operands
+from conftest import assert_clean_under_oclgrind, device_operands
 
-ROOT = Path(__file__).resolve().parents[2]
 EMULATE = {"EMULATE": 1}
 SMALL_TILES = {"EMULATE": 1, "BM": 16, "BN": 32, "WM": 8, "WN": 16, "BK": 16}  # 4 warps
 SHAPES = [(1, 1, 1), (7, 31, 33), (33, 17, 65), (1, 8, 16), (129, 77, 200), (31, 257, 7),
@@ -273,17 +268,9 @@ sys.exit(0 if ok else 3)
     (9, 17, 70, 2, True, False, -3),   # 3 slices finished by each tile's last (FINISH_LAST)
 ])
 def test_emulated_dmma_is_clean_under_oclgrind(oclgrind, M, N, K, batch, ta, tb, split):
-    from test_gemm_oclgrind import oclgrind_problems
-    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
-               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
     params = {**SMALL_TILES, "KSPLIT": abs(split)}
     if split < 0:   # no race check: Oclgrind does not follow the counters' ordering
         params["FINISH_LAST"] = 1
-        del env["OCLGRIND_DATA_RACES"]
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", OCLGRIND_SCRIPT, str(M), str(N),
-           str(K), str(batch), str(int(ta)), str(int(tb)), json.dumps(params)]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
-    problems = oclgrind_problems(proc.stderr)
-    assert not problems, "\n\n".join(problems[:5])
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.stdout, proc.stderr[-2000:])
+    assert_clean_under_oclgrind(OCLGRIND_SCRIPT, str(M), str(N), str(K), str(batch),
+                                str(int(ta)), str(int(tb)), json.dumps(params),
+                                races=split >= 0)

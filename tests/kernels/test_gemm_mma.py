@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,8 +16,8 @@ import pytest
 import clarray_gemm as cg
 from clarray_gemm import settings
 from clarray_gemm.dtypes import bfloat16_dtype, mma_operand_dtype
+from conftest import assert_clean_under_oclgrind
 
-ROOT = Path(__file__).resolve().parents[2]
 BF16 = bfloat16_dtype()
 EMULATE = {"EMULATE": 1}
 SMALL_TILES = {"EMULATE": 1, "BM": 32, "BN": 32, "WM": 16, "WN": 16}   # 4 warps, 128 items
@@ -341,13 +337,5 @@ TF32_NPERM = {"EMULATE": 1, "BM": 32, "BN": 64, "WM": 16, "WN": 32, "NPERM": 1} 
     ("float16", 9, 33, 100, 1, False, RING_2_DYNAMIC), ("tf32", 17, 70, 40, 2, False, TF32_NPERM),
 ])
 def test_emulated_mma_is_clean_under_oclgrind(oclgrind, kind, M, N, K, batch, trans, params):
-    from test_gemm_oclgrind import oclgrind_problems
-    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
-               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", OCLGRIND_SCRIPT, kind, str(M),
-           str(N), str(K), str(batch), str(int(trans)), json.dumps(params)]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
-    problems = oclgrind_problems(proc.stderr)
-    assert not problems, "\n\n".join(problems[:5])
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.stdout, proc.stderr[-2000:])
+    assert_clean_under_oclgrind(OCLGRIND_SCRIPT, kind, str(M), str(N), str(K), str(batch),
+                                str(int(trans)), json.dumps(params))

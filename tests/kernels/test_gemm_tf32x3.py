@@ -10,10 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,8 +17,8 @@ import pytest
 import clarray_gemm as cg
 from clarray_gemm.kernels import flags, gemm_tf32x3
 from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
+from conftest import assert_clean_under_oclgrind
 
-ROOT = Path(__file__).resolve().parents[2]
 HOPPER = cg.default_device().info.warpgroup_mma
 # One warpgroup, 64 x 64 tiles: the emulation's cost stays small.
 SMALL = {"EMULATE": 1, "BM": 64, "BN": 64, "BK": 16, "WGS": 1, "STAGES": 2, "WG_INFLIGHT": 0,
@@ -317,13 +313,5 @@ sys.exit(0 if ok else 3)
     (33, 17, 21, 1, 0, 0, SMALL), (9, 20, 13, 2, 1, 0, SMALL), (17, 9, 11, 1, 0, 1, SMALL),
     (12, 9, 40, 2, 0, 0, {**SMALL, "KSPLIT": 3})])
 def test_split_is_clean_under_oclgrind(oclgrind, M, N, K, batch, ta, special, params):
-    from test_gemm_oclgrind import oclgrind_problems
-    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
-               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", OCLGRIND_SCRIPT, str(M),
-           str(N), str(K), str(batch), str(ta), str(special), json.dumps(params)]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
-    problems = oclgrind_problems(proc.stderr)
-    assert not problems, "\n\n".join(problems[:5])
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.stdout, proc.stderr[-2000:])
+    assert_clean_under_oclgrind(OCLGRIND_SCRIPT, str(M), str(N), str(K), str(batch), str(ta),
+                                str(special), json.dumps(params))

@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,8 +19,8 @@ import pytest
 import clarray_gemm as cg
 from clarray_gemm.dtypes import bfloat16_dtype
 from clarray_gemm.kernels import gemm_wgmma
+from conftest import assert_clean_under_oclgrind
 
-ROOT = Path(__file__).resolve().parents[2]
 BF16 = bfloat16_dtype()
 HOPPER = cg.default_device().info.warpgroup_mma
 # One warpgroup, 64 x 64 tiles: the emulation's cost stays small.
@@ -410,18 +406,9 @@ sys.exit(0 if ok else 3)
 ])
 def test_emulated_wgmma_is_clean_under_oclgrind(oclgrind, kind, M, N, K, batch, ta, tb,
                                                 params):
-    from test_gemm_oclgrind import oclgrind_problems
-    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
-               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
-    if params.get("FINISH_LAST"):
-        del env["OCLGRIND_DATA_RACES"]
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", OCLGRIND_SCRIPT, kind, str(M),
-           str(N), str(K), str(batch), str(ta), str(tb), json.dumps(params)]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
-    problems = oclgrind_problems(proc.stderr)
-    assert not problems, "\n\n".join(problems[:5])
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.stdout, proc.stderr[-2000:])
+    assert_clean_under_oclgrind(OCLGRIND_SCRIPT, kind, str(M), str(N), str(K), str(batch),
+                                str(ta), str(tb), json.dumps(params),
+                                races=not params.get("FINISH_LAST"))
 
 
 @pytest.mark.parametrize("dtype", [np.float16, BF16], ids=["float16", "bfloat16"])
