@@ -103,6 +103,25 @@ def test_choice_follows_the_measurement_and_skips_what_does_not_fit(device, isol
     assert_matches(x @ y, a.astype(np.float64) @ b)
 
 
+def test_a_large_batch_runs_the_single_products_choice(device, isolated_cache):
+    """A batch of products 4x past the table's batched points runs the kernel its single point
+    at batch * M rows names (here naive, against the batched point's tiled), NumPy's answer
+    on odd sizes; a batch of small squares keeps the batched point's kernel."""
+    with cg.host_path(False):
+        _store_with(device, "matmul/float32", [
+            [16, 8, 8, 8, {"tiled": 1e-6, "naive": 2e-6}],
+            [1, 1024, 37, 33, {"naive": 1e-6, "tiled": 2e-6}],
+        ])
+        rng = np.random.default_rng(3)
+        a = rng.standard_normal((3, 257, 33)).astype(np.float32)
+        b = rng.standard_normal((3, 33, 37)).astype(np.float32)
+        x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+        assert "kernel: naive" in cg.explain_matmul(x, y)
+        assert_matches(x @ y, np.matmul(a.astype(np.float64), b))
+        small = cg.asarray(a[:, :7, :7].copy(), device=device)
+        assert "kernel: tiled" in cg.explain_matmul(small, small)
+
+
 def test_no_table_for_a_dtype_keeps_the_ranks(device, isolated_cache):
     unmeasured = fake_device(device, name="a device no table names")
     _store_with(unmeasured, "matmul/float64", [[1, 64, 64, 64, {"naive": 1e-6}]])
