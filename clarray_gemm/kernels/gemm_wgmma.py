@@ -30,6 +30,7 @@ from . import gemm_gpu
 from .copy import copy_plan
 from .gemm import GemmOperand, GemmProblem, prepared_standard, split_workspace
 from .gemm_mma import device_arch, mma_elem, operand_refusal
+from .constants import constant
 from .programs import get_kernel
 from .variant import Variant
 
@@ -64,7 +65,8 @@ def _esize(elem: int | None) -> int:
 
 
 def _bk(elem: int | None, params: Mapping[str, int]) -> int:
-    """BK, with 0 resolved: 64 for 16-bit operands, 32 for TF32 (128-byte tile rows)."""
+    """BK, with 0 resolved: 64 for 16-bit operands, 32 for TF32 (128-byte tile rows);
+    :func:`tile_shape` resolves it by K for 16-bit products first."""
     return params["BK"] or (32 if elem == _TF32 else 64)
 
 
@@ -74,28 +76,41 @@ def _tile_bytes(params: Mapping[str, int], elem: int | None = 1) -> int:
 
 
 _CHUNK = 8   # 16-bit elements per cp.async chunk (16 bytes)
-TILE_SHAPES = ((128, 256, 2), (128, 64, 2), (64, 64, 1))
+TILE_SHAPES = ((128, 256, 2), (128, 128, 2), (128, 64, 2), (64, 64, 1))
 """(BM, BN, WGS) that BM = BN = WGS = 0 chooses from by shape, largest first."""
 SMALL_TILES_MAX_K = 1024
+_SHORT_K = constant("wgmma.short_k_16bit")
+"""Where 16-bit products of short K take smaller tiles and K steps (see the tuned constant)."""
 
 
 def tile_shape(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> Mapping[str, int]:
-    """``params`` with BM, BN and WGS resolved: those given kept, zeros by shape: the largest
-    tiles of TILE_SHAPES that still give half the compute units a tile (a 1024^3 float16 product
-    makes 32 tiles of 128 x 256 for 132 units and runs 1.6x faster in 128 x 64 ones; H200,
-    2026-11-28). The largest always for TF32, and where K > SMALL_TILES_MAX_K with an operand
-    read element by element: smaller tiles read the operands more often, and those reads
-    dominate (127 x 4097 x 4097: 116 us in 17 large tiles split 7-fold, 169 us in 130 small)."""
-    if params["BM"] and params["BN"] and params["WGS"]:
+    """``params`` with BM, BN, WGS (and, for 16-bit operands, BK) resolved: those given kept,
+    zeros by shape. Tiles: the largest of TILE_SHAPES that still give half the compute units a
+    tile (a 1024^3 float16 product makes 32 tiles of 128 x 256 for 132 units and runs 1.6x
+    faster in 128 x 64 ones; H200, 2026-11-28), none reaching a 64-element step past M or N
+    (64 x 64 matrices in 128 x 256 tiles are seven eighths padding), and no wider than 128 x 128
+    over a short K with an operand read element by element (``wgmma.short_k_16bit``). The
+    largest always for TF32, and where K > SMALL_TILES_MAX_K with an operand read element by
+    element: smaller tiles read the operands more often, and those reads dominate (127 x 4097 x
+    4097: 116 us in 17 large tiles split 7-fold, 169 us in 130 small). BK: 32 over a short K
+    (two steps in flight instead of one), else 64."""
+    elem = mma_elem(p)
+    if params["BM"] and params["BN"] and params["WGS"] and (params["BK"] or elem == _TF32):
         return params
     bm, bn, wgs = TILE_SHAPES[0]
     aligned = p.a.aligned(_CHUNK) and p.b.aligned(_CHUNK)
-    if mma_elem(p) != _TF32 and (aligned or p.K <= SMALL_TILES_MAX_K):
-        for bm, bn, wgs in TILE_SHAPES:
+    if elem != _TF32 and (aligned or p.K <= SMALL_TILES_MAX_K):
+        m_steps, n_steps = -(-p.M // 64) * 64, -(-p.N // 64) * 64
+        fitting = [t for t in TILE_SHAPES if t[0] <= m_steps and t[1] <= n_steps
+                   and (aligned or p.K > _SHORT_K["unaligned_max_k"] or t[0] * t[1] <= 128 * 128)]
+        for bm, bn, wgs in fitting or TILE_SHAPES[-1:]:
             if 2 * -(-p.M // bm) * -(-p.N // bn) * p.batch >= info.compute_units:
                 break
+    bk = params["BK"]
+    if not bk and elem != _TF32:
+        bk = 32 if p.K <= _SHORT_K["bk32_max_k"] else 64
     return {**params, "BM": params["BM"] or bm, "BN": params["BN"] or bn,
-            "WGS": params["WGS"] or wgs}
+            "WGS": params["WGS"] or wgs, "BK": bk}
 
 
 def _fits(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str | None:

@@ -19,6 +19,7 @@ import pytest
 import clarray_gemm as cg
 from clarray_gemm.dtypes import bfloat16_dtype
 from clarray_gemm.kernels import gemm_wgmma
+from clarray_gemm.kernels.constants import constant
 from conftest import assert_clean_under_oclgrind
 
 BF16 = bfloat16_dtype()
@@ -450,8 +451,24 @@ def test_tiles_by_shape(device):
     # a long K over an operand read element by element: large tiles, split-K
     assert shape(127, 4097, 4097) == (128, 256, 2)
     assert shape(127, 127, 1000) == (64, 64, 1)
-    forced = {**defaults, "BM": 64, "BN": 128, "WGS": 1}
+    # no tile reaches a 64-element step past M or N: 64 x 64 matrices in 64 x 64 tiles
+    assert shape(160000, 64, 64) == (128, 64, 2)
+    batched = gemm_wgmma.tile_shape(problem(64, 64, 64, np.float16, batch=10000), hopper, defaults)
+    assert (batched["BM"], batched["BN"], batched["WGS"]) == (64, 64, 1)
+    # a short K over an operand read element by element (rows of 4097 halves): 128 x 128 at most
+    short = constant("wgmma.short_k_16bit")["unaligned_max_k"]
+    assert shape(4097, 4097, short) == (128, 128, 2)
+    assert shape(4097, 4097, short + 1) == (128, 256, 2)
+    assert shape(4096, 4096, short) == (128, 256, 2)   # aligned rows: the large tile stays
+    # K steps of 32 over a short K (two copies in flight), else 64; TF32's own
+    bk = lambda m, n, k: gemm_wgmma.tile_shape(problem(m, n, k, np.float16), hopper,  # noqa: E731
+                                               defaults)["BK"]
+    bk32 = constant("wgmma.short_k_16bit")["bk32_max_k"]
+    assert (bk(4096, 4096, bk32), bk(4096, 4096, bk32 + 1)) == (32, 64)
+    forced = {**defaults, "BM": 64, "BN": 128, "WGS": 1, "BK": 64}
     assert gemm_wgmma.tile_shape(problem(8, 8, 8, np.float16), hopper, forced) == forced
+    assert gemm_wgmma.tile_shape(problem(8, 8, 8, np.float16), hopper,
+                                 {**forced, "BK": 0}) == forced | {"BK": 32}
     f32 = dataclasses.replace(problem(64, 64, 64), precision="tf32")
     assert tuple(gemm_wgmma.tile_shape(f32, hopper, defaults)[k] for k in ("BM", "BN")) == (
         128, 256)
