@@ -350,7 +350,7 @@ def _tune_choices(args: argparse.Namespace, device: Device) -> int:
                               say=(lambda s: None) if args.quiet else print,
                               checkpoint=checkpoint,
                               kernels_for=None if base is None or not args.kernels
-                              else choices.merge_plan(base, args.kernels))
+                              else choices.merge_plan(base, args.kernels, args.changed))
     checkpoint(results)
     print(f"\nstored in {tuned.store_path(device)}")
     if args.export:
@@ -559,6 +559,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="--choices: add the kernels named by --kernels to the table in FILE "
                         "(timed again beside the kernels contesting each point, the others' "
                         "times kept) and store the merged table")
+    s.add_argument("--changed", action="store_true",
+                   help="--merge: the kernels named by --kernels changed since the table timed "
+                        "them: time them at every point, also where they measured far slower")
     s.add_argument("--export-devices", nargs="+", metavar="NAME",
                    help="--export: the device-name substrings the table applies to "
                         "(default: this device's name)")

@@ -213,12 +213,13 @@ HOPELESS = 1.5
 timed again."""
 
 
-def merge_plan(base: dict[str, list], added: Sequence[str]
+def merge_plan(base: dict[str, list], added: Sequence[str], changed: bool = False
                ) -> Callable[[np.dtype, tuple], Sequence[str] | None]:
     """``measure``'s ``kernels_for`` for adding the kernels ``added`` to the table ``base``:
     at each point, ``added`` and the kernels contesting it (within CONTESTED of the best), so
     that every comparison that decides a choice comes from one run; points where ``added``
-    measured HOPELESS times slower than the best are skipped."""
+    measured HOPELESS times slower than the best are skipped, unless ``changed`` (the kernels
+    changed since the table timed them: their old times say nothing)."""
     tables = {key: {tuple(p[:4]): p[4] for p in points} for key, points in base.items()}
 
     def kernels_for(dtype: np.dtype, point: tuple) -> Sequence[str] | None:
@@ -230,7 +231,7 @@ def merge_plan(base: dict[str, list], added: Sequence[str]
             return list(added)
         best = min(others.values())
         old = [times[k] for k in added if k in times]
-        if old and len(old) == len(added) and min(old) > HOPELESS * best:
+        if not changed and old and len(old) == len(added) and min(old) > HOPELESS * best:
             return None
         return list(added) + [k for k, v in others.items() if v <= CONTESTED * best]
     return kernels_for

@@ -225,6 +225,10 @@ def test_merge_adds_a_kernel_and_retimes_its_contestants():
     assert plan(f32, (1, 8, 8, 8)) == ["new", "a", "b"]     # c: 4x the best, not contesting
     assert plan(f32, (1, 4, 4, 4)) is None                  # new measured 5x slower before
     assert plan(f32, (1, 2, 2, 2)) == ["new"]               # a point the table lacks
+    # the added kernel changed since (``tune --merge --changed``): timed again everywhere
+    again = choices.merge_plan(base, ["new"], changed=True)
+    assert again(f32, (1, 4, 4, 4)) == ["new", "a"]
+    assert again(f32, (1, 8, 8, 8)) == ["new", "a", "b"]
     merged = choices.merge(base, {"matmul/float32": [[1, 8, 8, 8, {"new": 9e-6, "a": 11e-6}],
                                                      [1, 2, 2, 2, {"new": 5e-6}]]})
     points = {tuple(p[:4]): p[4] for p in merged["matmul/float32"]}
