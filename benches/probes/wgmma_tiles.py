@@ -18,8 +18,10 @@ from clarray_gemm.dtypes import bfloat16_dtype
 from clock import median_us
 
 FORCED = {"by shape": {},
+          "128x256 BK32": dict(BM=128, BN=256, WGS=2, BK=32),
           "128x256 BK64": dict(BM=128, BN=256, WGS=2, BK=64),
           "128x128 BK32": dict(BM=128, BN=128, WGS=2, BK=32),
+          "128x128 BK64": dict(BM=128, BN=128, WGS=2, BK=64),
           "128x64 BK32": dict(BM=128, BN=64, WGS=2, BK=32),
           "128x64 BK64": dict(BM=128, BN=64, WGS=2, BK=64),
           "64x64 BK32": dict(BM=64, BN=64, WGS=1, BK=32),
@@ -31,6 +33,7 @@ def cases(K: int) -> list[tuple[str, tuple, tuple]]:
     """(label, A's shape, B's shape) of the products timed at one K."""
     return [(f"4097 x {K} x 4097", (4097, K), (K, 4097)),
             (f"4096 x {K} x 4096", (4096, K), (K, 4096)),
+            (f"256 x {K} x 33", (256, K), (K, 33)),
             (f"160000 x {K} x 64", (160000, K), (K, 64)),
             (f"1024 x {K} x 1024", (1024, K), (K, 1024)),
             (f"10000 x 64 x {K} @ {K} x 64", (10000, 64, K), (K, 64)),
@@ -40,7 +43,7 @@ def cases(K: int) -> list[tuple[str, tuple, tuple]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="NVIDIA")
-    ap.add_argument("--ks", type=int, nargs="+", default=[16, 33, 64, 128, 256, 512])
+    ap.add_argument("--ks", type=int, nargs="+", default=[16, 33, 64, 128, 256, 512, 1024, 4097])
     ap.add_argument("--dtypes", nargs="+", default=["float16", "bfloat16"])
     ap.add_argument("--json")
     args = ap.parse_args()

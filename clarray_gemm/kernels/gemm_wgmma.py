@@ -85,27 +85,31 @@ _SHORT_K = constant("wgmma.short_k_16bit")
 
 def tile_shape(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> Mapping[str, int]:
     """``params`` with BM, BN, WGS (and, for 16-bit operands, BK) resolved: those given kept,
-    zeros by shape. Tiles: the largest of TILE_SHAPES that still give half the compute units a
-    tile (a 1024^3 float16 product makes 32 tiles of 128 x 256 for 132 units and runs 1.6x
-    faster in 128 x 64 ones; H200, 2026-11-28), none reaching a 64-element step past M or N
-    (64 x 64 matrices in 128 x 256 tiles are seven eighths padding), and no wider than 128 x 128
-    over a short K with an operand read element by element (``wgmma.short_k_16bit``). The
-    largest always for TF32, and where K > SMALL_TILES_MAX_K with an operand read element by
-    element: smaller tiles read the operands more often, and those reads dominate (127 x 4097 x
-    4097: 116 us in 17 large tiles split 7-fold, 169 us in 130 small). BK: 32 over a short K
-    (two steps in flight instead of one), else 64."""
+    zeros by shape. For 16-bit operands, tiles that reach no 64-element step past M or N (64 x
+    64 matrices in 128 x 256 tiles are seven eighths padding), of them the largest that still
+    give half the compute units a tile (a 1024^3 float16 product makes 32 tiles of 128 x 256
+    for 132 units and runs 1.6x faster in 128 x 64 ones; H200, 2026-11-28), at most
+    ``wgmma.short_k_16bit``'s ``unaligned_tile`` where an operand is read element by element
+    (rows not on 16 bytes) and K <= SMALL_TILES_MAX_K. Past that K over such an operand the
+    largest: smaller tiles read the operands more often, and those reads dominate (127 x 4097
+    x 4097: 116 us in 17 large tiles split 7-fold, 169 us in 130 small). TF32: the largest.
+    BK: 32 up to ``bk32_max_k`` (two steps in flight instead of one), else 64."""
     elem = mma_elem(p)
     if params["BM"] and params["BN"] and params["WGS"] and (params["BK"] or elem == _TF32):
         return params
     bm, bn, wgs = TILE_SHAPES[0]
-    aligned = p.a.aligned(_CHUNK) and p.b.aligned(_CHUNK)
-    if elem != _TF32 and (aligned or p.K <= SMALL_TILES_MAX_K):
+    if elem != _TF32:
+        aligned = p.a.aligned(_CHUNK) and p.b.aligned(_CHUNK)
+        short = p.K <= SMALL_TILES_MAX_K
         m_steps, n_steps = -(-p.M // 64) * 64, -(-p.N // 64) * 64
-        fitting = [t for t in TILE_SHAPES if t[0] <= m_steps and t[1] <= n_steps
-                   and (aligned or p.K > _SHORT_K["unaligned_max_k"] or t[0] * t[1] <= 128 * 128)]
-        for bm, bn, wgs in fitting or TILE_SHAPES[-1:]:
-            if 2 * -(-p.M // bm) * -(-p.N // bn) * p.batch >= info.compute_units:
-                break
+        most = _SHORT_K["unaligned_tile"] if short and not aligned else TILE_SHAPES[0][:2]
+        fitting = [t for t in TILE_SHAPES if t[0] <= min(m_steps, most[0])
+                   and t[1] <= min(n_steps, most[1])] or TILE_SHAPES[-1:]
+        bm, bn, wgs = fitting[0]
+        if aligned or short:
+            for bm, bn, wgs in fitting:
+                if 2 * -(-p.M // bm) * -(-p.N // bn) * p.batch >= info.compute_units:
+                    break
     bk = params["BK"]
     if not bk and elem != _TF32:
         bk = 32 if p.K <= _SHORT_K["bk32_max_k"] else 64

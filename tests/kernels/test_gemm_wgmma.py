@@ -455,10 +455,13 @@ def test_tiles_by_shape(device):
     assert shape(160000, 64, 64) == (128, 64, 2)
     batched = gemm_wgmma.tile_shape(problem(64, 64, 64, np.float16, batch=10000), hopper, defaults)
     assert (batched["BM"], batched["BN"], batched["WGS"]) == (64, 64, 1)
-    # a short K over an operand read element by element (rows of 4097 halves): 128 x 128 at most
-    short = constant("wgmma.short_k_16bit")["unaligned_max_k"]
-    assert shape(4097, 4097, short) == (128, 128, 2)
+    # K <= SMALL_TILES_MAX_K over an operand read element by element (rows of 4097 halves):
+    # the tuned largest tile at most; past that K the largest tile that does not pad
+    most = tuple(constant("wgmma.short_k_16bit")["unaligned_tile"])
+    short = gemm_wgmma.SMALL_TILES_MAX_K
+    assert shape(4097, 4097, short)[:2] == most
     assert shape(4097, 4097, short + 1) == (128, 256, 2)
+    assert shape(256, 33, 4097) == (128, 64, 2)         # N = 33: no 128- or 256-wide tile
     assert shape(4096, 4096, short) == (128, 256, 2)   # aligned rows: the large tile stays
     # K steps of 32 over a short K (two copies in flight), else 64; TF32's own
     bk = lambda m, n, k: gemm_wgmma.tile_shape(problem(m, n, k, np.float16), hopper,  # noqa: E731
