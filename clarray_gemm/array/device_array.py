@@ -19,6 +19,7 @@ import operator
 import os
 import pickle
 import sys
+import warnings
 from operator import attrgetter
 from typing import Any, Sequence
 
@@ -31,6 +32,7 @@ from ..device import Device, get_device
 from ..fallbacks import record_host_call
 from ..memo import Memo
 from ..memory import Storage
+from . import numpy_shuffle
 from .geometry import (anchor, c_strides, check_byte_size, f_strides, is_basic_index,
                        normalize_shape, view_geometry)
 from .methods import ArrayFlags, FlatIterator, NumPyFunctionMethods
@@ -90,6 +92,7 @@ def _should_defer(self: "DeviceArray", other: Any) -> bool:
 
 
 _MISSING = object()
+_SHUFFLE_FILTER = numpy_shuffle.FILTER
 
 
 def _registered_operator(ufunc: np.ufunc, a: Any, b: Any, registry: dict) -> Any:
@@ -302,9 +305,16 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
                                         self._offset)
 
     def __len__(self) -> int:
-        if not self._shape:
+        shape = self._shape
+        if not shape:
             raise TypeError("len() of unsized object")
-        return self._shape[0]
+        # NumPy's shuffle takes len() first, then warns before it swaps rows as Python objects
+        # (duplicating them): that warning must raise (see numpy_shuffle)
+        numpy_shuffle.last_len_ndim = len(shape)
+        filters = warnings.filters
+        if not filters or filters[0] is not _SHUFFLE_FILTER:
+            numpy_shuffle.guard()
+        return shape[0]
 
     def __repr__(self) -> str:
         body = np.array2string(self.__array__(), separator=", ", prefix="DeviceArray(")

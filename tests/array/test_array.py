@@ -222,9 +222,8 @@ def test_functions_without_kernels_give_numpys_answer():
 def test_functions_that_write_into_their_arguments_write_the_device_array():
     """NumPy functions and methods that modify an argument in place do so to a device array
     too, with NumPy's answers: nan_to_num(copy=False) returns the array it changed,
-    Generator.shuffle of a 1-D array gives the order NumPy gives for the same seed (rows of a
-    2-D one are views, which NumPy's shuffle of a non-ndarray swaps into duplicates, with its
-    own warning); copy=True changes nothing."""
+    Generator.shuffle of a 1-D array gives the order NumPy gives for the same seed (a 2-D
+    one raises: tests/ops/test_random.py); copy=True changes nothing."""
     a = np.array([1.0, np.nan, np.inf, -np.inf, -0.0], np.float32)
     x = cg.asarray(a)
     same = np.nan_to_num(x, copy=True)

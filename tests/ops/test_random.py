@@ -213,6 +213,36 @@ def test_threads_drawing_from_one_generator_get_distinct_draws(device):
     assert len({d.tobytes() for d in draws}) == 16
 
 
+def test_numpys_shuffle_of_a_device_array_raises_before_moving_anything(device):
+    """NumPy's shuffle swaps the items of array types it does not know as Python objects
+    (``x[i], x[j] = x[j], x[i]``), which duplicates rows of a device array (views, as NumPy's
+    rows are): it raises a TypeError naming the shuffle that works, the array untouched, also
+    right after a 1-D array (whose scalars it swaps correctly) was shuffled; NumPy arrays and
+    other types shuffle as before."""
+    rows = np.arange(40.0).reshape(20, 2)
+    for x in (cg.asarray(rows, device=device), cg.asarray(rows.reshape(5, 2, 4), device=device)):
+        before = np.array(x.get())
+        line = cg.asarray(rows[:, 0], device=device)
+        with pytest.warns(UserWarning, match="not a subclass of 'Sequence'"):   # NumPy's
+            np.random.default_rng(1).shuffle(line)
+        assert sorted(np.asarray(line).tolist()) == sorted(rows[:, 0].tolist())
+        for shuffle in (np.random.default_rng(0).shuffle, np.random.RandomState(0).shuffle):
+            len(line)   # the last len() another array's: the shuffle's own len() counts
+            with pytest.raises(TypeError, match=r"clarray_gemm\.random\.default_rng"):
+                shuffle(x)
+            np.testing.assert_array_equal(np.asarray(x), before)
+    host = rows.copy()
+    np.random.default_rng(0).shuffle(host)
+    assert sorted(map(tuple, host)) == sorted(map(tuple, rows)) and not np.array_equal(host, rows)
+    items = list(range(10))
+    np.random.default_rng(0).shuffle(items)
+    assert sorted(items) == list(range(10))
+    # the named way: a permutation gathered on the device, whole rows moved
+    x = cg.asarray(rows, device=device)
+    x[...] = x[np.random.default_rng(0).permutation(len(x))]
+    assert sorted(map(tuple, np.asarray(x))) == sorted(map(tuple, rows))
+
+
 def test_permutation_shuffle_and_choice(device):
     rng = default_rng(31, device=device)
     p = rng.permutation(1000)
