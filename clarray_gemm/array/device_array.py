@@ -202,6 +202,25 @@ def _may_overlap(a: "DeviceArray", b: "DeviceArray") -> bool:
     return a0 <= b1 and b0 <= a1
 
 
+def _numpy_shape(shape: tuple) -> str:
+    return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _assignable(value: "DeviceArray", shape: tuple) -> "DeviceArray":
+    """``value`` as the source of an assignment into ``shape`` (NumPy's rule for ``a[key] =
+    value``: leading length-1 axes past the target's dropped, then broadcast to it), or NumPy's
+    ValueError where it does not fit."""
+    src = value._shape
+    lead = 0
+    while len(src) - lead > len(shape) and src[lead] == 1:
+        lead += 1
+    rest = src[lead:]
+    if len(rest) > len(shape) or any(n != m and n != 1 for n, m in zip(rest[::-1], shape[::-1])):
+        raise ValueError(f"could not broadcast input array from shape {_numpy_shape(src)} "
+                         f"into shape {_numpy_shape(shape)}")
+    return value.reshape(rest) if lead else value
+
+
 def _copies_on_host(target: "DeviceArray", source: "DeviceArray") -> bool:
     """Whether a copy of ``source`` into ``target`` runs as NumPy's on the host: both in host
     memory (unified memory) and the copy small enough for the host path."""
@@ -437,6 +456,16 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
         return from_host(self.__array__()[key], self.device)
 
     def __setitem__(self, key, value) -> None:
+        if (type(value) is DeviceArray and self._storage._host is not None
+                and value._storage._host is not None and value._dtype == self._dtype
+                and value.device is self.device and type(key) is not DeviceArray
+                and _dispatch.copy_on_host(self.device, self._dtype, value._size)
+                and is_basic_index(key)):
+            # both in host memory (unified memory) and small: NumPy's own assignment between
+            # the two mappings (its indexing, broadcasting, overlap buffering and errors),
+            # without a view object for the target (a stencil's u[0, :] = u[1, :] each step)
+            self.host_view(write=True)[key] = value.host_view()
+            return
         if type(value) is DeviceArray and type(key) is not DeviceArray and \
                 value.device is self.device:
             # a slice assignment between device arrays of one dtype, the same shape and
@@ -463,8 +492,7 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
         if isinstance(value, DeviceArray) and is_basic_index(key):
             target = self[key]
             if isinstance(target, DeviceArray):
-                value = value.to_device(self.device)
-                np.broadcast_shapes(value.shape, target.shape)  # NumPy's error if they don't fit
+                value = _assignable(value.to_device(self.device), target._shape)
                 if not np.can_cast(value.dtype, target.dtype, casting="unsafe"):
                     raise TypeError(f"cannot assign {value.dtype} to {target.dtype}")
                 if device_copy_supported(value.dtype, target.dtype):

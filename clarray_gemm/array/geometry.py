@@ -64,8 +64,15 @@ def _slice_token(k: slice) -> tuple:
 def view_geometry(shape: tuple, strides: tuple, key: Any):
     """:func:`basic_view_geometry`, remembered per (shape, strides, key): slices stand in the
     memo's key as their bounds and the bounds' types (Python 3.11 cannot hash a slice)."""
-    if type(key) is tuple:
-        token = tuple([_slice_token(k) if type(k) is _SLICE else k for k in key])
+    if type(key) is tuple:   # _slice_token written out: a call less per slice of every view
+        items = []
+        for k in key:
+            if type(k) is _SLICE:
+                start, stop, step = k.start, k.stop, k.step
+                items.append((start, stop, step, type(start), type(stop), type(step)))
+            else:
+                items.append(k)
+        token = tuple(items)
     else:
         token = _slice_token(key) if type(key) is _SLICE else key
     memo_key = (shape, strides, token)

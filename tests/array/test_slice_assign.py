@@ -50,3 +50,29 @@ def test_stencil_writes_slices_in_place(device, shape):
     np.testing.assert_allclose(np.asarray(u), want, rtol=1e-12, atol=0)
     if device.info.host_unified_memory and cg.settings.host_path():
         assert copied.device_to_device == 0 and copied.maps == 0, copied
+
+
+def test_assignment_broadcasts_raises_and_spares_a_held_host_view(device, either_path):
+    """A slice assignment from a device array takes NumPy's rules whether a kernel or the host
+    path (NumPy between the two mappings) runs it: a source that broadcasts (leading length-1
+    axes dropped), NumPy's ValueError and message for one that does not, and a host view taken
+    before (``np.asarray``) keeps the values it showed."""
+    a = np.arange(7 * 6, dtype=np.float32).reshape(7, 6)
+    u = cg.asarray(a, device=device)
+    held = np.asarray(u)
+    want = a.copy()
+    for key, source in (((0, slice(None)), (1, slice(0, 1))),            # (1,) into (6,)
+                        ((slice(2, 4), slice(None)), (5, slice(None))),    # (6,) into (2, 6)
+                        ((6, slice(None)), (slice(3, 4), slice(None)))):   # (1, 6) into (6,)
+        u[key] = u[source]
+        want[key] = want[source]
+        np.testing.assert_array_equal(np.asarray(u), want)
+    np.testing.assert_array_equal(held, a)
+    for key, source in (((0, slice(None)), (slice(1, 3), slice(None))),
+                        ((slice(0, 2), slice(None)), (slice(0, 3), slice(None)))):
+        with pytest.raises(ValueError) as ours:
+            u[key] = u[source]
+        with pytest.raises(ValueError) as numpys:
+            want[key] = want[source]
+        assert str(ours.value) == str(numpys.value)
+    np.testing.assert_array_equal(np.asarray(u), want)
