@@ -64,6 +64,10 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, str
     empty, uint8, ndarray, alloc = np.empty, np.uint8, np.ndarray, nbytes or 1
     host_born = _host_born_builder(device, nbytes, shape, dtype, strides)
 
+    if fill is not None and c_order and isinstance(fill, np.ufunc) and fill.nout == 1 \
+            and fill.nin in (1, 2):
+        return _ufunc_maker(fill, shape, dtype, host_born)
+
     def make(*operands: Any) -> Any:
         if c_order:
             raw = view = empty(shape, dtype)
@@ -83,6 +87,42 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, str
         fill(*args, out=view)
         return out
     return make
+
+
+def _ufunc_maker(ufunc: np.ufunc, shape: tuple, dtype: np.dtype,
+                 host_born: Callable[[np.ndarray, np.ndarray], DeviceArray]
+                 ) -> Callable[..., DeviceArray]:
+    """:func:`result_maker`'s ``make`` for a one- or two-operand ufunc into a C-ordered result,
+    written out per arity: every small operator on the host path comes here (no operand list,
+    the output passed by position)."""
+    empty = np.empty
+
+    if ufunc.nin == 1:
+        def make1(x: Any) -> DeviceArray:
+            view = empty(shape, dtype)
+            out = host_born(view, view)
+            if type(x) is DeviceArray:   # host_view()'s common case: the mapping as before
+                cache = x._host_cache
+                x = cache[1] if cache is not None and cache[0] is x._storage._host else (
+                    x.host_view())
+            ufunc(x, view)
+            return out
+        return make1
+
+    def make2(x: Any, y: Any) -> DeviceArray:
+        view = empty(shape, dtype)
+        out = host_born(view, view)
+        if type(x) is DeviceArray:
+            cache = x._host_cache
+            x = cache[1] if cache is not None and cache[0] is x._storage._host else (
+                x.host_view())
+        if type(y) is DeviceArray:
+            cache = y._host_cache
+            y = cache[1] if cache is not None and cache[0] is y._storage._host else (
+                y.host_view())
+        ufunc(x, y, view)
+        return out
+    return make2
 
 
 def _host_born_builder(device: Device, nbytes: int, shape: tuple, dtype: np.dtype,
