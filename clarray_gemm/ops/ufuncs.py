@@ -98,8 +98,16 @@ def _on_device_array_and_scalar(spec: OpSpec, a: Any, b: Any) -> Any:
     """``spec(a, b)`` for a device array and a scalar of ``TYPED_SCALARS`` (either order) without
     keywords, by the plan on its short key (the scalar's type: its value is an argument);
     NotImplemented where only NumPy's loop answers (a Python int out of the loop's range)."""
-    device = a.device if type(a) is DeviceArray else b.device
-    plan = scalar_plan(spec, a, b, device)
+    # scalar_plan's key built here: the cached plan is one dict hit (a stencil or an ODE step
+    # makes a dozen of these calls on small arrays)
+    if type(a) is DeviceArray:
+        device = a._storage.device
+        plan = find_plan((spec, device, a.layout_key, type(b)))
+    else:
+        device = b._storage.device
+        plan = find_plan((spec, device, type(a), b.layout_key))
+    if plan is None:
+        plan = scalar_plan(spec, a, b, device)
     if plan is not None and plan.supported and not plan.int_scalars:
         # (a Python int's range is checked per call, by run_plan)
         if plan.fresh_host:
