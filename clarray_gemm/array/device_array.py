@@ -125,14 +125,30 @@ def _operators(ufunc: np.ufunc):
                     return result
             return call_ufunc(ufunc, (self, other), {})
         if type(other) in _TYPED_SCALARS:  # ``x * 2.0``: NumPy never defers to a number
-            return _registered_operator(ufunc, self, other, _SCALAR_OPERATORS)
+            fast = _SCALAR_OPERATORS.get(ufunc)   # (_registered_operator written out)
+            if fast is not None:
+                try:
+                    result = fast(self, other)
+                except _dispatch.NumPyDecides:
+                    result = NotImplemented
+                if result is not NotImplemented:
+                    return result
+            return call_ufunc(ufunc, (self, other), {})
         if _should_defer(self, other):
             return NotImplemented
         return call_ufunc(ufunc, (self, other), {})
 
     def reverse(self, other):
-        if type(other) in _TYPED_SCALARS:
-            return _registered_operator(ufunc, other, self, _SCALAR_OPERATORS)
+        if type(other) in _TYPED_SCALARS:  # ``2.0 * x``
+            fast = _SCALAR_OPERATORS.get(ufunc)
+            if fast is not None:
+                try:
+                    result = fast(other, self)
+                except _dispatch.NumPyDecides:
+                    result = NotImplemented
+                if result is not NotImplemented:
+                    return result
+            return call_ufunc(ufunc, (other, self), {})
         if _should_defer(self, other):
             return NotImplemented
         return call_ufunc(ufunc, (other, self), {})
