@@ -39,11 +39,14 @@ _find_maker = _MAKERS.find
 
 
 def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, strides: tuple,
-                 fill: Callable[..., Any] | None = None) -> Callable[..., Any]:
+                 fill: Callable[..., Any] | None = None,
+                 operands: int | None = None) -> Callable[..., Any]:
     """:func:`host_result` for one geometry, resolved once: ``make(*operands)`` returns what
     ``host_result(device, nbytes, shape, dtype, strides, *operands)`` returns; with ``fill``
     (a NumPy function with an ``out=``: a ufunc, ``np.ndarray.dot``), ``make`` calls
-    ``fill(*operand views, out=result view)`` and returns the result alone."""
+    ``fill(*operand views, out=result view)`` and returns the result alone. ``operands``: how
+    many ``make`` always takes, where ``fill`` is not a ufunc (whose ``nin`` says it), for a
+    ``make`` written out for one or two."""
     if not nbytes <= device.info.host_born_max_bytes:  # 0 on discrete devices
         def make_checked(*operands: Any) -> Any:
             out = DeviceArray.from_storage(Storage(device, nbytes, True), shape, dtype, strides)
@@ -64,9 +67,11 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, str
     empty, uint8, ndarray, alloc = np.empty, np.uint8, np.ndarray, nbytes or 1
     host_born = _host_born_builder(device, nbytes, shape, dtype, strides)
 
-    if fill is not None and c_order and isinstance(fill, np.ufunc) and fill.nout == 1 \
-            and fill.nin in (1, 2):
-        return _ufunc_maker(fill, shape, dtype, host_born)
+    if fill is not None and c_order:
+        if isinstance(fill, np.ufunc):
+            operands = fill.nin if fill.nout == 1 else None
+        if operands in (1, 2):
+            return _fill_maker(fill, operands, shape, dtype, host_born)
 
     def make(*operands: Any) -> Any:
         if c_order:
@@ -89,15 +94,16 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, str
     return make
 
 
-def _ufunc_maker(ufunc: np.ufunc, shape: tuple, dtype: np.dtype,
-                 host_born: Callable[[np.ndarray, np.ndarray], DeviceArray]
-                 ) -> Callable[..., DeviceArray]:
-    """:func:`result_maker`'s ``make`` for a one- or two-operand ufunc into a C-ordered result,
-    written out per arity: every small operator on the host path comes here (no operand list,
-    the output passed by position)."""
+def _fill_maker(fill: Callable[..., Any], operands: int, shape: tuple, dtype: np.dtype,
+                host_born: Callable[[np.ndarray, np.ndarray], DeviceArray]
+                ) -> Callable[..., DeviceArray]:
+    """:func:`result_maker`'s ``make`` of a C-ordered result for ``fill`` of one or two
+    operands, written out per arity: every small operator and reduction on the host path comes
+    here (no operand list; a ufunc's output passed by position)."""
     empty = np.empty
+    ufunc = isinstance(fill, np.ufunc)
 
-    if ufunc.nin == 1:
+    if operands == 1:
         def make1(x: Any) -> DeviceArray:
             view = empty(shape, dtype)
             out = host_born(view, view)
@@ -105,7 +111,10 @@ def _ufunc_maker(ufunc: np.ufunc, shape: tuple, dtype: np.dtype,
                 cache = x._host_cache
                 x = cache[1] if cache is not None and cache[0] is x._storage._host else (
                     x.host_view())
-            ufunc(x, view)
+            if ufunc:
+                fill(x, view)
+            else:
+                fill(x, out=view)
             return out
         return make1
 
@@ -120,7 +129,10 @@ def _ufunc_maker(ufunc: np.ufunc, shape: tuple, dtype: np.dtype,
             cache = y._host_cache
             y = cache[1] if cache is not None and cache[0] is y._storage._host else (
                 y.host_view())
-        ufunc(x, y, view)
+        if ufunc:
+            fill(x, y, view)
+        else:
+            fill(x, y, out=view)
         return out
     return make2
 

@@ -194,7 +194,8 @@ def _first_host_call(key: tuple | None, a: DeviceArray, func: Any, kwargs: dict)
     if key is not None and first.dtype.isnative and not first.dtype.hasobject:
         _CALLS.get(key, lambda: result_maker(
             a.device, first.nbytes, first.shape, first.dtype,
-            c_strides(first.shape, first.dtype.itemsize), fill=partial(func, **kwargs)))
+            c_strides(first.shape, first.dtype.itemsize), fill=partial(func, **kwargs),
+            operands=1))
     return adopt_host(first, a.device)
 
 
