@@ -248,11 +248,9 @@ def _launch(device: Device, p: GemmProblem, params: Mapping[str, int]) -> cl.Eve
 
 MAX_KSPLIT = 16
 MIN_SLICE_STEPS = 4
-# Where packing an unaligned 16-bit operand pays (H200, 2026-11-28, PACK forced on and off:
-# 4097^3 and 1024-2048 x 4097^2 gain, 1024x1024x1027 and a 4097^2 B read by one row of tiles
-# lose; benches/RESULTS.md).
-PACK_MIN_MACS = 1 << 32
-PACK_MIN_REUSE = 1024
+# Where packing an unaligned 16-bit operand pays (tuned constant wgmma.pack_16bit)
+PACK_MIN_MACS = int(constant("wgmma.pack_16bit")["min_macs"])
+PACK_MIN_REUSE = int(constant("wgmma.pack_16bit")["min_reuse"])
 
 
 def ksplit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> int:

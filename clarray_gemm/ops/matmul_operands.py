@@ -13,6 +13,7 @@ import numpy as np
 from ..array import DeviceArray, asarray
 from ..device import Device
 from ..kernels import gemm
+from ..kernels.constants import constant
 from ..kernels.copy import merge_dims
 from ..kernels.gemm import GemmOperand
 
@@ -112,14 +113,12 @@ _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 # Where np.matmul's own call beats ndarray.dot's: from MATMUL_MIN_WORK multiply-adds, and for a
-# K of 2 to SHALLOW_K over a C of SHALLOW_MIN_C elements or more. NumPy 2.4 with its OpenBLAS
-# on a 2-core AMD EPYC, float32, out= given, 2026-11-28: matmul took 0.60-0.93x dot's time at
-# K 2-33 over 1024 x 256 to 4097 x 256 and 256 x 4097 outputs, 0.93-0.99x at K 127 and 1.00x
-# at 256^3 and 512^3; dot took 0.2-0.55x matmul's at K = 1 and 0.4-0.9x at 128^3 and smaller
-# (its lighter call).
-MATMUL_MIN_WORK = 1 << 21
-SHALLOW_K = 48
-SHALLOW_MIN_C = 1 << 14
+# K of 2 to SHALLOW_K over a C of SHALLOW_MIN_C elements or more (tuned constant
+# host.matmul_over_dot)
+_OVER_DOT = constant("host.matmul_over_dot")
+MATMUL_MIN_WORK = int(_OVER_DOT["min_work"])
+SHALLOW_K = int(_OVER_DOT["shallow_k"])
+SHALLOW_MIN_C = int(_OVER_DOT["shallow_min_c"])
 
 
 def host_product(a: Any, b: Any, dtype: Any) -> Callable[..., Any]:
