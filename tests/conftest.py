@@ -204,17 +204,41 @@ def oclgrind_problems(stderr: str) -> list[str]:
     return [blk for blk in kept if any(m in blk.lower() for m in OCLGRIND_MARKERS)]
 
 
+def oclgrind_environment(*, races: bool = True, uninitialized: bool = True,
+                         one_thread: bool = True, paths: tuple = ()) -> dict[str, str]:
+    """The environment of a child process checked by Oclgrind: API misuse always, data races
+    and uninitialised values unless turned off, one simulator thread (``one_thread``: its
+    race reports then name one interleaving), the repository and ``paths`` first on
+    PYTHONPATH. Every Oclgrind test starts its children with it."""
+    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
+               OCLGRIND_UNINITIALIZED="1")
+    if not races:
+        del env["OCLGRIND_DATA_RACES"]
+    if not uninitialized:
+        del env["OCLGRIND_UNINITIALIZED"]
+    if one_thread:
+        env["OCLGRIND_NUM_THREADS"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]),
+                                                      *map(str, paths), env.get("PYTHONPATH")]))
+    return env
+
+
+@pytest.fixture(scope="module")
+def oclgrind_env(oclgrind) -> dict[str, str]:
+    """:func:`oclgrind_environment` with the simulator's own thread count and no
+    ``PYOPENCL_CTX`` (the children pick the Oclgrind device themselves)."""
+    env = oclgrind_environment(one_thread=False)
+    env.pop("PYOPENCL_CTX", None)
+    return env
+
+
 def assert_clean_under_oclgrind(script: str, *args: str, races: bool = True) -> None:
     """Run ``script`` (Python source, ``args`` as its argv) in a fresh process on the Oclgrind
     device with one simulator thread and its checks on (API misuse, uninitialised values, and
     data races unless ``races`` is False); assert that Oclgrind reports nothing and that the
     script exits 0 printing ``ok``."""
     root = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
-               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
-    if not races:
-        del env["OCLGRIND_DATA_RACES"]
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+    env = oclgrind_environment(races=races)
     proc = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning", "-c", script, *args],
                           env=env, capture_output=True, text=True, timeout=600, cwd=root)
     problems = oclgrind_problems(proc.stderr)

@@ -23,7 +23,7 @@ import clarray_gemm as cg
 from clarray_gemm.kernels import gemm, gemm_gpu
 from clarray_gemm.kernels.gemm import GemmOperand, GemmProblem
 
-from conftest import first_device, rel_error
+from conftest import first_device, oclgrind_environment, rel_error
 
 KERNEL = "gpu_blocked"
 
@@ -439,12 +439,9 @@ def _oclgrind_child() -> None:
 
 @pytest.mark.slow
 def test_oclgrind_clean(oclgrind):
-    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
-               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1", PYOPENCL_NO_CACHE="1")
     here = os.path.dirname(os.path.abspath(__file__))
-    tests = os.path.dirname(here)   # conftest's folder; the repository above it
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.dirname(tests), tests, here,
-                                                      env.get("PYTHONPATH")]))
+    env = oclgrind_environment(paths=(os.path.dirname(here), here))   # conftest, this file
+    env["PYOPENCL_NO_CACHE"] = "1"
     run = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env,
                          capture_output=True, text=True, timeout=1800)
     report = run.stdout + run.stderr

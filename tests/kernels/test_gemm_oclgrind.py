@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import oclgrind_problems  # noqa: F401 - the kernel tests import it from here too
+from conftest import oclgrind_environment, oclgrind_problems
 
 pytestmark = pytest.mark.slow
 
@@ -68,11 +68,7 @@ NO_UNINITIALIZED_CHECK = {"image"}
 
 def run_case(kernel: str, M: int, N: int, K: int, batch: int = 1, trans: bool = False,
              dtype: str = "float32", params: dict | None = None) -> None:
-    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
-               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
-    if kernel in NO_UNINITIALIZED_CHECK:
-        del env["OCLGRIND_UNINITIALIZED"]
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env = oclgrind_environment(uninitialized=kernel not in NO_UNINITIALIZED_CHECK)
     # Device discovery warns about other drivers that cannot compile: not this test's business.
     cmd = [sys.executable, "-W", "ignore::RuntimeWarning", "-c", SCRIPT, kernel, str(M), str(N),
            str(K), str(batch), str(int(trans)), dtype, json.dumps(params or {})]

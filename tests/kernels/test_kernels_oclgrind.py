@@ -28,8 +28,9 @@ import pytest
 
 import clarray_gemm as cg
 
+from conftest import oclgrind_environment, oclgrind_problems
 from oclgrind_child import DTYPES
-from test_gemm_oclgrind import NO_UNINITIALIZED_CHECK, oclgrind_problems
+from test_gemm_oclgrind import NO_UNINITIALIZED_CHECK
 
 pytestmark = pytest.mark.slow
 
@@ -54,15 +55,8 @@ TENSOR_CORE_KERNELS = ("mma", "wgmma", "dmma", "tf32x3")
 
 def run_child(*args: str, uninitialized: bool = True, races: bool = True) -> dict:
     """One child run; raises AssertionError with Oclgrind's reports or the wrong cases."""
-    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
-               OCLGRIND_UNINITIALIZED="1", OCLGRIND_NUM_THREADS="1")
-    if not uninitialized:
-        del env["OCLGRIND_UNINITIALIZED"]
-    if not races:
-        del env["OCLGRIND_DATA_RACES"]
+    env = oclgrind_environment(races=races, uninitialized=uninitialized, paths=(TESTS,))
     env.pop("PYOPENCL_CTX", None)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS.parent), str(TESTS),
-                                                      env.get("PYTHONPATH")]))
     proc = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning",
                            str(TESTS / "oclgrind_child.py"), *args],
                           env=env, capture_output=True, text=True, timeout=600, cwd=TESTS)

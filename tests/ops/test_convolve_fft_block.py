@@ -235,18 +235,6 @@ def test_rank_picks_it_for_long_masks_on_gpus_only(device):
                                                       kernel="fft_block")
 
 
-@pytest.fixture(scope="module")
-def oclgrind_env(oclgrind):
-    import os
-    from pathlib import Path
-    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
-               OCLGRIND_UNINITIALIZED="1")
-    env.pop("PYOPENCL_CTX", None)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("params, shapes, values", [
     ('{"P": 16}', ((1, 1), (7, 4), (37, 9)), "random"),

@@ -7,7 +7,6 @@ directly (``kernels.conv.run``) on every mode's (pad, length): the NumPy-level p
 reversed masks with ``copy.cl``, which is not what this file checks."""
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -80,15 +79,6 @@ SCRIPT = textwrap.dedent("""
     print("checked", checked)
 """)
 
-
-
-@pytest.fixture(scope="module")
-def oclgrind_env(oclgrind):
-    env = dict(os.environ, OCLGRIND_CHECK_API="1", OCLGRIND_DATA_RACES="1",
-               OCLGRIND_UNINITIALIZED="1")
-    env.pop("PYOPENCL_CTX", None)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
 
 
 SHAPES = ((1, 1), (7, 1), (7, 4), (7, 7), (37, 9), (37, 36), (150, 20), (300, 140))
