@@ -99,9 +99,9 @@ def _fill_maker(fill: Callable[..., Any], operands: int, shape: tuple, dtype: np
                 ) -> Callable[..., DeviceArray]:
     """:func:`result_maker`'s ``make`` of a C-ordered result for ``fill`` of one or two
     operands, written out per arity: every small operator and reduction on the host path comes
-    here (no operand list; a ufunc's output passed by position)."""
+    here (no operand list). (``out=`` stays a keyword: NumPy deprecates a positional output for
+    ``maximum`` and ``minimum``.)"""
     empty = np.empty
-    ufunc = isinstance(fill, np.ufunc)
 
     if operands == 1:
         def make1(x: Any) -> DeviceArray:
@@ -111,10 +111,7 @@ def _fill_maker(fill: Callable[..., Any], operands: int, shape: tuple, dtype: np
                 cache = x._host_cache
                 x = cache[1] if cache is not None and cache[0] is x._storage._host else (
                     x.host_view())
-            if ufunc:
-                fill(x, view)
-            else:
-                fill(x, out=view)
+            fill(x, out=view)
             return out
         return make1
 
@@ -129,10 +126,7 @@ def _fill_maker(fill: Callable[..., Any], operands: int, shape: tuple, dtype: np
             cache = y._host_cache
             y = cache[1] if cache is not None and cache[0] is y._storage._host else (
                 y.host_view())
-        if ufunc:
-            fill(x, y, view)
-        else:
-            fill(x, y, out=view)
+        fill(x, y, out=view)
         return out
     return make2
 
@@ -206,7 +200,7 @@ def adopt_host(result: np.ndarray, device: Device) -> DeviceArray:
 
 
 def _copy_into(src: np.ndarray, out: np.ndarray) -> None:
-    np.copyto(out, src)
+    out[...] = src   # (np.copyto's, without its Python-level dispatch)
 
 
 def _host_copy_maker(x: DeviceArray) -> Any:
@@ -215,7 +209,7 @@ def _host_copy_maker(x: DeviceArray) -> Any:
     if not x.size or not _dispatch.copy_on_host(x.device, x.dtype, x.size):
         return False
     return result_maker(x.device, x.size * x.itemsize, x.shape, x.dtype,
-                        c_strides(x.shape, x.itemsize), fill=_copy_into)
+                        c_strides(x.shape, x.itemsize), fill=_copy_into, operands=1)
 
 
 _dispatch.register_host_copy(_host_copy_maker)
