@@ -8,8 +8,8 @@ object ..."), after ``len(x)``. :func:`guard`, called by ``DeviceArray.__len__``
 warnings filter first in ``warnings.filters`` whose message pattern raises a TypeError when
 that warning is issued for an array of two or more dimensions (``len()`` records the last
 array's: a 1-D array's items are scalars, which the swap moves correctly): before any item
-moves. (A filter installed once at import would not
-last: ``warnings.catch_warnings`` blocks, pytest's among them, restore the list they found.)
+moves. (A filter installed once at import would not last: ``warnings.catch_warnings``
+blocks, pytest's among them, restore the list they found.)
 """
 from __future__ import annotations
 
