@@ -34,7 +34,7 @@ from ..memo import Memo
 from ..memory import Storage
 from . import numpy_shuffle
 from .geometry import (anchor, c_strides, check_byte_size, f_strides, is_basic_index,
-                       normalize_shape, view_geometry)
+                       normalize_shape, shape_text, view_geometry)
 from .methods import ArrayFlags, FlatIterator, NumPyFunctionMethods
 
 __all__ = ["DeviceArray", "call_ufunc", "new_array", "from_host", "is_device_array"]
@@ -125,30 +125,14 @@ def _operators(ufunc: np.ufunc):
                     return result
             return call_ufunc(ufunc, (self, other), {})
         if type(other) in _TYPED_SCALARS:  # ``x * 2.0``: NumPy never defers to a number
-            fast = _SCALAR_OPERATORS.get(ufunc)   # (_registered_operator written out)
-            if fast is not None:
-                try:
-                    result = fast(self, other)
-                except _dispatch.NumPyDecides:
-                    result = NotImplemented
-                if result is not NotImplemented:
-                    return result
-            return call_ufunc(ufunc, (self, other), {})
+            return _registered_operator(ufunc, self, other, _SCALAR_OPERATORS)
         if _should_defer(self, other):
             return NotImplemented
         return call_ufunc(ufunc, (self, other), {})
 
     def reverse(self, other):
-        if type(other) in _TYPED_SCALARS:  # ``2.0 * x``
-            fast = _SCALAR_OPERATORS.get(ufunc)
-            if fast is not None:
-                try:
-                    result = fast(other, self)
-                except _dispatch.NumPyDecides:
-                    result = NotImplemented
-                if result is not NotImplemented:
-                    return result
-            return call_ufunc(ufunc, (other, self), {})
+        if type(other) in _TYPED_SCALARS:
+            return _registered_operator(ufunc, other, self, _SCALAR_OPERATORS)
         if _should_defer(self, other):
             return NotImplemented
         return call_ufunc(ufunc, (other, self), {})
@@ -218,10 +202,6 @@ def _may_overlap(a: "DeviceArray", b: "DeviceArray") -> bool:
     return a0 <= b1 and b0 <= a1
 
 
-def _numpy_shape(shape: tuple) -> str:
-    return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
-
-
 def _assignable(value: "DeviceArray", shape: tuple) -> "DeviceArray":
     """``value`` as the source of an assignment into ``shape`` (NumPy's rule for ``a[key] =
     value``: leading length-1 axes past the target's dropped, then broadcast to it), or NumPy's
@@ -232,8 +212,8 @@ def _assignable(value: "DeviceArray", shape: tuple) -> "DeviceArray":
         lead += 1
     rest = src[lead:]
     if len(rest) > len(shape) or any(n != m and n != 1 for n, m in zip(rest[::-1], shape[::-1])):
-        raise ValueError(f"could not broadcast input array from shape {_numpy_shape(src)} "
-                         f"into shape {_numpy_shape(shape)}")
+        raise ValueError(f"could not broadcast input array from shape {shape_text(src)} "
+                         f"into shape {shape_text(shape)}")
     return value.reshape(rest) if lead else value
 
 

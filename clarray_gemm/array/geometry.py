@@ -13,7 +13,7 @@ import numpy as np
 from ..memo import Memo
 
 __all__ = ["c_strides", "f_strides", "is_basic_index", "basic_view_geometry", "view_geometry",
-           "anchor", "normalize_shape", "check_byte_size"]
+           "anchor", "normalize_shape", "check_byte_size", "shape_text"]
 
 _MAX_INTP = np.iinfo(np.intp).max
 
@@ -25,6 +25,11 @@ def c_strides(shape: Sequence[int], itemsize: int = 1) -> tuple[int, ...]:
         strides.append(step)
         step *= max(n, 1)
     return tuple(reversed(strides))
+
+
+def shape_text(shape: Sequence[int]) -> str:
+    """A shape as NumPy's error messages write it: ``(2,6)``, ``(6,)``."""
+    return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
 def f_strides(shape: Sequence[int], itemsize: int = 1) -> tuple[int, ...]:

@@ -19,7 +19,7 @@ from numpy.lib.array_utils import normalize_axis_index
 from .. import _dispatch
 from .._dispatch import implements
 from ..array import DeviceArray, adopt_host, asarray, empty, host_function
-from ..array.geometry import c_strides
+from ..array.geometry import c_strides, shape_text
 from ..device import Device
 from ..drivers import calls
 from ..dtypes import device_copy_supported, storage_ctype
@@ -274,10 +274,6 @@ def multi_take(x: DeviceArray, keys: list) -> Any:
     return plan.run(merged, flat)
 
 
-def _shape_text(shape: tuple) -> str:
-    return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
-
-
 def multi_put(x: DeviceArray, keys: list, value: Any) -> Any:
     """``x[i0, ..., ik] = value`` for k (2..x.ndim) integer index arrays, NumPy's advanced
     assignment: ``value`` cast to x's dtype and broadcast to the indexing result, and of
@@ -301,9 +297,9 @@ def multi_put(x: DeviceArray, keys: list, value: Any) -> Any:
         vshape = vshape[1:]
     if len(vshape) > len(rshape) or not all(a in (1, b) for a, b in zip(vshape[::-1],
                                                                        rshape[::-1])):
-        raise ValueError(f"shape mismatch: value array of shape {_shape_text(value.shape)} "
+        raise ValueError(f"shape mismatch: value array of shape {shape_text(value.shape)} "
                          "could not be broadcast to indexing result of shape "
-                         f"{_shape_text(rshape)}")
+                         f"{shape_text(rshape)}")
     layout = _rows(merged)
     n_idx = math.prod(bshape)
     if layout is None or n_idx >= 2 ** 31:
