@@ -375,7 +375,7 @@ def staged_c(p: GemmProblem, params: Mapping[str, int], ks: int = 1) -> bool:
 def _resolved(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> str:
     params = tile_shape(p, info, params)
     ks = ksplit(p, info, params)
-    return ("BM={BM} BN={BN} WGS={WGS} ".format(**params)
+    return ("BM={BM} BN={BN} WGS={WGS} ".format(**params) + f"BK={_bk(mma_elem(p), params)} "
             + "KSPLIT={} PACK_A={:d} PACK_B={:d} ".format(ks, *packs(p, params))
             + f"STAGE_C={int(staged_c(p, params, ks))}")
 

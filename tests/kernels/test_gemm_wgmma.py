@@ -438,6 +438,19 @@ def test_emulated_split_k_sums_float32_partials_then_rounds_once(device, dtype, 
     np.testing.assert_array_equal(np.asarray(again), got)
 
 
+@pytest.mark.parametrize("M,N,K,batch", [(37, 70, 33, 1), (65, 33, 47, 3), (7, 64, 64, 2)])
+def test_emulated_tiles_and_k_steps_by_shape(device, M, N, K, batch):
+    """The tiles and K steps tile_shape chooses on its own (K <= 64: steps of 32; tiles no
+    wider than M or N need; rows of odd lengths read element by element) compute NumPy's
+    product within one rounding, over a poisoned output, at odd sizes and in batches."""
+    a, b = _inputs(np.float16, M, N, K, batch=batch, seed=M * N + K)
+    x, y = _operand(device, a, False), _operand(device, b, False)
+    out = _poisoned_out(device, a.shape[:-1] + (N,), np.float16)
+    got = np.asarray(cg.matmul(x, y, out=out, kernel="wgmma", params={"EMULATE": 1}))
+    assert _within_one_rounding(got, a, b).all()
+    assert "BK=32" in cg.explain_matmul(x, y, kernel="wgmma", params={"EMULATE": 1})
+
+
 def test_tiles_by_shape(device):
     from conftest import fake_device
     from test_gemm_kernels import problem
