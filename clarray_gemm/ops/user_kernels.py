@@ -19,6 +19,7 @@ from ..array import DeviceArray, asarray, empty
 from ..array.geometry import c_strides
 from ..device import Device, get_device
 from ..dtypes import ctype
+from ..kernels.constants import constant
 from ..kernels.copy import MAX_DIMS, as_long8
 from ..kernels.programs import Launcher, build_text, source_text
 from ..memo import Memo
@@ -357,7 +358,7 @@ class _CallPlan:
                     argv.append(strides)
             else:   # a scalar, as the parameter's dtype
                 argv.append(kind(x))
-        self.launcher(self.device.queue, self.gsize, self.lsize, *argv)
+        self.launcher.launch(self.device, self.gsize, self.lsize, *argv)
 
 
 def _call_key(args: tuple, size: Any) -> tuple | None:
@@ -469,10 +470,12 @@ class ReductionKernel:
             contiguous.append(tuple(strides) == c_strides(permuted) or cols * rows <= 1)
             slots.append((k, False, as_long8(strides, 0)))
         wg = 1 << (min(256, device.info.max_work_group_size).bit_length() - 1)
-        # enough work-groups to fill the device: a row split into chunks of >= 8 per work-item
-        # when there are few rows (a second launch combines the chunks)
+        # enough work-groups to fill the device: a row split into chunks when there are few
+        # rows (a second launch combines the chunks), but on GPUs only rows longer than one
+        # group walks in the time of a second launch (``reduce.per_lane_gpu`` elements a lane)
         groups = 1
-        if rows and cols > 8 * wg:
+        per_lane = 8 if device.info.is_cpu else constant("reduce.per_lane_gpu")
+        if rows and cols > per_lane * wg:
             groups = max(1, min(-(-cols // (8 * wg)), -(-4 * device.info.compute_units // rows)))
         chunk = -(-cols // groups) if cols else 0
         build = (device, tuple(sorted((k, str(v)) for k, v in types.items())), scalars,
@@ -551,11 +554,12 @@ class _ReductionPlan:
         partial = (empty((self.rows * self.groups,), self.reduce_dtype, device=device)
                    if self.groups > 1 else out)
         argv += (out_buffer, _ZERO, partial._storage.kernel_buffer(True))
-        queue, wg = device.queue, self.wg
-        self.main(queue, (self.groups * wg, self.rows), (wg, 1), *argv)
+        wg = self.wg
+        self.main.launch(device, (self.groups * wg, self.rows), (wg, 1), *argv)
         if self.finish is not None:
-            self.finish(queue, (self.rows * wg,), (wg,), np.int64(self.groups),
-                        partial._storage.kernel_buffer(False), out_buffer, _ZERO, self.head[1])
+            self.finish.launch(device, (self.rows * wg,), (wg,), np.int64(self.groups),
+                               partial._storage.kernel_buffer(False), out_buffer, _ZERO,
+                               self.head[1])
         return out
 
 

@@ -357,10 +357,29 @@ with np.errstate(all="ignore"):
         red = cg.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2")
         same(red(x, axis=1), np.linalg.norm(a, axis=1), 1e-5)
         same(red(x.T[::2], axis=0), np.linalg.norm(a.T[::2], axis=0), 1e-5)
-        long_row = rng.standard_normal(5000).astype(np.float32)     # split: a second launch
+        # split: a second launch (rows longer than one group walks: reduce.per_lane_gpu off CPUs)
+        long_row = rng.standard_normal(5000 if dev.info.is_cpu else 70000).astype(np.float32)
         same(red(cg.asarray(long_row, device=dev)), np.linalg.norm(long_row), 1e-4)
         fused = cg.fuse(lambda v, w: np.where(v > 0, np.tanh(v) * w, np.maximum(v, w) - 1))
         same(fused(x, x[0]), np.where(a > 0, np.tanh(a) * a[0], np.maximum(a, a[0]) - 1), 1e-5)
+        # fused_rows.cl in both walks: a row softmax (two stages), column statistics over
+        # axis 0 (strided full output, per-row outputs), a transposed operand
+        from clarray_gemm.ops import fused_rows
+        walk = fused_rows.walk
+        for form in ((32, False), (4, True)):
+            fused_rows.walk = lambda info, rows, cols, form=form: form
+            soft = cg.fuse(lambda v: np.exp(v - v.max(axis=-1, keepdims=True))
+                           / np.exp(v - v.max(axis=-1, keepdims=True)).sum(axis=-1,
+                                                                            keepdims=True))
+            e = np.exp(a - a.max(axis=-1, keepdims=True))
+            same(soft(x), e / e.sum(axis=-1, keepdims=True), 1e-5)
+            e = np.exp(a.T - a.T.max(axis=-1, keepdims=True))
+            same(soft(x.T), e / e.sum(axis=-1, keepdims=True), 1e-5)
+            stats = cg.fuse(lambda v: (v - v.mean(axis=0), (v > 0).sum(axis=0)))
+            centred, count = stats(x)
+            same(centred, a - a.mean(axis=0), 1e-5)
+            same(count, (a > 0).sum(axis=0))
+        fused_rows.walk = walk
         r = cg.RawKernel("__kernel void twice(__global float* y, const int n) "
                          "{ const int i = get_global_id(0); if (i < n) y[i] *= 2.0f; }", "twice")
         y = cg.asarray(a.ravel().copy(), device=dev)
