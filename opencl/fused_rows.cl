@@ -1,6 +1,7 @@
 // A fused function with reductions (clarray_gemm.fuse, ops/fused_rows.py): one work-group (or,
-// ROW_PER_ITEM, one work-item) per output row of the reductions, over the operands' axes permuted so that the reduced ones are
-// innermost (a row is `cols` elements, `i = row * cols + c` their flat index). The group walks
+// ROW_PER_ITEM, one work-item) per output row of the reductions, over the operands' axes
+// permuted so that the reduced ones are innermost (a row is `cols` elements,
+// `i = row * cols + c` their flat index). The group walks
 // its row once per reduction (each stage's map expression may use the earlier stages' results:
 // softmax's `exp(x - max)` summed after the max), combines the work-items' values in local
 // memory, then walks the row once more to write the elementwise outputs, and its first

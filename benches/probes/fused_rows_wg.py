@@ -58,8 +58,9 @@ def main() -> None:
                 wg = 0 if form == "chosen" else int(form.lstrip("r"))
                 if wg > dev.info.max_work_group_size:
                     continue
+                forced = (wg, form.startswith("r"))
                 fused_rows.walk = chosen if wg == 0 else (
-                    lambda info, rows, cols, g=wg, r=form.startswith("r"): (g, r))
+                    lambda info, rows, cols, columns=False, forced=forced: forced)
                 f = cg.fuse(plain)
                 plan = f.kernel_for(x)
                 got = np.asarray(f(x))
@@ -71,17 +72,20 @@ def main() -> None:
                 name = f"chosen {'r' * plan.per_item}{plan.lsize[0]}" if wg == 0 else form
                 line.append(f"{name} {t:.1f}")
             fused_rows.walk = chosen
-            line.append(f"as written {median_us(lambda: plain(x), a.calls, sync=dev.synchronize):.1f}")
+            t = median_us(lambda: plain(x), a.calls, sync=dev.synchronize)
+            line.append(f"as written {t:.1f}")
             if dev.info.is_cpu:
                 line.append(f"NumPy {median_us(lambda: plain(host), a.calls):.1f}")
             if cupy is not None:
                 cx = cupy.asarray(host)
                 cf = build(cupy)
-                line.append(f"CuPy {median_us(lambda: cf(cx), a.calls, sync=cupy.cuda.runtime.deviceSynchronize):.1f}")
+                csync = cupy.cuda.runtime.deviceSynchronize
+                line.append(f"CuPy {median_us(lambda: cf(cx), a.calls, sync=csync):.1f}")
                 try:
                     fused = cupy.fuse(cf)
                     fused(cx)
-                    line.append(f"cupy.fuse {median_us(lambda: fused(cx), a.calls, sync=cupy.cuda.runtime.deviceSynchronize):.1f}")
+                    t = median_us(lambda: fused(cx), a.calls, sync=csync)
+                    line.append(f"cupy.fuse {t:.1f}")
                 except Exception as exc:  # noqa: BLE001 - report what cupy.fuse refuses
                     line.append(f"cupy.fuse failed ({type(exc).__name__}: {str(exc)[:80]})")
             print(" | ".join(line) + " (us)", flush=True)

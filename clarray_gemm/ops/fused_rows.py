@@ -103,20 +103,24 @@ def _collapsed(shape: Sequence[int], strides: Sequence[int]) -> int | None:
     return 0 if stride is None else stride
 
 
-def walk(info: Any, rows: int, cols: int) -> tuple[int, bool] | None:
+def walk(info: Any, rows: int, cols: int, columns: bool = False) -> tuple[int, bool] | None:
     """How a device walks ``rows`` rows of ``cols`` elements: (work-items a group, a power of
     two; whether each walks a row alone), or None where the function runs better as written.
     CPU devices: a row a work-item, in groups of the tuned ``fuse.rows_cpu`` rows (the driver
     vectorises across them; no barriers to emulate), rows of at least its ``min_cols``. GPUs: a
     work-group a row (``fuse.rows_gpu``: larger groups where there are fewer rows than
-    compute units), at least two elements a lane. Either way not a few long rows
-    (:data:`_SERIAL_STEPS`)."""
+    compute units), at least two elements a lane; but a work-item a row where the rows are
+    ``columns`` (neighbouring rows neighbours in memory: the group's loads then coalesce).
+    Either way not a few long rows (:data:`_SERIAL_STEPS`)."""
     if info.is_cpu:
         tuned = constant("fuse.rows_cpu")
         if cols < tuned["min_cols"]:
             return None
         wg, per_item = _pow2_at_most(min(tuned["rows_per_group"],
                                          info.max_work_group_size)), True
+    elif columns:
+        wg = _pow2_at_most(min(constant("fuse.rows_gpu")["group"], info.max_work_group_size))
+        per_item = True
     else:
         tuned = constant("fuse.rows_gpu")
         most = tuned["few_rows_group"] if rows < info.compute_units else tuned["group"]
@@ -164,14 +168,19 @@ class RowPlan:
         cols = math.prod(full[d] for d in axes)
         if rows == 0 or cols == 0 or len(pshape) > MAX_DIMS:
             return None
-        form = walk(device.info, rows, cols)
+        nk = len(kept)
+        # the rows are columns where the largest operand's neighbouring rows are neighbours
+        first = max((a for a in args if type(a) is DeviceArray), key=lambda a: a.size)
+        strides = [_broadcast_strides(first, full)[d] for d in order]
+        columns = (_collapsed(pshape[:nk], strides[:nk]) == 1
+                   and _collapsed(pshape[nk:], strides[nk:]) not in (0, 1))
+        form = walk(device.info, rows, cols, columns)
         if form is None:
             return None
         wg, per_item = form
         groups = -(-rows // wg) if per_item else rows
         if groups * wg >= 2 ** 31:
             return None
-        nk = len(kept)
 
         def layout(strides: list[int]) -> tuple[str, tuple]:
             permuted = [strides[d] for d in order]

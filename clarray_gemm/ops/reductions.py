@@ -28,7 +28,9 @@ from ..array.geometry import c_strides
 from ..fallbacks import record_host_call
 from ..kernels.crossover import host_wins
 from ..kernels.plans import PlanCache
+from ..memo import Memo
 from .elementwise import kernel_dtype
+from .fusion import fuse
 from ._common import device_of
 from .reduce_plan import reduce_plan, scan_plan
 
@@ -397,6 +399,10 @@ def _fused_moment(func, a: DeviceArray, axes: tuple, dtype: Any, count: int, ddo
         return None
     if not dof > 0:
         return None
+    one = _one_kernel_moment(a, axes, dof, func is np.std) if acc == a.dtype else None
+    if one is not None:
+        return one.reshape(tuple(1 if i in axes else n for i, n in enumerate(a.shape))) \
+            if keepdims else one
     mean_plan = reduce_plan("sum", a, axes, acc, acc, mean=True)
     plan = reduce_plan("sum", a, axes, acc, acc, mean=True, centred=True, root=func is np.std)
     if not (mean_plan.supported and plan.supported):
@@ -405,6 +411,26 @@ def _fused_moment(func, a: DeviceArray, axes: tuple, dtype: Any, count: int, ddo
     if keepdims:
         result = result.reshape(tuple(1 if i in axes else n for i, n in enumerate(a.shape)))
     return result
+
+
+# np.var / np.std over each set of axes as a fused function (ops/fused_rows.py), built once
+_MOMENTS: Memo[Any] = Memo("one-kernel moments", capacity=64)
+
+
+def _one_kernel_moment(a: DeviceArray, axes: tuple, dof: Any, root: bool) -> Any:
+    """NumPy's ``_var`` (mean with keepdims, squared deviations, their sum / ``dof``; sqrt for
+    ``std``) as one kernel, a work-group per reduced row, reading ``a`` about once: the result,
+    or None where that kernel does not take these shapes (then two reductions)."""
+    if type(dof) not in (int, float):
+        dof = float(dof) if isinstance(dof, np.floating) else int(dof)
+
+    def moment(x, n):
+        d = x - x.mean(axis=axes, keepdims=True)
+        v = (d * d).sum(axis=axes) / n
+        return np.sqrt(v) if root else v
+    fused = _MOMENTS.get((axes, root), lambda: fuse(moment, kernel_name="std" if root else "var"))
+    plan = fused.kernel_for(a, dof)
+    return None if plan is None else plan.run((a, dof))[0]
 
 
 @implements(np.cumsum)

@@ -19,7 +19,8 @@ WALKS = {"group-per-row": (32, False), "item-per-row": (4, True)}
 @pytest.fixture(params=list(WALKS))
 def walked(request, monkeypatch, on_device):
     """The device with every fused row kernel built in one walk, whatever the shape."""
-    monkeypatch.setattr(fused_rows, "walk", lambda info, rows, cols: WALKS[request.param])
+    monkeypatch.setattr(fused_rows, "walk",
+                        lambda info, rows, cols, columns=False: WALKS[request.param])
     return on_device
 
 
@@ -175,3 +176,20 @@ def test_what_does_not_fuse_runs_as_written(on_device):
         top(cg.asarray(np.zeros((3, 0), np.float32), device=on_device))
     with pytest.raises(np.exceptions.AxisError):
         cg.fuse(lambda v: v.sum(axis=2))(x)
+
+
+@pytest.mark.parametrize("axis", [1, 0, (0, 2), None])
+def test_var_and_std_are_one_kernel(walked, launches, axis):
+    """np.var / np.std of float arrays on the device: the mean and the squared deviations in
+    one fused kernel, NumPy's values (ddof, keepdims) and shapes."""
+    for dtype in _dtypes(walked):
+        a = _arr((6, 40, 3), dtype, 10) + 3
+        x = cg.asarray(a, device=walked)
+        for func in (np.var, np.std):
+            for ddof, keepdims in ((0, False), (1, True), (2.5, False)):
+                launches.clear()
+                got = func(x, axis=axis, ddof=ddof, keepdims=keepdims)
+                assert len(launches) == 1, (func, axis)
+                want = func(a.astype(np.float64), axis=axis, ddof=ddof, keepdims=keepdims)
+                _close(got, want.astype(dtype), 8 * np.finfo(dtype).eps)
+    assert cg.on_host_calls() == {}
