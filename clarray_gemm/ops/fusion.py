@@ -12,6 +12,7 @@ integer division, reductions over two different sets of axes) runs unfused, as w
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Any, Callable
 
 import numpy as np
@@ -300,7 +301,7 @@ class _Trace:
         ndim = len(v.dims)
         try:
             axes = tuple(range(ndim)) if axis is None else tuple(sorted(
-                normalize_axis_index(int(a), ndim)
+                normalize_axis_index(operator.index(a), ndim)
                 for a in (axis if isinstance(axis, tuple) else (axis,))))
         except (TypeError, ValueError, np.exceptions.AxisError):
             raise _Unfusable("a reduction axis") from None   # NumPy's error, unfused
@@ -466,10 +467,9 @@ class _Fused:
                     return None
             dtypes = [a.dtype if type(a) is DeviceArray else trace.scalar_dtypes[k]
                       for k, a in enumerate(args)]
+            # (a float64 accumulator casts its operand: "double" is in the map expression)
             text = " ".join([r.expr for r in results] + [s.map for s in trace.reductions])
-            if self._doubles_missing(args, dtypes, text, results) or any(
-                    s.acc == np.float64 for s in trace.reductions) and not \
-                    next(a.device for a in args if type(a) is DeviceArray).info.fp64:
+            if self._doubles_missing(args, dtypes, text, results):
                 return None
             devices = {a.device for a in args if type(a) is DeviceArray}
         except Exception:  # noqa: BLE001 - as in _compile: the unfused call answers

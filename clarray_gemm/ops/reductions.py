@@ -59,12 +59,30 @@ _CALLS: PlanCache[Any] = PlanCache("reduction-call")
 _find_call = _CALLS.find
 
 
+def _axis_key(axis: Any) -> Any:
+    """``axis`` as part of a cached call's key, with its type where it is not an int: 1.0 and
+    True equal 1, but NumPy refuses them (TypeError), so they must never find axis 1's call."""
+    if axis is None or type(axis) is int:
+        return axis
+    if type(axis) is tuple:
+        return (tuple, *((type(v), v) for v in axis))
+    return (type(axis), axis)
+
+
+def _refuse_bool_axis(axis: Any, single: bool) -> None:
+    """NumPy's TypeError for a bool axis, alone or in a tuple (``operator.index`` takes bools,
+    NumPy's reductions do not; ``single``: an argmax's or a scan's message)."""
+    if any(isinstance(v, (bool, np.bool_)) for v in (axis if type(axis) is tuple else (axis,))):
+        raise TypeError("an integer is required for the axis" if single
+                        else "an integer is required")
+
+
 def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
               keepdims: Any = _NO, where: Any = _NO, initial: Any = _NO) -> Any:
     """``np.<name>(a, ...)`` on the device, or NumPy's on host views where the device cannot."""
     key = None
     if type(a) is DeviceArray and out is None and where is _NO and initial is _NO:
-        key = (name, a.device, a.layout_key, axis, dtype, keepdims)
+        key = (name, a.device, a.layout_key, _axis_key(axis), dtype, keepdims)
         try:
             call = _find_call(key)
         except TypeError:  # an axis or dtype that cannot be a key (a list): no plan
@@ -90,6 +108,7 @@ def reduction(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any =
             or (out is not None and type(out) is not DeviceArray)):
         return _fallback(_NUMPY[name], (a,), kwargs)
     arg = name in ("argmax", "argmin")
+    _refuse_bool_axis(axis, arg)
     if arg and axis is not None:
         axes = (normalize_axis_index(axis, a.ndim),)
     else:
@@ -205,7 +224,7 @@ def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None
     """``np.cumsum`` / ``np.cumprod`` on the device (NumPy's dtypes), else on host views."""
     func = np.cumsum if name == "sum" else np.cumprod
     if type(a) is DeviceArray and out is None:  # a repeated call: one dict hit
-        key = (func, a.device, a.layout_key, axis, dtype)
+        key = (func, a.device, a.layout_key, _axis_key(axis), dtype)
         try:
             call = _find_call(key)
         except TypeError:  # an axis or dtype that cannot be a key: no plan
@@ -221,6 +240,7 @@ def scan(name: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None
         return _on_host_path(func, a, kwargs)
     if axis is None:
         a, axis = a.reshape(-1), 0
+    _refuse_bool_axis(axis, True)
     axis = normalize_axis_index(axis, a.ndim)
     result_dtype = _result_dtype(name, a.dtype, None if dtype is None else np.dtype(dtype))
     if a.ndim == 1 and a.size >= LONG_SCAN and out is None and kernel_dtype(
@@ -360,6 +380,7 @@ def _moment(func, a, axis, dtype, out, ddof, keepdims, where, mean_, correction)
         return _fallback(func, (a,), kwargs)
     if dtype is None and a.dtype.kind in "biu":
         dtype = np.dtype(np.float64)
+    _refuse_bool_axis(axis, False)
     axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
     count = 1
     for ax in axes:

@@ -176,6 +176,8 @@ def test_what_does_not_fuse_runs_as_written(on_device):
         top(cg.asarray(np.zeros((3, 0), np.float32), device=on_device))
     with pytest.raises(np.exceptions.AxisError):
         cg.fuse(lambda v: v.sum(axis=2))(x)
+    with pytest.raises(TypeError):                              # NumPy's: a float axis
+        cg.fuse(lambda v: v.sum(axis=1.0))(x)
 
 
 @pytest.mark.parametrize("axis", [1, 0, (0, 2), None])

@@ -176,6 +176,24 @@ def test_host_path_reductions_are_numpys(func, host_path):
         assert str(got.value) == str(want.value)
 
 
+@pytest.mark.parametrize("func", [np.sum, np.max, np.argmax, np.cumsum, np.var],
+                         ids=lambda f: f.__name__)
+def test_an_axis_equal_to_an_int_but_not_one_is_numpys_type_error(func, either_path):
+    """1.0 and True equal 1 (and hash alike), but NumPy refuses them as axes: after a call
+    with axis 1 has been cached, they still raise NumPy's TypeError."""
+    a = random_array((5, 7), np.float32, seed=4)
+    x = cg.asarray(a)
+    np.testing.assert_allclose(np.asarray(func(x, axis=1)), func(a, axis=1), rtol=1e-6)
+    for bad in (1.0, True):
+        with pytest.raises(TypeError):
+            func(a, axis=bad)
+        with pytest.raises(TypeError):
+            func(x, axis=bad)
+    if func is not np.argmax and func is not np.cumsum:
+        with pytest.raises(TypeError):
+            func(x, axis=(1.0,))
+
+
 @pytest.mark.parametrize("n", [64, 67, 1001, 20003])
 @pytest.mark.parametrize("start", [0, 1, 2, 3, 4])
 def test_unit_stride_reductions_at_every_alignment(n, start):
