@@ -1,6 +1,7 @@
 """Run in a child process by test_kernels_oclgrind.py, with Oclgrind's checks switched on in
 the environment: exercise one kernel (or the copy/elementwise parity checks) on the Oclgrind
-device for every dtype it takes, at small odd sizes, and print one JSON line:
+device for the dtypes given (every dtype by default), at small odd sizes, and print one JSON
+line:
 ``{"ran": [...], "refused": {...}, "wrong": [...]}``.
 
     python oclgrind_child.py matmul <kernel> [dtype,dtype,...]
