@@ -23,10 +23,12 @@ from ..kernels.copy import MAX_DIMS, as_long8
 from ..kernels.programs import Launcher, build_text, source_text
 from ..memo import Memo
 from ..memory import Storage
+from .user_kernels import _element_strides
 
-__all__ = ["Reduction", "RowPlan", "extremum"]
+__all__ = ["Reduction", "RowPlan", "extremum", "UNSIGNED"]
 
-_UNSIGNED = {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}
+# each signed C type's unsigned twin: signed integers wrap as NumPy's through it
+UNSIGNED = {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}
 # The fewest work-items a group on GPUs (a warp: fewer leaves lanes idle).
 _MIN_WG = 32
 # Where a work-item walks more than this many elements a stage, the function runs fused only
@@ -72,7 +74,7 @@ class Reduction:
             sign = "*" if op == "prod" else "+"
             identity = "1" if op == "prod" else "0"
             if kind == "i":
-                combine = f"(({c})(({_UNSIGNED[c]})a {sign} ({_UNSIGNED[c]})b))"
+                combine = f"(({c})(({UNSIGNED[c]})a {sign} ({UNSIGNED[c]})b))"
             else:
                 combine = f"(a {sign} b)"
         else:
@@ -138,13 +140,6 @@ def _pow2_at_most(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
 
 
-def _broadcast_strides(x: DeviceArray, shape: tuple) -> list[int]:
-    """``x``'s element strides broadcast to ``shape`` (0 along broadcast axes)."""
-    item, pad = x.itemsize, len(shape) - x.ndim
-    return [0] * pad + [0 if n == 1 and m != 1 else s // item
-                        for n, m, s in zip(x.shape, shape[pad:], x.strides)]
-
-
 class RowPlan:
     """A fused function with reductions at one set of argument layouts: ``run(args)``
     allocates the outputs, passes the operands and launches one kernel."""
@@ -171,7 +166,7 @@ class RowPlan:
         nk = len(kept)
         # the rows are columns where the largest operand's neighbouring rows are neighbours
         first = max((a for a in args if type(a) is DeviceArray), key=lambda a: a.size)
-        strides = [_broadcast_strides(first, full)[d] for d in order]
+        strides = [_element_strides(first, full)[d] for d in order]
         columns = (_collapsed(pshape[:nk], strides[:nk]) == 1
                    and _collapsed(pshape[nk:], strides[nk:]) not in (0, 1))
         form = walk(device.info, rows, cols, columns)
@@ -197,7 +192,7 @@ class RowPlan:
                 params.append(f"SCALAR_ARG({c}, in{k})")
                 slots.append((k, dtype.type, ()))
                 continue
-            form, extra = layout(_broadcast_strides(a, full))
+            form, extra = layout(_element_strides(a, full))
             params.append(f"{'ROWS' if form == 'R' else 'IN'}_ARG({c}, in{k})")
             if form == "S":
                 strided.append(f"    STRIDES_OF(in{k})")

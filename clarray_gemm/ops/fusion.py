@@ -22,7 +22,7 @@ from ..array import DeviceArray
 from ..dtypes import ctype
 from ..kernels.crossover import host_wins
 from ..memo import Memo
-from .fused_rows import Reduction, RowPlan, extremum
+from .fused_rows import UNSIGNED, Reduction, RowPlan, extremum
 from .user_kernels import ElementwiseKernel
 
 __all__ = ["fuse"]
@@ -43,7 +43,6 @@ _FLOAT_FUNCS = {np.exp: "exp", np.log: "log", np.sqrt: "sqrt", np.tanh: "tanh", 
 _ARITHMETIC = {np.add: "+", np.subtract: "-", np.multiply: "*"}
 _COMPARE = {np.less: "<", np.less_equal: "<=", np.greater: ">", np.greater_equal: ">=",
             np.equal: "==", np.not_equal: "!="}
-_UNSIGNED = {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}
 # NumPy's reducing functions and the ufuncs whose ``reduce`` they are
 _REDUCING_FUNCS = {np.sum: "sum", np.prod: "prod", np.max: "max", np.amax: "max",
                    np.min: "min", np.amin: "min", np.mean: "mean"}
@@ -246,7 +245,7 @@ class _Trace:
         result of C type ``c``."""
         if ufunc in _ARITHMETIC and kind in "iuf":
             if kind == "i":   # wrap as NumPy does: the unsigned operation, cast back
-                u = _UNSIGNED[c]
+                u = UNSIGNED[c]
                 return f"(({c})(({u}){args[0]} {_ARITHMETIC[ufunc]} ({u}){args[1]}))"
             if kind == "u":   # C promotes narrow operands to int: back to the loop's type
                 return f"(({c})({args[0]} {_ARITHMETIC[ufunc]} {args[1]}))"
@@ -262,16 +261,16 @@ class _Trace:
         if ufunc is np.negative and kind in "f":
             return f"(-{args[0]})"
         if ufunc is np.negative and kind == "i":
-            return f"(({c})(-({_UNSIGNED[c]}){args[0]}))"
+            return f"(({c})(-({UNSIGNED[c]}){args[0]}))"
         if ufunc is np.absolute and kind == "f":
             return f"fabs({args[0]})"
         if ufunc is np.absolute and kind == "i":
-            return (f"(({c})({args[0]} < 0 ? -({_UNSIGNED[c]}){args[0]} : "
-                    f"({_UNSIGNED[c]}){args[0]}))")
+            return (f"(({c})({args[0]} < 0 ? -({UNSIGNED[c]}){args[0]} : "
+                    f"({UNSIGNED[c]}){args[0]}))")
         if ufunc is np.square and kind == "f":
             return f"({args[0]} * {args[0]})"
         if ufunc is np.square and kind in "iu":
-            u = _UNSIGNED.get(c, c)
+            u = UNSIGNED.get(c, c)
             return f"(({c})(({u}){args[0]} * ({u}){args[0]}))"
         if ufunc is np.negative and kind == "u":
             return f"(({c})(-{args[0]}))"
