@@ -30,6 +30,9 @@
 //   ROWS      rows a work-group (ROWS N values in local memory)
 //   ROWS_FAST_IN, ROWS_FAST_OUT  1: neighbouring work-items read (write) neighbouring rows'
 //             elements, 0: neighbouring elements of a row (whichever are neighbours in memory)
+//   LPAD      0: the rows lie in local memory as they are; k > 0: one unused element after
+//             every 2^k (a pass of span p writes every R-th element, which would otherwise
+//             fall into a few local-memory banks)
 #ifndef RADIX
 #define RADIX 2
 #endif
@@ -89,6 +92,16 @@
 #endif
 #ifndef ROWS_FAST_OUT
 #define ROWS_FAST_OUT 0
+#endif
+#ifndef LPAD
+#define LPAD 0
+#endif
+#if LPAD
+#define LIDX(e) ((e) + ((e) >> LPAD))
+#define LOCAL_LEN (ROWS * N + ((ROWS * N) >> LPAD))
+#else
+#define LIDX(e) (e)
+#define LOCAL_LEN (ROWS * N)
 #endif
 #if TW_DOUBLE && !IS_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -334,7 +347,7 @@ __kernel void fft_store(__global const T2* restrict src, const int P, __global O
     const uint hi = (uint)(e) / (uint)(d);                                                    \
     const uint lo = (uint)(e) - hi * (uint)(d);
 
-// One pass of radix R over the ROWS rows in local memory (row c at buf + c N), in place: every
+// One pass of radix R over the ROWS rows in local memory (row c at LIDX(c N)), in place: every
 // work-item reads its butterflies' inputs (twiddled) into registers, the group waits, then
 // writes their DFTs.
 #define LOCAL_PASS(R)                                                                         \
@@ -346,11 +359,12 @@ __kernel void fft_store(__global const T2* restrict src, const int P, __global O
             if (at < ROWS * q) {                                                              \
                 SPLIT(at, q, hi, lo)                                                          \
                 const int i = lo;                                                             \
-                __local const T2* row = buf + hi * N;                                        \
+                const uint row = hi * N;                                                      \
                 const int k = i % p;                                                          \
-                u[b][0] = row[i];                                                             \
+                u[b][0] = buf[LIDX(row + i)];                                                 \
                 for (int t = 1; t < (R); ++t)                                                 \
-                    u[b][t] = cmul(row[i + t * q], twiddle(table + off, t * k, sign));        \
+                    u[b][t] = cmul(buf[LIDX(row + i + t * q)],                                \
+                                   twiddle(table + off, t * k, sign));                        \
             }                                                                                 \
         }                                                                                     \
         barrier(CLK_LOCAL_MEM_FENCE);                                                         \
@@ -359,12 +373,12 @@ __kernel void fft_store(__global const T2* restrict src, const int P, __global O
             if (at < ROWS * q) {                                                              \
                 SPLIT(at, q, hi, lo)                                                          \
                 const int i = lo;                                                             \
-                __local T2* row = buf + hi * N;                                              \
+                const uint row = hi * N;                                                      \
                 const int k = i % p;                                                          \
                 CAT(dft, R)(u[b], sign);                                                      \
                 const int j = (i - k) * (R) + k;                                              \
                 for (int t = 0; t < (R); ++t)                                                 \
-                    row[j + t * p] = u[b][t];                                                 \
+                    buf[LIDX(row + j + t * p)] = u[b][t];                                     \
             }                                                                                 \
         }                                                                                     \
         barrier(CLK_LOCAL_MEM_FENCE);                                                         \
@@ -428,7 +442,7 @@ void fft_rows(__global const IN_T* restrict src, const long src_off, const long 
               const T scale, const long tw_n, __global const T2* restrict chirp,
               __global const T2* restrict kernel_ft)
 {
-    __local T2 buf[ROWS * N];
+    __local T2 buf[LOCAL_LEN];
     const int lid = get_local_id(0);
     const long first = get_group_id(0) * (long)ROWS, batch = get_group_id(1);
     src += src_off + batch * in_batch;
@@ -447,13 +461,13 @@ void fft_rows(__global const IN_T* restrict src, const long src_off, const long 
             v = cmul(v, chirp[j]);
 #endif
         }
-        buf[c * N + j] = v;
+        buf[LIDX(c * N + j)] = v;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     local_passes(buf, table, sign, lid);
 #if CHIRP
     for (int e = lid; e < ROWS * N; e += WG)
-        buf[e] = cmul(buf[e], kernel_ft[e % N]);
+        buf[LIDX(e)] = cmul(buf[LIDX(e)], kernel_ft[e % N]);
     barrier(CLK_LOCAL_MEM_FENCE);
     local_passes(buf, table, -sign, lid);
 #endif
@@ -465,7 +479,7 @@ void fft_rows(__global const IN_T* restrict src, const long src_off, const long 
         const long at = row * out_stride + k * out_step;
         if (k >= out_count || row >= rows || at >= out_limit)
             continue;
-        T2 v = buf[c * N + k];
+        T2 v = buf[LIDX(c * N + k)];
 #if CHIRP
         v = cmul(v, chirp[k]);
 #endif

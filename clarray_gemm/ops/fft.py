@@ -32,6 +32,7 @@ from ..device import Device
 from ..dtypes import part_dtype
 from ..kernels.crossover import has_host_path
 from ..kernels.plans import PlanCache
+from ..kernels.constants import constant
 from ..kernels.programs import get_kernel
 from ..memo import Memo
 
@@ -220,6 +221,17 @@ def local_max(device: Device, complex_dtype: np.dtype) -> int:
 
 _GROUP_ELEMENTS = 1024   # a work-group's share of short rows: several rows for short lengths
 _COALESCED_ROWS = 16     # rows a group when neighbouring rows are neighbours in memory
+_LOCAL_PAD = constant("fft.local_pad_gpu")
+
+
+def _local_pad(device: Device) -> int:
+    """LPAD of fft_rows on ``device``: GPUs' local memory has banks; CPU drivers' has none."""
+    return _LOCAL_PAD if device.info.is_gpu else 0
+
+
+def _padded(n: int, lpad: int) -> int:
+    """Local-memory elements of n values laid out with one unused element after every 2^lpad."""
+    return n + (n >> lpad if lpad else 0)
 
 
 def _rows_kernel(device: Device, real: np.dtype, n: int, src: _Rows, count: int,
@@ -248,13 +260,16 @@ def _bind_rows(device: Device, real: np.dtype, n: int, src_real: bool, dst_real:
     (count, in_batch, in_stride, in_step, out_batch, out_stride, out_step, out_count,
      out_limit, rows, batches, sign, scale, tw_n, bluestein_n) = geometry
     radices = stockham_radices(n)
-    room = local_max(device, _complex_of(real)) // n
+    lpad = _local_pad(device)
+    if _padded(n, lpad) > local_max(device, _complex_of(real)):
+        lpad = 0   # a row that fills the local memory as it is
+    room = local_max(device, _complex_of(real)) // _padded(n, lpad)
     fast_in = abs(in_stride) == 1 and abs(in_step) != 1
     fast_out = abs(out_stride) == 1 and abs(out_step) != 1
     want = _COALESCED_ROWS if (fast_in or fast_out) else _GROUP_ELEMENTS // n
     per_group = max(1, min(room, want, rows))
     wg = min(256, max(32, per_group * n // 8), device.info.max_work_group_size)
-    defines = _defines(real, N=n, WG=wg, ROWS=per_group, NPASS=len(radices),
+    defines = _defines(real, N=n, WG=wg, ROWS=per_group, NPASS=len(radices), LPAD=lpad,
                        ROWS_FAST_IN=int(fast_in and per_group > 1),
                        ROWS_FAST_OUT=int(fast_out and per_group > 1), IN_REAL=int(src_real),
                        OUT_REAL=int(dst_real), CHIRP=int(bluestein_n > 0),

@@ -288,6 +288,13 @@ with np.errstate(all="ignore"):
         same(np.fft.irfft(xc[:, :6], n=9), np.fft.irfft(c[:, :6], n=9), 1e-4)
         same(np.fft.irfft(xc[:, :6]), np.fft.irfft(c[:, :6]), 1e-4)
         import clarray_gemm.ops.fft as fft_ops
+        from clarray_gemm.kernels import plans
+        fft_ops._local_pad = lambda device: 2   # GPUs' padded local rows (LPAD)
+        plans.clear_all()
+        same(np.fft.fft(xc), np.fft.fft(c), 1e-4)                  # 8 x 7, padded
+        same(np.fft.ifft(xc[:, :11]), np.fft.ifft(c[:, :11]), 1e-4)   # Bluestein, padded
+        fft_ops._local_pad = lambda device: 0
+        plans.clear_all()
         fft_ops.local_max = lambda device, dtype: 16   # the four-step and pass-by-pass paths
         same(np.fft.fft(xc), np.fft.fft(c), 1e-4)                  # 7 x 8, two launches
         same(np.fft.rfft(xr[:, :34], n=40), np.fft.rfft(r[:, :34], n=40), 1e-4)   # padded

@@ -124,6 +124,24 @@ def test_long_row_paths(on_device, monkeypatch, n):
     assert cg.on_host_calls() == {}
 
 
+@pytest.mark.parametrize("lpad", [1, 4])
+def test_padded_local_rows_are_numpys(on_device, monkeypatch, lpad):
+    """fft_rows with its local rows padded (LPAD, one unused element after every 2^lpad: the
+    layout GPUs get) gives NumPy's transforms: several short rows a work-group, one long row,
+    Bluestein's lengths, and the four-step FFT's two launches (a 64-element local memory)."""
+    monkeypatch.setattr(fft_ops, "_local_pad", lambda device: lpad)
+    a = _data((5, 1000), np.complex64, seed=lpad)
+    x = cg.asarray(a, device=on_device)
+    cg.reset_host_calls()
+    _check(np.fft.fft, x[:, :8], a[:, :8])       # 128 rows a group at most: several here
+    _check(np.fft.ifft, x, a, norm="ortho")      # one 1000-point row a group
+    _check(np.fft.fft, x[:, :257], a[:, :257])   # Bluestein on 512
+    _check(np.fft.fft, x, a, axis=0)             # rows along the first axis, strided
+    monkeypatch.setattr(fft_ops, "local_max", lambda device, dtype: 64)
+    _check(np.fft.fft, x, a)                     # four-step: 25 x 40
+    assert cg.on_host_calls() == {}
+
+
 @pytest.mark.parametrize("n, limit, split", [(64, 16, (8, 8)), (1000, 64, (25, 40)),
                                              (2 ** 20, 4096, (1024, 1024)), (97, 64, None),
                                              (512, 16, None)])

@@ -1,0 +1,82 @@
+"""fft_rows' local-memory padding (``LPAD``: one unused element after every 2^LPAD) A/B on a
+GPU: row transforms, the four-step FFT, fft2, Bluestein lengths, each padding in turn (plans
+rebuilt at each switch, two rounds, each cell's faster), every answer checked against NumPy
+(relative norm error <= 1e-4), cupy.fft beside them where CuPy is installed. The tuned constant
+``fft.local_pad_gpu`` comes from this probe.
+
+    python benches/probes/fft_local_pad.py --device NVIDIA [--pads 0 3 4 5]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)   # this checkout's package, not an installed one
+
+import numpy as np   # noqa: E402
+
+import clarray_gemm as cg   # noqa: E402
+import clarray_gemm.ops.fft as fft_ops   # noqa: E402
+from clarray_gemm.kernels import plans   # noqa: E402
+from clock import median_us   # noqa: E402
+
+
+def cases(rng: np.random.Generator) -> list:
+    """(name, input, np.fft function)."""
+    def c64(shape):
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+    return [("rows 1024 x 4096", c64((1024, 4096)), np.fft.fft),
+            ("rows 16384 x 64", c64((16384, 64)), np.fft.fft),
+            ("rows 1000 x 1000", c64((1000, 1000)), np.fft.fft),
+            ("rows 4096 x 512", c64((4096, 512)), np.fft.fft),
+            ("fft 2^20", c64((1 << 20,)), np.fft.fft),
+            ("fft 2^24", c64((1 << 24,)), np.fft.fft),
+            ("rfft float32 2^24", rng.standard_normal(1 << 24).astype(np.float32), np.fft.rfft),
+            ("fft2 4096^2", c64((4096, 4096)), np.fft.fft2),
+            ("fft 1000", c64((1000,)), np.fft.fft),
+            ("fft 3^10", c64((3 ** 10,)), np.fft.fft),
+            ("fft 4099", c64((4099,)), np.fft.fft),
+            ("rows 64 x 4099", c64((64, 4099)), np.fft.fft)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default=None, help="device index or name substring")
+    ap.add_argument("--pads", type=int, nargs="+", default=[0, 4, 3, 5])
+    ap.add_argument("--calls", type=int, default=50)
+    args = ap.parse_args()
+    dev = cg.get_device(args.device) if args.device else cg.default_device()
+    rng = np.random.default_rng(0)
+    todo = cases(rng)
+    times: dict = {name: {} for name, _, _ in todo}
+    try:
+        import cupy
+        for name, a, func in todo:
+            ca, cf = cupy.asarray(a), getattr(cupy.fft, func.__name__)
+            times[name]["cupy"] = median_us(lambda: cf(ca), args.calls,
+                                            sync=cupy.cuda.Device().synchronize)
+    except ImportError:
+        pass
+    for _ in range(2):
+        for pad in args.pads:
+            fft_ops._local_pad = lambda device, pad=pad: pad
+            plans.clear_all()
+            for name, a, func in todo:
+                x = cg.asarray(a, device=dev)
+                want = func(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64))
+                err = np.linalg.norm(np.asarray(func(x)) - want) / np.linalg.norm(want)
+                assert err <= 1e-4, (name, pad, err)
+                us = median_us(lambda: func(x), args.calls, sync=dev.synchronize)
+                times[name][pad] = min(us, times[name].get(pad, float("inf")))
+    print(f"# {dev}: us per call, LPAD " + " / ".join(map(str, args.pads))
+          + " (cupy.fft)")
+    for name, row in times.items():
+        cells = " / ".join(f"{row[p]:.1f}" for p in args.pads)
+        peer = f" ({row['cupy']:.1f})" if "cupy" in row else ""
+        print(f"{name:20s} {cells}{peer}")
+
+
+if __name__ == "__main__":
+    main()
