@@ -1,10 +1,12 @@
-"""fft_rows' local-memory padding (``LPAD``: one unused element after every 2^LPAD) A/B on a
-GPU: row transforms, the four-step FFT, fft2, Bluestein lengths, each padding in turn (plans
-rebuilt at each switch, two rounds, each cell's faster), every answer checked against NumPy
-(relative norm error <= 1e-4), cupy.fft beside them where CuPy is installed. The tuned constant
-``fft.local_pad_gpu`` comes from this probe.
+"""fft_rows' local-memory padding (``LPAD``: one unused element after every 2^LPAD) or its
+work-group shapes (the widest group x the elements a work-item takes) A/B on a GPU: row
+transforms, the four-step FFT, fft2, Bluestein lengths, each setting in turn (plans rebuilt at
+each switch, two rounds, each cell's faster), every answer checked against NumPy (relative norm
+error <= 1e-4), cupy.fft beside them where CuPy is installed. The tuned constants
+``fft.local_pad_gpu`` and ``fft.rows_group_gpu`` come from this probe.
 
     python benches/probes/fft_local_pad.py --device NVIDIA [--pads 0 3 4 5]
+    python benches/probes/fft_local_pad.py --device NVIDIA --groups 256x8 512x4
 """
 from __future__ import annotations
 
@@ -45,6 +47,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default=None, help="device index or name substring")
     ap.add_argument("--pads", type=int, nargs="+", default=[0, 4, 3, 5])
+    ap.add_argument("--groups", nargs="+", default=None,
+                    help="work-group shapes MAXxITEMS to compare (at the shipped LPAD)")
     ap.add_argument("--calls", type=int, default=50)
     args = ap.parse_args()
     dev = cg.get_device(args.device) if args.device else cg.default_device()
@@ -59,21 +63,27 @@ def main() -> None:
                                             sync=cupy.cuda.Device().synchronize)
     except ImportError:
         pass
+    shipped_pad, shipped_group = fft_ops._local_pad(dev), fft_ops._group_shape(dev)
+    if args.groups:
+        settings = {g: (shipped_pad, tuple(int(v) for v in g.split("x"))) for g in args.groups}
+    else:
+        settings = {pad: (pad, shipped_group) for pad in args.pads}
     for _ in range(2):
-        for pad in args.pads:
+        for label, (pad, group) in settings.items():
             fft_ops._local_pad = lambda device, pad=pad: pad
+            fft_ops._group_shape = lambda device, group=group: group
             plans.clear_all()
             for name, a, func in todo:
                 x = cg.asarray(a, device=dev)
                 want = func(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64))
                 err = np.linalg.norm(np.asarray(func(x)) - want) / np.linalg.norm(want)
-                assert err <= 1e-4, (name, pad, err)
+                assert err <= 1e-4, (name, label, err)
                 us = median_us(lambda: func(x), args.calls, sync=dev.synchronize)
-                times[name][pad] = min(us, times[name].get(pad, float("inf")))
-    print(f"# {dev}: us per call, LPAD " + " / ".join(map(str, args.pads))
-          + " (cupy.fft)")
+                times[name][label] = min(us, times[name].get(label, float("inf")))
+    print(f"# {dev}: us per call, " + ("groups " if args.groups else "LPAD ")
+          + " / ".join(map(str, settings)) + " (cupy.fft)")
     for name, row in times.items():
-        cells = " / ".join(f"{row[p]:.1f}" for p in args.pads)
+        cells = " / ".join(f"{row[k]:.1f}" for k in settings)
         peer = f" ({row['cupy']:.1f})" if "cupy" in row else ""
         print(f"{name:20s} {cells}{peer}")
 

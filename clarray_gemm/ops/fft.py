@@ -222,11 +222,19 @@ def local_max(device: Device, complex_dtype: np.dtype) -> int:
 _GROUP_ELEMENTS = 1024   # a work-group's share of short rows: several rows for short lengths
 _COALESCED_ROWS = 16     # rows a group when neighbouring rows are neighbours in memory
 _LOCAL_PAD = constant("fft.local_pad_gpu")
+_ROWS_GPU = constant("fft.rows_group_gpu")
 
 
 def _local_pad(device: Device) -> int:
     """LPAD of fft_rows on ``device``: GPUs' local memory has banks; CPU drivers' has none."""
     return _LOCAL_PAD if device.info.is_gpu else 0
+
+
+def _group_shape(device: Device) -> tuple[int, int]:
+    """fft_rows' widest work-group and the elements a work-item takes until it is that wide."""
+    if device.info.is_gpu:
+        return _ROWS_GPU["max_group"], _ROWS_GPU["item_elements"]
+    return 256, 8
 
 
 def _padded(n: int, lpad: int) -> int:
@@ -268,7 +276,8 @@ def _bind_rows(device: Device, real: np.dtype, n: int, src_real: bool, dst_real:
     fast_out = abs(out_stride) == 1 and abs(out_step) != 1
     want = _COALESCED_ROWS if (fast_in or fast_out) else _GROUP_ELEMENTS // n
     per_group = max(1, min(room, want, rows))
-    wg = min(256, max(32, per_group * n // 8), device.info.max_work_group_size)
+    max_group, item_elements = _group_shape(device)
+    wg = min(max_group, max(32, per_group * n // item_elements), device.info.max_work_group_size)
     defines = _defines(real, N=n, WG=wg, ROWS=per_group, NPASS=len(radices), LPAD=lpad,
                        ROWS_FAST_IN=int(fast_in and per_group > 1),
                        ROWS_FAST_OUT=int(fast_out and per_group > 1), IN_REAL=int(src_real),

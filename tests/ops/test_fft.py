@@ -124,12 +124,14 @@ def test_long_row_paths(on_device, monkeypatch, n):
     assert cg.on_host_calls() == {}
 
 
-@pytest.mark.parametrize("lpad", [1, 4])
-def test_padded_local_rows_are_numpys(on_device, monkeypatch, lpad):
-    """fft_rows with its local rows padded (LPAD, one unused element after every 2^lpad: the
-    layout GPUs get) gives NumPy's transforms: several short rows a work-group, one long row,
-    Bluestein's lengths, and the four-step FFT's two launches (a 64-element local memory)."""
+@pytest.mark.parametrize("lpad,group", [(1, (256, 8)), (4, (512, 4))])
+def test_padded_local_rows_are_numpys(on_device, monkeypatch, lpad, group):
+    """fft_rows with its local rows padded (LPAD, one unused element after every 2^lpad) and
+    GPUs' work-group shapes (up to 512 work-items of 4 elements) gives NumPy's transforms:
+    several short rows a work-group, one long row, Bluestein's lengths, and the four-step FFT's
+    two launches (a 64-element local memory)."""
     monkeypatch.setattr(fft_ops, "_local_pad", lambda device: lpad)
+    monkeypatch.setattr(fft_ops, "_group_shape", lambda device: group)
     a = _data((5, 1000), np.complex64, seed=lpad)
     x = cg.asarray(a, device=on_device)
     cg.reset_host_calls()
