@@ -401,7 +401,7 @@ sys.exit(0 if ok else 3)
     ("tf32", 33, 40, 37, 2, 1, 0, SMALL), ("tf32", 9, 35, 70, 1, 0, 1, SMALL),
     # split-K finished by each tile's last slice: no race check (Oclgrind does not follow the
     # order a global fence and an atomic counter make between work-groups)
-    ("float16", 33, 70, 200, 2, 0, 1, {**SMALL, "KSPLIT": 3, "FINISH_LAST": 1}),
+    ("float16", 33, 70, 100, 2, 0, 1, {**SMALL, "KSPLIT": 3, "FINISH_LAST": 1}),
     ("float16", 33, 70, 100, 1, 0, 1, {**SMALL, "BK": 32, "STAGES": 3, "KSPLIT": 3,
                                        "FINISH_LAST": 1}),
 ])
