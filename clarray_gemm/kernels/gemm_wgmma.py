@@ -251,11 +251,14 @@ MIN_SLICE_STEPS = 4
 # Where packing an unaligned 16-bit operand pays (tuned constant wgmma.pack_16bit)
 PACK_MIN_MACS = int(constant("wgmma.pack_16bit")["min_macs"])
 PACK_MIN_REUSE = int(constant("wgmma.pack_16bit")["min_reuse"])
+# How many small tiles' work-groups a compute unit counts for when split-K fills the units
+_SPLIT_SLOTS = constant("wgmma.split_slots")
 
 
 def ksplit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> int:
     """K slices of a 16-bit product: ``params["KSPLIT"]``, or with 0 as many as fill the
-    compute units that the tiles leave idle (where they fill at most half of them), each slice
+    compute units that the tiles leave idle (where they fill at most half of them; a unit runs
+    two tiles of 64 x 64 at once: tuned constant ``wgmma.split_slots``), each slice
     at least MIN_SLICE_STEPS K steps. One tile over a K of 4096 is otherwise 64 steps in a row on
     one compute unit (H200, float16 7 x 127 x 4097: 248 us against torch's 33)."""
     if mma_elem(p) == _TF32:
@@ -264,7 +267,9 @@ def ksplit(p: GemmProblem, info: DeviceInfo, params: Mapping[str, int]) -> int:
         return int(params["KSPLIT"])
     params = tile_shape(p, info, params)
     tiles = -(-p.M // params["BM"]) * -(-p.N // params["BN"]) * p.batch
-    units = max(info.compute_units, 1)
+    # work-groups a compute unit runs at once: small tiles share one
+    small = params["BM"] * params["BN"] <= _SPLIT_SLOTS["small_tile"]
+    units = max(info.compute_units, 1) * (_SPLIT_SLOTS["small_per_unit"] if small else 1)
     steps = -(-p.K // _bk(mma_elem(p), params))
     if 2 * tiles > units:
         return 1
