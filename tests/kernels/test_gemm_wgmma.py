@@ -498,6 +498,10 @@ def test_split_k_by_shape_only_where_tiles_leave_units_idle(device):
     assert gemm_wgmma.ksplit(problem(7, 127, 4097, np.float16), hopper, defaults) == 16
     assert gemm_wgmma.ksplit(problem(4096, 4096, 4096, np.float16), hopper, defaults) == 1
     assert gemm_wgmma.ksplit(problem(7, 127, 200, np.float16), hopper, defaults) == 1
+    # 65 tiles of 64 x 64, two a unit (wgmma.split_slots): 264 work-groups in 4 slices each
+    slots = constant("wgmma.split_slots")["small_per_unit"]
+    assert gemm_wgmma.ksplit(problem(33, 4097, 4097, np.float16), hopper, defaults) == \
+        132 * slots // 65
     with pytest.raises(ValueError, match="KSPLIT must be"):
         x = cg.asarray(np.ones((8, 8), np.float16), device=device)
         cg.matmul(x, x, kernel="wgmma", params={**SMALL, "KSPLIT": 99})
