@@ -7,6 +7,8 @@
 """
 from __future__ import annotations
 
+import importlib
+
 from .drivers import KernelBuildError, prepare as _prepare_drivers
 
 _prepare_drivers()  # before the first OpenCL call: register pip drivers, steer program caches
@@ -26,11 +28,27 @@ from .ops.convolve import convolve, correlate, explain_convolve
 from .ops.user_kernels import ElementwiseKernel, RawKernel, ReductionKernel
 from .ops.fusion import fuse
 from .kernels.registry import CATALOGUES as _CATALOGUES
-from . import array_api  # noqa: F401,E402  (registers the Array API namespace)
+from . import _dispatch  # noqa: E402
 from . import random  # noqa: F401,E402  (random numbers on the device)
 from . import interop  # noqa: F401,E402  (pickling; dask/distributed hooks, run when they import)
 
 __version__ = "0.3.0"
+
+
+def _array_namespace(api_version: str | None = None):
+    # clarray_gemm.array_api imports array_api_compat.numpy (NumPy's f2py, testing, ma and
+    # polynomial with it: a tenth of this package's import time), so it loads on first use
+    return __getattr__("array_api").namespace(api_version)
+
+
+_dispatch.register_namespace(_array_namespace)
+
+
+def __getattr__(name: str):
+    """``clarray_gemm.array_api``, imported on first access."""
+    if name == "array_api":   # (importlib: ``from . import`` would ask this function again)
+        return importlib.import_module(__name__ + ".array_api")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def kernels(family: str = "matmul") -> list[str]:
