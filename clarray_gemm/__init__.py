@@ -37,7 +37,7 @@ __version__ = "0.3.0"
 
 def _array_namespace(api_version: str | None = None):
     # clarray_gemm.array_api imports array_api_compat.numpy (NumPy's f2py, testing, ma and
-    # polynomial with it: a tenth of this package's import time), so it loads on first use
+    # polynomial with it: a seventh of this package's import time), so it loads on first use
     return __getattr__("array_api").namespace(api_version)
 
 
