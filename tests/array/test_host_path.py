@@ -304,3 +304,38 @@ def test_eight_threads_share_plans_and_get_numpys_answers(device, host):
             th.join()
     assert not errors, errors
     assert results == [0] * 8
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "row broadcast", "column broadcast", "strided",
+                                    "0-d"])
+def test_host_path_ufuncs_take_numpys_own_result_or_fill_one(device, host_path, layout):
+    """A small ufunc on the host path returns NumPy's own fresh result (no result allocated
+    first) where it is C-ordered with the planned dtype, else fills a fresh C-ordered one
+    (NumPy orders its result like F-ordered operands): NumPy's values and dtype either way, a
+    C-contiguous device array, on the first call and on repeated calls of the cached plan,
+    the operands unchanged."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((33, 7)).astype(np.float32)
+    b = rng.standard_normal((33, 7)).astype(np.float32)
+    if layout == "F":
+        a, b = np.asfortranarray(a), np.asfortranarray(b)
+    elif layout == "row broadcast":
+        b = b[:1]
+    elif layout == "column broadcast":
+        b = np.ascontiguousarray(b[:, :1])
+    elif layout == "strided":
+        a, b = a[::2, ::3], b[::2, ::3]
+    elif layout == "0-d":
+        a, b = a[0, 0].reshape(()), b[0, 0].reshape(())
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    before = (a.copy(), b.copy())
+    for _ in range(3):
+        for got, want in ((x + y, a + b), (x * 2.5, a * 2.5), (np.exp(x), np.exp(a)),
+                          (-x, -a), (x < y, a < b), (np.maximum(x, y), np.maximum(a, b))):
+            assert isinstance(got, cg.DeviceArray)
+            host = np.asarray(got)
+            assert host.dtype == want.dtype and host.shape == want.shape
+            np.testing.assert_array_equal(host, want)
+            assert host.flags.c_contiguous
+    np.testing.assert_array_equal(np.asarray(x), before[0])
+    np.testing.assert_array_equal(np.asarray(y), before[1])
