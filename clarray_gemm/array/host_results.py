@@ -44,7 +44,8 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, str
     """:func:`host_result` for one geometry, resolved once: ``make(*operands)`` returns what
     ``host_result(device, nbytes, shape, dtype, strides, *operands)`` returns; with ``fill``
     (a NumPy function with an ``out=``: a ufunc, ``np.ndarray.dot``), ``make`` calls
-    ``fill(*operand views, out=result view)`` and returns the result alone. ``operands``: how
+    ``fill(*operand views, out=result view)`` and returns the result alone (a ufunc of a
+    C-ordered array result: its own fresh result where that fits, see :func:`_ufunc_maker`). ``operands``: how
     many ``make`` always takes, where ``fill`` is not a ufunc (whose ``nin`` says it), for a
     ``make`` written out for one or two."""
     if not nbytes <= device.info.host_born_max_bytes:  # 0 on discrete devices
