@@ -230,11 +230,15 @@ def _local_pad(device: Device) -> int:
     return _LOCAL_PAD if device.info.is_gpu else 0
 
 
+# CPU drivers: work-groups of at most 256 work-items of 8 elements (GPUs: fft.rows_group_gpu)
+_ROWS_CPU = (256, 8)
+
+
 def _group_shape(device: Device) -> tuple[int, int]:
     """fft_rows' widest work-group and the elements a work-item takes until it is that wide."""
     if device.info.is_gpu:
         return _ROWS_GPU["max_group"], _ROWS_GPU["item_elements"]
-    return 256, 8
+    return _ROWS_CPU
 
 
 def _padded(n: int, lpad: int) -> int:
