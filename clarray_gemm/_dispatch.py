@@ -22,6 +22,12 @@ SCALAR_OPERATORS: dict[np.ufunc, Callable[[Any, Any], Any]] = {}
 UFUNC_METHODS: dict[str, Callable[..., Any]] = {}
 # Creation functions called with ``like=<device array>``: their implementations get ``like=``.
 LIKE_FUNCTIONS: set[Callable[..., Any]] = set()
+# The elementwise plans on their short keys, ``(ufunc, device, operand key[, operand key])``
+# with each operand's key its ``layout_key`` (a device array) or its type (a scalar of
+# ``dtypes.TYPED_SCALARS``): ``ops/elementwise.py``'s plan cache installs its lookup (the
+# cache's own ``find``: the plan or None), so that an operator reaches a repeated call's plan in
+# one dict hit. A plan's ``short(*operands)`` runs that keyword-free call, or is None.
+find_elementwise_plan: Callable[[tuple], Any] = {}.get
 # Advanced (non-basic) indexing of a device array: (array, key) -> result or NotImplemented.
 GETITEM: Callable[[Any, Any], Any] | None = None
 # Advanced assignment with a tuple of index arrays: (array, key, value) -> None or
@@ -34,6 +40,7 @@ __all__ = ["NumPyDecides", "FUNCTIONS", "UFUNCS", "OPERATORS", "SCALAR_OPERATORS
            "register_strided_copy", "strided_copy", "copy_plan", "register_copy_on_host",
            "copy_on_host",
            "register_host_copy", "host_copy_maker",
+           "find_elementwise_plan", "register_elementwise_plans",
            "register_host_fallback", "host_function", "host_ufunc", "register_dlpack",
            "dlpack_device", "dlpack_export"]
 
@@ -52,7 +59,6 @@ _namespace_factory: Callable[[str | None], Any] | None = None
 _strided_copy: Callable[..., Any] | None = None
 # kernels/copy.py's copy_plan(device, shape, src_dtype, src_strides, dst_dtype, dst_strides)
 copy_plan: Callable[..., Any] | None = None
-_copy_on_host: Callable[[Any, Any, int], bool] = lambda device, dtype, size: False
 _host_copy_maker: Callable[[Any], Any] = lambda array: False
 _host_function: Callable[..., Any] | None = None
 _host_ufunc: Callable[..., Any] | None = None
@@ -74,6 +80,12 @@ def dlpack_device(array: Any) -> Any:
 def dlpack_export(array: Any, **kwargs: Any) -> Any:
     """``array.__dlpack__(**kwargs)`` (see :func:`register_dlpack`)."""
     return _dlpack[1](array, **kwargs)
+
+
+def register_elementwise_plans(find: Callable[[tuple], Any]) -> None:
+    """Install the elementwise plan cache's lookup on short keys (see ``find_elementwise_plan``)."""
+    global find_elementwise_plan
+    find_elementwise_plan = find
 
 
 def register_host_fallback(function: Callable[..., Any], ufunc: Callable[..., Any]) -> None:
@@ -109,15 +121,16 @@ def host_copy_maker(array: Any) -> Any:
 
 def register_copy_on_host(rule: Callable[[Any, Any, int], bool]) -> None:
     """Install the rule (``kernels/crossover.py``'s host path) saying when a copy or cast of
-    ``size`` elements of host-resident data runs as NumPy on the mapping."""
-    global _copy_on_host
-    _copy_on_host = rule
+    ``size`` elements of host-resident data runs as NumPy on the mapping: it becomes
+    :func:`copy_on_host` itself (a slice assignment in a loop asks it on every call)."""
+    global copy_on_host
+    copy_on_host = rule
 
 
 def copy_on_host(device: Any, dtype: Any, size: int) -> bool:
     """Whether a copy of host-resident data to ``dtype`` runs on the host (see
-    :func:`register_copy_on_host`)."""
-    return _copy_on_host(device, dtype, size)
+    :func:`register_copy_on_host`; never, until a rule is installed)."""
+    return False
 
 
 def register_strided_copy(copy: Callable[..., Any], plan: Callable[..., Any]) -> None:

@@ -34,7 +34,7 @@ from ..memo import Memo
 from ..memory import Storage
 from . import numpy_shuffle
 from .geometry import (anchor, c_strides, check_byte_size, f_strides, is_basic_index,
-                       normalize_shape, shape_text, view_geometry)
+                       normalize_shape, shape_text, view_entry, view_geometry)
 from .methods import ArrayFlags, FlatIterator, NumPyFunctionMethods
 
 __all__ = ["DeviceArray", "call_ufunc", "new_array", "from_host", "is_device_array"]
@@ -92,6 +92,7 @@ def _should_defer(self: "DeviceArray", other: Any) -> bool:
 
 
 _MISSING = object()
+_new_object = object.__new__
 _SHUFFLE_FILTER = numpy_shuffle.FILTER
 
 
@@ -109,9 +110,41 @@ def _registered_operator(ufunc: np.ufunc, a: Any, b: Any, registry: dict) -> Any
     return call_ufunc(ufunc, (a, b), {})
 
 
+def _repeated_call(ufunc: np.ufunc, a: Any, b: Any) -> Any:
+    """``ufunc(a, b)`` for a device array and a device array or a scalar of
+    ``TYPED_SCALARS`` (either order) whose elementwise plan is cached under its short key, by
+    that plan's ``short`` (one dict hit: a stencil or an ODE step makes a dozen such calls on
+    small arrays, where each Python frame counts); None where the registered paths decide."""
+    kind_a, kind_b = type(a), type(b)
+    if kind_a is DeviceArray:
+        device = a._storage.device
+        if kind_b is DeviceArray:
+            if b._storage.device is not device:
+                return None
+            key = (ufunc, device, a.layout_key, b.layout_key)
+        elif kind_b in _TYPED_SCALARS:
+            key = (ufunc, device, a.layout_key, kind_b)
+        else:
+            return None
+    elif kind_a in _TYPED_SCALARS and kind_b is DeviceArray:
+        key = (ufunc, b._storage.device, kind_a, b.layout_key)
+    else:
+        return None
+    plan = _dispatch.find_elementwise_plan(key)
+    if plan is None or plan.short is None:
+        return None
+    return plan.short(a, b)
+
+
 def _operators(ufunc: np.ufunc):
     """``__op__``, ``__rop__`` and ``__iop__`` for a binary ufunc."""
+    elementwise = ufunc is not np.matmul
+
     def forward(self, other):
+        if elementwise:
+            result = _repeated_call(ufunc, self, other)
+            if result is not None:
+                return result
         if type(other) is DeviceArray:  # two device arrays: the registered short path first
             # _registered_operator written out: a frame less on every ``x + y`` (a host-path
             # loop pays each frame several times over, see ops/arrayfuncs.py's norm)
@@ -132,6 +165,10 @@ def _operators(ufunc: np.ufunc):
 
     def reverse(self, other):
         if type(other) in _TYPED_SCALARS:
+            if elementwise:
+                result = _repeated_call(ufunc, other, self)
+                if result is not None:
+                    return result
             return _registered_operator(ufunc, other, self, _SCALAR_OPERATORS)
         if _should_defer(self, other):
             return NotImplemented
@@ -153,6 +190,9 @@ def _ordering(ufunc: np.ufunc, mixin_method):
     """``<``, ``<=``, ``>``, ``>=``: a device array or a typed scalar by the registered short
     paths; other operands as ``NDArrayOperatorsMixin`` (``mixin_method``) compares them."""
     def compare(self, other):
+        result = _repeated_call(ufunc, self, other)
+        if result is not None:
+            return result
         if type(other) is DeviceArray:
             return _registered_operator(ufunc, self, other, _OPERATORS)
         if type(other) in _TYPED_SCALARS:
@@ -170,6 +210,9 @@ def _comparison(ufunc: np.ufunc, name: str):
         if _should_defer(self, other):
             return NotImplemented
         try:
+            result = _repeated_call(ufunc, self, other)
+            if result is not None:
+                return result
             if type(other) in _TYPED_SCALARS:  # ``x == 0``: the scalar operators' short path
                 return _registered_operator(ufunc, self, other, _SCALAR_OPERATORS)
             return call_ufunc(ufunc, (self, other), {})
@@ -424,6 +467,14 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
         return self.geometry_view(lambda t: t.squeeze(axis))
 
     def __getitem__(self, key) -> "DeviceArray | Any":
+        entry = view_entry(self.layout_key, key)
+        if entry:  # a repeated view: from_storage written out, with the geometry remembered
+            shape, strides, delta, size, layout_key = entry
+            out = _new_object(DeviceArray)
+            out._storage, out._shape, out._dtype = self._storage, shape, self._dtype
+            out._strides, out._offset, out._size = strides, self._offset + delta, size
+            out._host_cache, out.layout_key = None, layout_key
+            return out
         # a device array or ndarray key is never basic
         basic = type(key) is not DeviceArray and is_basic_index(key)
         if _dispatch.GETITEM is not None and not basic:
@@ -452,10 +503,11 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
         return from_host(self.__array__()[key], self.device)
 
     def __setitem__(self, key, value) -> None:
-        if (type(value) is DeviceArray and self._storage._host is not None
+        storage = self._storage
+        if (type(value) is DeviceArray and storage._host is not None
                 and value._storage._host is not None and value._dtype == self._dtype
-                and value.device is self.device and type(key) is not DeviceArray
-                and _dispatch.copy_on_host(self.device, self._dtype, value._size)
+                and value._storage.device is storage.device and type(key) is not DeviceArray
+                and _dispatch.copy_on_host(storage.device, self._dtype, value._size)
                 and is_basic_index(key)):
             # both in host memory (unified memory) and small: NumPy's own assignment between
             # the two mappings (its indexing, broadcasting, overlap buffering and errors),
@@ -670,6 +722,16 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
     # -- NumPy protocols ---------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs, **kwargs):
         if method == "__call__":
+            if not kwargs:  # ``np.exp(x)``, ``np.maximum(x, 0.0)`` again: see _repeated_call
+                if len(inputs) == 1 and type(inputs[0]) is DeviceArray:
+                    plan = _dispatch.find_elementwise_plan(
+                        (ufunc, self._storage.device, self.layout_key))
+                    if plan is not None and (short := plan.short) is not None:
+                        return short(self)
+                elif len(inputs) == 2:
+                    result = _repeated_call(ufunc, *inputs)
+                    if result is not None:
+                        return result
             return call_ufunc(ufunc, inputs, kwargs)
         impl = _dispatch.UFUNC_METHODS.get(method)
         if impl is not None:
@@ -722,6 +784,10 @@ class DeviceArray(NumPyFunctionMethods, np.lib.mixins.NDArrayOperatorsMixin):
     del _mixin
 
     def __neg__(self):
+        plan = _dispatch.find_elementwise_plan(
+            (np.negative, self._storage.device, self.layout_key))  # see _operators
+        if plan is not None and (short := plan.short) is not None:
+            return short(self)
         return call_ufunc(np.negative, (self,), {})
 
     def dot(self, other, out=None):

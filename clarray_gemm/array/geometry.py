@@ -5,6 +5,7 @@ of 1). Nothing here knows about buffers or devices.
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Sequence
 
@@ -12,7 +13,7 @@ import numpy as np
 
 from ..memo import Memo
 
-__all__ = ["c_strides", "f_strides", "is_basic_index", "basic_view_geometry", "view_geometry",
+__all__ = ["c_strides", "f_strides", "is_basic_index", "basic_view_geometry", "view_geometry", "view_entry",
            "anchor", "normalize_shape", "check_byte_size", "shape_text"]
 
 _MAX_INTP = np.iinfo(np.intp).max
@@ -89,6 +90,50 @@ def view_geometry(shape: tuple, strides: tuple, key: Any):
         found = basic_view_geometry(shape, strides, key)
         if found is not None:
             found = _views.get(memo_key, lambda: found)
+    return found
+
+
+# (layout key, index token) -> view_entry's answer, False where the general path decides
+_entries: Memo[Any] = Memo("basic view entries", capacity=4096)
+
+
+def view_entry(layout_key: tuple, key: Any) -> tuple | None:
+    """For an index of ints and slices alone (a loop's repeated views: a stencil's
+    ``u[1:-1, 2:]``, a row ``u[0, :]``) that leaves at least one axis, ``(shape, strides, byte
+    offset delta, size, layout key)`` of the view ``a[key]`` of an array of ``layout_key``
+    (``(dtype, shape, strides)``), remembered per key; None (or False) for every other index,
+    which the general path answers (None, Ellipsis, index arrays, a scalar result, errors)."""
+    kind = type(key)
+    if kind is tuple:   # the token as view_geometry's, and the basic-index test, in one pass
+        items = []
+        for k in key:
+            kind = type(k)
+            if kind is _SLICE:
+                start, stop, step = k.start, k.stop, k.step
+                items.append((start, stop, step, type(start), type(stop), type(step)))
+            elif kind is int:
+                items.append(k)
+            else:
+                return None
+        token = tuple(items)
+    elif kind is _SLICE or kind is int:
+        token = _slice_token(key) if kind is _SLICE else key
+    else:
+        return None
+    memo_key = (layout_key, token)
+    try:
+        found = _entries.find(memo_key)
+    except TypeError:   # a bound NumPy takes but Python cannot hash (a 0-d array)
+        return None
+    if found is None:
+        dtype, shape, strides = layout_key
+        geometry = basic_view_geometry(shape, strides, key)
+        entry: Any = False
+        if geometry is not None and geometry[0] is not None:
+            view_shape, view_strides, delta = geometry
+            entry = (view_shape, view_strides, delta, math.prod(view_shape),
+                     (dtype, view_shape, view_strides))
+        found = _entries.get(memo_key, lambda: entry)
     return found
 
 

@@ -154,7 +154,9 @@ def _units(family: str, size: float) -> str:
 
 
 def _copy_on_host(device: Device, dtype: np.dtype, size: int) -> bool:
-    return size < crossover(device, "elementwise", dtype)[0]
+    # crossover()'s cache read here: every small slice assignment asks
+    found = _RESOLVED.find((device, "elementwise", dtype))
+    return size < (found or crossover(device, "elementwise", dtype))[0]
 
 
 _dispatch.register_copy_on_host(_copy_on_host)

@@ -16,10 +16,11 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
+from .._dispatch import register_elementwise_plans
 from ..array import DeviceArray, asarray, result_adopter, result_maker
 from ..array.geometry import c_strides
 from ..device import Device
@@ -116,6 +117,7 @@ class ElementwisePlan:
         self.supported = False
         self.fresh_kernel = False  # run_fresh() may run it
         self.fresh_host = False  # host_run() may run it
+        self.short = None  # see _short_call
         described = tuple(np.dtype(np.bool_) if type(x) is bool else type(x)
                           if type(x) in PYTHON_SCALARS else x.dtype for x in inputs)
         out_dtypes = (None,) * spec.nout if outs is None else tuple(o.dtype for o in outs)
@@ -165,6 +167,31 @@ class ElementwisePlan:
         self.launcher = None
         if self.host_reason is None and self.size:
             self._plan_kernel(inputs, outs, mask)
+        if outs is None and mask is None and casting == "same_kind" and dtype is None:
+            self.short = self._short_call(inputs)
+
+    def _short_call(self, inputs: tuple) -> Callable[..., Any] | None:
+        """``short(*operands)``: this keyword-free call's result on operands of the planned
+        layouts and scalar types (device arrays on this plan's device: the caller checks), with
+        nothing decided per call; None where each call needs the general route (a Python int
+        whose range a loop checks, a result that is empty or not one array, ``np.where``,
+        powers, whose integer exponents NumPy checks per call)."""
+        if (not self.supported or self.int_scalars or self.spec.cond_first
+                or self.spec.name == "POWER"):
+            return None
+        if self.fresh_host:
+            return self.host_run
+        if not self.fresh_kernel:
+            return None
+        scalars = [k for k, x in enumerate(inputs) if type(x) is not DeviceArray]
+        if not scalars:
+            return self.run_fresh
+        if len(inputs) != 2 or len(scalars) != 1:
+            return None
+        run, loop_dtype, device = self.run_fresh, self.loop[scalars[0]], self.device
+        if scalars[0] == 1:
+            return lambda a, b: run(a, constant(b, loop_dtype, device))
+        return lambda a, b: run(constant(a, loop_dtype, device), b)
 
     def _plan_kernel(self, inputs: tuple, outs: tuple | None, mask: Any) -> None:
         spec, shape = self.spec, self.shape
@@ -395,6 +422,7 @@ def _overlaps_differently(out: DeviceArray, x: DeviceArray) -> bool:
 _PLANS: PlanCache[ElementwisePlan] = PlanCache("elementwise")
 find_plan = _PLANS.find
 """A cached plan by its key, or None (the short keys of :func:`binary_plan` and friends)."""
+register_elementwise_plans(find_plan)  # the operators' lookup on the short keys
 
 
 def plan_for(spec: OpSpec, inputs: tuple, outs: tuple | None, mask: Any, casting: str,
@@ -412,7 +440,7 @@ def plan_for(spec: OpSpec, inputs: tuple, outs: tuple | None, mask: Any, casting
 
 def unary_plan(spec: OpSpec, a: DeviceArray, device: Device) -> ElementwisePlan:
     """The plan of ``spec(a)`` for a device array and no keywords: one dict hit on a short key."""
-    key = (spec, device, a.layout_key)
+    key = (spec.ufunc, device, a.layout_key)
     return _PLANS.find(key) or _PLANS.get(
         key, lambda: plan_for(spec, (a,), None, None, "same_kind", None, device))
 
@@ -420,7 +448,7 @@ def unary_plan(spec: OpSpec, a: DeviceArray, device: Device) -> ElementwisePlan:
 def binary_plan(spec: OpSpec, a: DeviceArray, b: DeviceArray, device: Device) -> ElementwisePlan:
     """The plan of ``spec(a, b)`` for two device arrays and no keywords (the operators' call):
     one dict hit on a short key."""
-    key = (spec, device, a.layout_key, b.layout_key)
+    key = (spec.ufunc, device, a.layout_key, b.layout_key)
     return _PLANS.find(key) or _PLANS.get(
         key, lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))
 
@@ -429,7 +457,7 @@ def scalar_plan(spec: OpSpec, a: Any, b: Any, device: Device) -> ElementwisePlan
     """The plan of ``spec(a, b)`` for a device array and a scalar of ``TYPED_SCALARS`` (either
     order) and no keywords: one dict hit on a short key (the plan depends on the scalar's type
     only)."""
-    key = (spec, device, a.layout_key if type(a) is DeviceArray else type(a),
+    key = (spec.ufunc, device, a.layout_key if type(a) is DeviceArray else type(a),
            b.layout_key if type(b) is DeviceArray else type(b))
     return _PLANS.find(key) or _PLANS.get(
         key, lambda: plan_for(spec, (a, b), None, None, "same_kind", None, device))

@@ -20,8 +20,8 @@ from .._dispatch import OPERATORS, SCALAR_OPERATORS, NumPyDecides, implements, i
 from ..array import DeviceArray, host_function
 from ..dtypes import PYTHON_SCALARS, TYPED_SCALARS
 from .complex_ufuncs import OPS as COMPLEX_OPS, complex_ufunc
-from .elementwise import (OpSpec, binary_plan, constant, find_plan, keyed_out_plan, keyed_plan,
-                          run_op, run_plan, scalar_plan, unary_plan)
+from .elementwise import (OpSpec, binary_plan, find_plan, keyed_out_plan, keyed_plan, run_op,
+                          run_plan, scalar_plan, unary_plan)
 
 __all__ = ["SPECS", "WHERE", "CLIP", "device_ufunc"]
 
@@ -63,10 +63,8 @@ def _on_one_device_array(spec: OpSpec, a: DeviceArray) -> Any:
     """``spec(a)`` for a device array without keywords, by the plan on its short key;
     NotImplemented where no device loop runs it."""
     plan = unary_plan(spec, a, a.device)
-    if plan.fresh_kernel:
-        return plan.run_fresh(a)
-    if plan.fresh_host:
-        return plan.host_run(a)
+    if plan.short is not None:
+        return plan.short(a)
     if plan.supported:
         result = plan.run((a,), None, None)
         return result[0] if len(result) == 1 else result
@@ -81,11 +79,9 @@ def _on_two_device_arrays(spec: OpSpec, a: DeviceArray, b: DeviceArray) -> Any:
     device = a.device
     if device is not b.device:
         return NotImplemented
-    plan = find_plan((spec, device, a.layout_key, b.layout_key)) or binary_plan(spec, a, b, device)
-    if plan.fresh_kernel:
-        return plan.run_fresh(a, b)
-    if plan.fresh_host:
-        return plan.host_run(a, b)
+    plan = binary_plan(spec, a, b, device)
+    if plan.short is not None:
+        return plan.short(a, b)
     if plan.supported:
         result = plan.run((a, b), None, None)
         return result[0] if len(result) == 1 else result
@@ -98,25 +94,10 @@ def _on_device_array_and_scalar(spec: OpSpec, a: Any, b: Any) -> Any:
     """``spec(a, b)`` for a device array and a scalar of ``TYPED_SCALARS`` (either order) without
     keywords, by the plan on its short key (the scalar's type: its value is an argument);
     NotImplemented where only NumPy's loop answers (a Python int out of the loop's range)."""
-    # scalar_plan's key built here: the cached plan is one dict hit (a stencil or an ODE step
-    # makes a dozen of these calls on small arrays)
-    if type(a) is DeviceArray:
-        device = a._storage.device
-        plan = find_plan((spec, device, a.layout_key, type(b)))
-    else:
-        device = b._storage.device
-        plan = find_plan((spec, device, type(a), b.layout_key))
-    if plan is None:
-        plan = scalar_plan(spec, a, b, device)
-    if plan is not None and plan.supported and not plan.int_scalars:
-        # (a Python int's range is checked per call, by run_plan)
-        if plan.fresh_host:
-            return plan.host_run(a, b)
-        if plan.fresh_kernel:
-            if type(a) is DeviceArray:
-                return plan.run_fresh(a, constant(b, plan.loop[1], device))
-            return plan.run_fresh(constant(a, plan.loop[0], device), b)
-    return run_plan(plan, (a, b))
+    plan = scalar_plan(spec, a, b, (a if type(a) is DeviceArray else b)._storage.device)
+    if plan is not None and plan.short is not None:
+        return plan.short(a, b)
+    return run_plan(plan, (a, b))  # (a Python int's range is checked per call)
 
 
 # The operators' entries (``a + b`` of two device arrays, ``a + 1.0``); power is left to

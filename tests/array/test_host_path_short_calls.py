@@ -115,6 +115,49 @@ def test_a_cached_scalar_plan_takes_each_calls_value_and_operand(device, path):
     assert_same(y, b)
 
 
+def test_repeated_unary_and_array_operators_take_each_calls_operands(device, path):
+    """``-x``, ``np.exp(x)``, ``x + y`` and ``x @ y`` again on other operands of one key: each
+    call's own values (the operators find the cached plan themselves)."""
+    a, b = sample((33, 7), np.float32, 7), sample((33, 7), np.float32, 8)
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    for p, q, hp, hq in ((x, y, a, b), (y, x, b, a), (x, x, a, a)):
+        assert_same(-p, -hp)
+        ufunc_cases.assert_same(np.exp(p), np.exp(hp), np.exp)  # a kernel's exp: OpenCL's bound
+        assert_same(np.absolute(p), np.absolute(hp))
+        assert_same(p + q, hp + hq)
+        assert_same(p - q, hp - hq)
+        assert_same(p >= q, hp >= hq)
+        assert_same(2 ** p, 2 ** hp)
+    assert_same(x, a)
+    assert_same(y, b)
+
+
+def test_repeated_views_are_numpys_and_bounds_of_other_types_keep_numpys_answer(device):
+    """A view whose geometry is remembered per key (``u[1:-1, 2:]`` in a loop) is NumPy's, on
+    every array of that layout; bounds that compare equal to a remembered key's (``1.0``,
+    ``True``, NumPy integers) get NumPy's own answer or error, not the remembered view."""
+    a = np.arange(5 * 6, dtype=np.float32).reshape(5, 6)
+    b = a[::-1].copy()
+    x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
+    keys = [(slice(1, -1), slice(2, None)), (1, slice(None)), (slice(None), -2), 3,
+            slice(None, None, -2), (slice(4, 1, -1), 0), (slice(1, 1),)]
+    for _ in range(2):
+        for key in keys:
+            for arr, host in ((x, a), (y, b)):
+                got = arr[key]
+                assert isinstance(got, DeviceArray)
+                np.testing.assert_array_equal(np.asarray(got), host[key])
+                assert got.strides == host[key].strides
+    for key in [(slice(1.0, -1), slice(2, None)), slice(None, None, -2.0), (True, slice(None)),
+                (np.int64(1), slice(None)), (5, slice(None)), (slice(None), 6), (1, 2, 3)]:
+        want, got = outcome(lambda: a[key]), outcome(lambda: x[key])
+        if isinstance(want, type):
+            assert got is want, (key, got, want)
+        else:
+            np.testing.assert_array_equal(np.asarray(got), want)
+            assert np.shape(got) == want.shape
+
+
 def test_python_ints_out_of_the_arrays_range_raise_as_numpy_does(device, path):
     a = sample((7,), np.uint8, 5)
     x = cg.asarray(a, device=device)
