@@ -329,24 +329,27 @@ def _prepare(device: Device, problem: GemmProblem, params: Mapping[str, int]):
     lda, sa, ldb, sb = i32(p.a.ld), i64(p.a.batch_stride), i32(p.b.ld), i64(p.b.batch_stride)
     zero, ldw, sw = i64(0), i32(p.N), i64(p.M * p.N)
     c_off, ldc, sc = i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride)
+    # bound launches (the fixed arguments set once, no event made where the driver's events
+    # cost more than the call): a split product is two launches a call, or one
+    head = (m, n, k, None, None, lda, sa, None, None, ldb, sb, None, zero, ldw, sw)
     if defines["FINISH_LAST"]:   # the last slice of each tile sums: one launch
         tiles = gsize[0] // nt * gsize[1] * p.batch
+        product = kernel.bind(device, gsize, (nt, 1, 1),
+                              head + (c_off, ldc, sc, None, None), (3, 4, 7, 8, 11, 18, 19))
 
         def run_one(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
             work = split_workspace(device, work_bytes)
-            return kernel(device.queue, gsize, (nt, 1, 1), m, n, k, a_buf, a_off, lda, sa,
-                          b_buf, b_off, ldb, sb, work, zero, ldw, sw, c_off, ldc, sc, c_buf,
-                          group_counters(device, tiles))
+            return product(a_buf, a_off, b_buf, b_off, work, c_buf, group_counters(device, tiles))
         return run_one
-    reduce = get_kernel(device, SOURCE, "gemm_gpu_splitk_reduce", defines)
-    rsize = (math.ceil(p.N / 64) * 64, p.M, p.batch)
+    product = kernel.bind(device, gsize, (nt, 1, 1), head, (3, 4, 7, 8, 11))
+    reduce = get_kernel(device, SOURCE, "gemm_gpu_splitk_reduce", defines).bind(
+        device, (math.ceil(p.N / 64) * 64, p.M, p.batch), (64, 1, 1),
+        (m, n, None, None, c_off, ldc, sc), (2, 3))
 
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
-        queue = device.queue  # of the moment (a device-time measurement may switch it)
         work = split_workspace(device, work_bytes)
-        kernel(queue, gsize, (nt, 1, 1), m, n, k, a_buf, a_off, lda, sa, b_buf, b_off, ldb, sb,
-               work, zero, ldw, sw)
-        return reduce(queue, rsize, (64, 1, 1), m, n, work, c_buf, c_off, ldc, sc)
+        product(a_buf, a_off, b_buf, b_off, work)
+        return reduce(work, c_buf)
     return run
 
 
@@ -420,12 +423,8 @@ def prepare_splitk_reduce(device: Device, p: GemmProblem, ks: int, half_c: bool 
     defines = {**dtype_defines(dtype), "KSPLIT": ks, "HALF_C": int(half_c)}
     kernel = get_kernel(device, SOURCE, "gemm_gpu_splitk_reduce", defines)
     rsize = (-(-p.N // 64) * 64, p.M, p.batch)
-    m, n = i32(p.M), i32(p.N)
-    c_off, ldc, sc = i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride)
-
-    def reduce(scratch, c_buf) -> cl.Event:
-        return kernel(device.queue, rsize, (64, 1, 1), m, n, scratch, c_buf, c_off, ldc, sc)
-    return reduce
+    args = (i32(p.M), i32(p.N), None, None, i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride))
+    return kernel.bind(device, rsize, (64, 1, 1), args, (2, 3))  # reduce(scratch, c_buf)
 
 
 def prepare_split_k(device: Device, p: GemmProblem, ks: int, prepare_slices, dtype=np.float32,
