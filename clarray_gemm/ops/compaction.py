@@ -116,8 +116,8 @@ def compress(x: DeviceArray, mask: DeviceArray, layout: tuple | None = None) -> 
     n = np.int64(n_rows)
     mask_buf = mask.storage.kernel_buffer()
     mask_off, mask_stride = np.int64(mask.offset), np.int64(mask.strides[0])
-    count_k(queue, (n_groups * wg,), (wg,), n, mask_buf, mask_off, mask_stride, counts)
-    scan_k(queue, (kernels.scan_wg,), (kernels.scan_wg,), np.int64(n_groups), counts)
+    count_k.launch(device, (n_groups * wg,), (wg,), n, mask_buf, mask_off, mask_stride, counts)
+    scan_k.launch(device, (kernels.scan_wg,), (kernels.scan_wg,), np.int64(n_groups), counts)
     total = np.empty(1, np.int64)
     calls.read_buffer(queue, counts, total)  # blocking: waits for the scan
     count = int(total[0])
@@ -128,8 +128,8 @@ def compress(x: DeviceArray, mask: DeviceArray, layout: tuple | None = None) -> 
             per_chunk = count * n_cols // n_groups
             slices = max(1, min(-(-kernels.target_groups // n_groups),
                                 per_chunk // (wg * MIN_ITEMS_PER_SLICE), MAX_SLICES))
-        compact_k(queue, (n_groups * wg, slices), (wg, 1), n, np.int64(n_cols),
-                  x.storage.kernel_buffer(), np.int64(x.offset // x.itemsize),
-                  np.int64(row_stride), cshape, cstride, mask_buf, mask_off, mask_stride,
-                  counts, out.storage.kernel_buffer(write=True))
+        compact_k.launch(device, (n_groups * wg, slices), (wg, 1), n, np.int64(n_cols),
+                         x.storage.kernel_buffer(), np.int64(x.offset // x.itemsize),
+                         np.int64(row_stride), cshape, cstride, mask_buf, mask_off, mask_stride,
+                         counts, out.storage.kernel_buffer(write=True))
     return out

@@ -64,9 +64,9 @@ def _launch(device: Device, name: str, n: int, data: DeviceArray, weights: Devic
     if local_bins:
         groups = min(groups, _GROUPS_PER_UNIT * device.info.compute_units)
     gsize = groups * _LOCAL
-    kernel(device.queue, (gsize,), (_LOCAL,), np.int64(n), data.storage.kernel_buffer(),
-           np.int64(data.offset // data.itemsize), w.storage.kernel_buffer(),
-           np.int64(w.offset // w.itemsize), *extra, bins.storage.kernel_buffer(write=True))
+    kernel.launch(device, (gsize,), (_LOCAL,), np.int64(n), data.storage.kernel_buffer(),
+                  np.int64(data.offset // data.itemsize), w.storage.kernel_buffer(),
+                  np.int64(w.offset // w.itemsize), *extra, bins.storage.kernel_buffer(write=True))
 
 
 def _sums(bins: DeviceArray, weighted: bool) -> DeviceArray:

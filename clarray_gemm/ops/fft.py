@@ -116,7 +116,7 @@ def _new_stockham(device: Device, n: int, real: np.dtype) -> _Stockham:
     buf = table.storage.kernel_buffer(write=True)
     for r, span, off in passes:
         gsize, lsize = _grid(device, r * span, 1)
-        kernel(device.queue, gsize[:1], lsize[:1], buf, np.int64(off), np.int32(r * span))
+        kernel.launch(device, gsize[:1], lsize[:1], buf, np.int64(off), np.int32(r * span))
     return _Stockham(n, tuple(passes), table)
 
 
@@ -159,9 +159,9 @@ def _run_passes(device: Device, plan: _Stockham, work: DeviceArray, rows: int,
     for r, span, off in plan.passes:
         kernel = get_kernel(device, SOURCE, "fft_pass", _defines(real, RADIX=r))
         gsize, lsize = _grid(device, plan.n // r, rows)
-        kernel(device.queue, gsize, lsize, src.storage.kernel_buffer(),
-               dst.storage.kernel_buffer(write=True), table, np.int64(off), np.int32(plan.n),
-               np.int32(span), np.int32(sign))
+        kernel.launch(device, gsize, lsize, src.storage.kernel_buffer(),
+                      dst.storage.kernel_buffer(write=True), table, np.int64(off), np.int32(plan.n),
+                      np.int32(span), np.int32(sign))
         src, dst = dst, src
     return src
 
@@ -343,9 +343,9 @@ def _load_block(device: Device, real: np.dtype, src: _Rows, count: int, p: int,
                         _defines(real, IN_REAL=int(src.real), CHIRP=int(chirp is not None)))
     gsize, lsize = _grid(device, p, src.rows)
     c = chirp if chirp is not None else block
-    kernel(device.queue, gsize, lsize, src.array.storage.kernel_buffer(), np.int64(src.offset),
-           np.int64(src.stride), np.int64(src.step), np.int32(count),
-           block.storage.kernel_buffer(write=True), np.int32(p), c.storage.kernel_buffer())
+    kernel.launch(device, gsize, lsize, src.array.storage.kernel_buffer(), np.int64(src.offset),
+                  np.int64(src.stride), np.int64(src.step), np.int32(count),
+                  block.storage.kernel_buffer(write=True), np.int32(p), c.storage.kernel_buffer())
     return block
 
 
@@ -379,9 +379,9 @@ def _transform(x: DeviceArray, layout: tuple, n: int, sign: int, scale: float, k
         full = empty((rows, n), complex_dtype, device=device)
         kernel = get_kernel(device, SOURCE, "fft_hermitian", _defines(real))
         gsize, lsize = _grid(device, n, rows)
-        kernel(device.queue, gsize, lsize, x.storage.kernel_buffer(), np.int64(src.offset),
-               np.int64(stride), np.int64(step), np.int32(min(length, n // 2 + 1)),
-               full.storage.kernel_buffer(write=True), np.int32(n))
+        kernel.launch(device, gsize, lsize, x.storage.kernel_buffer(), np.int64(src.offset),
+                      np.int64(stride), np.int64(step), np.int32(min(length, n // 2 + 1)),
+                      full.storage.kernel_buffer(write=True), np.int32(n))
         src = _Rows(full, 0, n, 1, n, rows)
     out_real = kind == "c2r"
     out = _fresh(x.shape[:-1] + (out_count,), real if out_real else complex_dtype, device)
@@ -414,8 +414,8 @@ def _transform(x: DeviceArray, layout: tuple, n: int, sign: int, scale: float, k
                                                        bluestein.chirp), sign)
     kernel = get_kernel(device, SOURCE, "fft_cmul", _defines(real))
     gsize, lsize = _grid(device, m, rows)
-    kernel(device.queue, gsize, lsize, done.storage.kernel_buffer(write=True),
-           bluestein.kernel.storage.kernel_buffer(), np.int32(m))
+    kernel.launch(device, gsize, lsize, done.storage.kernel_buffer(write=True),
+                  bluestein.kernel.storage.kernel_buffer(), np.int32(m))
     done = _block_transform(device, real, done, -sign)
     _store(device, real, done, m, dst, bluestein.chirp, scale)
     return out
@@ -429,10 +429,10 @@ def _store(device: Device, real: np.dtype, done: DeviceArray, p: int, dst: _Rows
                         _defines(real, OUT_REAL=int(dst.real), CHIRP=int(chirp is not None)))
     gsize, lsize = _grid(device, dst.length, dst.rows)
     c = chirp if chirp is not None else done
-    kernel(device.queue, gsize, lsize, done.storage.kernel_buffer(), np.int32(p),
-           dst.array.storage.kernel_buffer(write=True), np.int64(dst.offset),
-           np.int64(dst.stride), np.int32(dst.length), c.storage.kernel_buffer(),
-           real.type(scale))
+    kernel.launch(device, gsize, lsize, done.storage.kernel_buffer(), np.int32(p),
+                  dst.array.storage.kernel_buffer(write=True), np.int64(dst.offset),
+                  np.int64(dst.stride), np.int32(dst.length), c.storage.kernel_buffer(),
+                  real.type(scale))
 
 
 _RESULT_DTYPES: Memo[Any] = Memo("fft result dtypes", capacity=1024)

@@ -239,7 +239,7 @@ def _flat_index(x: DeviceArray, keys: list, bshape: tuple) -> Any:
                 np.int64(n_axis), flat.storage.kernel_buffer(write=True)]
         if not checked:
             args += [flag, epoch]
-        kernel(device.queue, *_launch_size(device, n), *args)
+        kernel.launch(device, *_launch_size(device, n), *args)
     if flagged and _read_word(device, flag) == epoch:
         _check_multi(keys, dims)   # NumPy's message (a host array's was raised before)
     return flat
@@ -324,10 +324,10 @@ def multi_put(x: DeviceArray, keys: list, value: Any) -> Any:
     defines = {"T": storage_ctype(x.dtype), "NDIM": ndim}
     flat_buf, win_buf = flat.storage.kernel_buffer(), winner.storage.kernel_buffer(write=True)
     for name in ("scatter_clear", "scatter_claim"):
-        get_kernel(device, "gather.cl", name, defines)(
-            device.queue, *_launch_size(device, n_idx), np.int64(n_idx), flat_buf, win_buf)
-    get_kernel(device, "gather.cl", "scatter_rows", defines)(
-        device.queue, *_launch_size(device, n), np.int64(n), np.int64(n_cols), flat_buf,
+        get_kernel(device, "gather.cl", name, defines).launch(
+            device, *_launch_size(device, n_idx), np.int64(n_idx), flat_buf, win_buf)
+    get_kernel(device, "gather.cl", "scatter_rows", defines).launch(
+        device, *_launch_size(device, n), np.int64(n), np.int64(n_cols), flat_buf,
         win_buf, merged.storage.kernel_buffer(write=True), np.int64(merged.offset // x.itemsize),
         np.int64(row_stride), cshape, cstride, vals.storage.kernel_buffer())
     return None
@@ -375,8 +375,8 @@ def iota(n: int, start: Any, delta: Any, second: Any, dtype: np.dtype, device: D
         if dtype == np.float64:
             defines["IS_FP64"] = 1
         kernel = get_kernel(device, "gather.cl", "iota", defines)
-        kernel(device.queue, *_launch_size(device, n), np.int64(n), dtype.type(start),
-               dtype.type(delta), dtype.type(second), out.storage.kernel_buffer(write=True))
+        kernel.launch(device, *_launch_size(device, n), np.int64(n), dtype.type(start),
+                      dtype.type(delta), dtype.type(second), out.storage.kernel_buffer(write=True))
     return out
 
 

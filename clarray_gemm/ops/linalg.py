@@ -109,10 +109,10 @@ def _launch(device: Device, a: DeviceArray, b: DeviceArray | None, n: int, k: in
     def buf(v, write=False):
         return v.storage.kernel_buffer(write=write) if v is not None else spare
     src_b = b if b is not None else a
-    kernel(device.queue, (batch * wg,), (wg,), buf(a), np.int64(a.offset // a.itemsize),
-           np.int64(n * n), buf(src_b), np.int64(src_b.offset // src_b.itemsize),
-           np.int64(n * k if b is not None else 0), buf(x, True), spare,
-           *(buf(v, True) for v in outs))
+    kernel.launch(device, (batch * wg,), (wg,), buf(a), np.int64(a.offset // a.itemsize),
+                  np.int64(n * n), buf(src_b), np.int64(src_b.offset // src_b.itemsize),
+                  np.int64(n * k if b is not None else 0), buf(x, True), spare,
+                  *(buf(v, True) for v in outs))
     return (x, status, *outs)
 
 
@@ -273,9 +273,9 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     kernel = get_kernel(a.device, SOURCE, "cholesky", defines)
     out = empty(a.shape, result, device=a.device)
     status = empty((batch,), np.int32, device=a.device)
-    kernel(a.device.queue, (batch * wg,), (wg,), src.storage.kernel_buffer(),
-           np.int64(src.offset // src.itemsize), np.int64(n * n),
-           out.storage.kernel_buffer(write=True), status.storage.kernel_buffer(write=True))
+    kernel.launch(a.device, (batch * wg,), (wg,), src.storage.kernel_buffer(),
+                  np.int64(src.offset // src.itemsize), np.int64(n * n),
+                  out.storage.kernel_buffer(write=True), status.storage.kernel_buffer(write=True))
     if np.asarray(status).any():
         raise np.linalg.LinAlgError("Matrix is not positive definite")
     return np.swapaxes(out, -1, -2).copy() if upper else out

@@ -96,8 +96,8 @@ def _trsm(device: Device, dtype: np.dtype, lower: bool, unit: bool, t: DeviceArr
     wg = defines["WG"]
     batch, n = t.shape[0], t.shape[-1]
     xn = x.shape[-1] * x.shape[-2]
-    get_kernel(device, SOURCE, "trsm", defines)(
-        device.queue, (_round_up(ncols, wg), batch), (wg, 1), _buffer(t), _offset(t),
+    get_kernel(device, SOURCE, "trsm", defines).launch(
+        device, (_round_up(ncols, wg), batch), (wg, 1), _buffer(t), _offset(t),
         np.int64(n * n), np.int32(n), np.int32(t0), np.int32(w), _buffer(x, True),
         np.int64(_offset(x) + x_start), np.int64(xn), np.int64(x_rs), np.int64(x_cs),
         np.int32(ncols))
@@ -116,12 +116,13 @@ def lu_factor(a: DeviceArray) -> tuple[DeviceArray, DeviceArray]:
     for k in range(0, n, BLOCK):
         w = min(BLOCK, n - k)
         panel, wg = _panel(device, dtype, n - k)
-        panel(device.queue, (batch * wg,), (wg,), _buffer(a, True), _offset(a), nn, n32,
-              np.int32(k), np.int32(w), _buffer(piv, True), np.int64(n), _buffer(status, True))
+        panel.launch(device, (batch * wg,), (wg,), _buffer(a, True), _offset(a), nn, n32,
+                     np.int32(k), np.int32(w), _buffer(piv, True), np.int64(n),
+                     _buffer(status, True))
         if n > w:   # the swaps on the columns left and right of the panel
-            swap(device.queue, (_round_up(n - w, 64), batch), (64, 1), _buffer(a, True),
-                 _offset(a), nn, n32, np.int32(n - w), np.int32(k), np.int32(w), _buffer(piv),
-                 np.int64(n), np.int32(k), np.int32(k + w))
+            swap.launch(device, (_round_up(n - w, 64), batch), (64, 1), _buffer(a, True),
+                        _offset(a), nn, n32, np.int32(n - w), np.int32(k), np.int32(w),
+                        _buffer(piv), np.int64(n), np.int32(k), np.int32(k + w))
         rest = n - k - w
         if rest:
             _trsm(device, dtype, True, True, a, k, w, a, k * n + k + w, n, 1, rest)  # U12
@@ -140,15 +141,15 @@ def lu_solve(lu: DeviceArray, piv: DeviceArray, b: DeviceArray) -> DeviceArray:
         wg = defines["WG"]
         local = (xmax + wg + 32 * 32 + 32) * dtype.itemsize
         if wg >= 32 and local <= device.info.local_mem_bytes - 1024:
-            get_kernel(device, SOURCE, "lu_solve_columns", defines)(
-                device.queue, (k * wg, batch), (wg, 1), _buffer(lu), _offset(lu),
+            get_kernel(device, SOURCE, "lu_solve_columns", defines).launch(
+                device, (k * wg, batch), (wg, 1), _buffer(lu), _offset(lu),
                 np.int64(n * n), np.int32(n), _buffer(piv), np.int64(n), _buffer(b, True),
                 _offset(b), np.int64(n * k), np.int32(k))
             return b
     swap = get_kernel(device, SOURCE, "swap_rows", _defines(device, dtype))
-    swap(device.queue, (_round_up(k, 64), batch), (64, 1), _buffer(b, True), _offset(b),
-         np.int64(n * k), np.int32(k), np.int32(k), np.int32(k), np.int32(0), _buffer(piv),
-         np.int64(n), np.int32(0), np.int32(n))
+    swap.launch(device, (_round_up(k, 64), batch), (64, 1), _buffer(b, True), _offset(b),
+                np.int64(n * k), np.int32(k), np.int32(k), np.int32(k), np.int32(0), _buffer(piv),
+                np.int64(n), np.int32(0), np.int32(n))
     nb = _block(device, dtype, n, SOLVE_BLOCKS)
     starts = range(0, n, nb)
     for s in starts:   # L Y = P B, a block of rows at a time
@@ -171,8 +172,8 @@ def lu_det(lu: DeviceArray, piv: DeviceArray) -> tuple[DeviceArray, DeviceArray,
     defines = _defines(device, dtype)
     wg = defines["WG"]
     outs = [empty((batch,), dtype, device=device) for _ in range(3)]
-    get_kernel(device, SOURCE, "lu_det", defines)(
-        device.queue, (batch * wg,), (wg,), _buffer(lu), _offset(lu), np.int64(n * n),
+    get_kernel(device, SOURCE, "lu_det", defines).launch(
+        device, (batch * wg,), (wg,), _buffer(lu), _offset(lu), np.int64(n * n),
         np.int32(n), _buffer(piv), np.int64(n), *(_buffer(v, True) for v in outs))
     return outs[0], outs[1], outs[2]
 
@@ -191,15 +192,15 @@ def cholesky_factor(a: DeviceArray) -> DeviceArray:
     nn, n32 = np.int64(n * n), np.int32(n)
     for k in range(0, n, nb):
         w = min(nb, n - k)
-        block(device.queue, (batch * wg,), (wg,), _buffer(a, True), _offset(a), nn, n32,
-              np.int32(k), np.int32(w), _buffer(status, True))
+        block.launch(device, (batch * wg,), (wg,), _buffer(a, True), _offset(a), nn, n32,
+                     np.int32(k), np.int32(w), _buffer(status, True))
         rest = n - k - w
         if rest:
             # L21 = A21 L11^-T, as L11 X = A21^T on the transposed view of the block
             _trsm(device, dtype, True, False, a, k, w, a, (k + w) * n + k, 1, n, rest, nb)
             l21 = a[:, k + w:, k:k + w]
             _subtract_product(a[:, k + w:, k + w:], l21, np.swapaxes(l21, -1, -2))
-    get_kernel(device, SOURCE, "zero_upper", defines)(
-        device.queue, (_round_up(n, 16), _round_up(n, 16), batch), (16, 16, 1),
+    get_kernel(device, SOURCE, "zero_upper", defines).launch(
+        device, (_round_up(n, 16), _round_up(n, 16), batch), (16, 16, 1),
         _buffer(a, True), _offset(a), nn, n32)
     return status

@@ -116,18 +116,19 @@ def sort_rows_radix(x: DeviceArray, out: DeviceArray, rows: int, n: int, arg: bo
     src, src_off = x.storage.kernel_buffer(), np.int64(x.offset // x.itemsize)
     dst = out.storage.kernel_buffer(write=True)
     scanned = groups > _SUMMED_TILES
-    q, i32, i64, wg = device.queue, np.int32, np.int64, shape.wg
+    i32, i64, wg = np.int32, np.int64, shape.wg
     for p, (shift, row_pass) in enumerate(steps):
         first, last = i32(p == 0), i32(p == len(steps) - 1)
         inp, outp = p % 2, (p + 1) % 2
         common = (i32(total), i32(n), i32(shift), i32(row_pass), first)
-        count(q, (groups * wg,), (wg,), *common, src, src_off, buf, i64(keys_at[inp]),
-              i64(ids_at[inp]), i64(counts_at))
+        count.launch(device, (groups * wg,), (wg,), *common, src, src_off, buf,
+                     i64(keys_at[inp]), i64(ids_at[inp]), i64(counts_at))
         if scanned:
-            scan(q, (radix * wg,), (wg,), i32(groups), buf, i64(counts_at), i64(totals_at))
-        scatter(q, (groups * wg,), (wg,), *common, last, i32(scanned), src, src_off, buf,
-                i64(keys_at[inp]), i64(ids_at[inp]), i64(keys_at[outp]), i64(ids_at[outp]),
-                i64(counts_at), i64(totals_at), dst)
+            scan.launch(device, (radix * wg,), (wg,), i32(groups), buf, i64(counts_at),
+                        i64(totals_at))
+        scatter.launch(device, (groups * wg,), (wg,), *common, last, i32(scanned), src, src_off,
+                       buf, i64(keys_at[inp]), i64(ids_at[inp]), i64(keys_at[outp]),
+                       i64(ids_at[outp]), i64(counts_at), i64(totals_at), dst)
     if dtype.kind == "f" and not pairs:
         _restore_zeros_and_nans(x.reshape(-1), out.reshape(-1))
 

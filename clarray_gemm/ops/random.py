@@ -148,7 +148,7 @@ class Generator:
             args += [np.float64(affine[0]), np.float64(affine[1])]
         if integers is not None:
             args += [np.uint64(integers[0] % (1 << 64)), np.uint64(integers[1] % (1 << 64))]
-        kernel(target.device.queue, (size,), (local,), *args)
+        kernel.launch(target.device, (size,), (local,), *args)
         return target
 
     def _floats(self, dist: int, size: Any, dtype: Any, out: Any, name: str,

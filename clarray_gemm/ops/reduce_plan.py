@@ -281,9 +281,10 @@ class ScanPlan:
                                           c_strides(self.shape, itemsize))
         if n:
             n_red, odims, ostride, rstride = self.fixed
-            self.launcher(self.device.queue, *self.geometry, n_red, odims, ostride, rstride,
-                          x.storage.kernel_buffer(), np.int64(x.offset // x.itemsize),
-                          result.storage.kernel_buffer(write=True), np.int64(0), *self.fixed_out)
+            self.launcher.launch(self.device, *self.geometry, n_red, odims, ostride, rstride,
+                                 x.storage.kernel_buffer(), np.int64(x.offset // x.itemsize),
+                                 result.storage.kernel_buffer(write=True), np.int64(0),
+                                 *self.fixed_out)
         return result
 
 

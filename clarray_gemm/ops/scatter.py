@@ -84,9 +84,9 @@ def add_at(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     if np.float64 in (a.dtype, value_dtype):
         defines["IS_FP64"] = 1
     kernel = get_kernel(device, SOURCE, "scatter_add", defines)
-    kernel(device.queue, (-(-n // _LOCAL) * _LOCAL,), (_LOCAL,), np.int64(n),
-           pos.storage.kernel_buffer(), vals.storage.kernel_buffer(),
-           a.storage.kernel_buffer(write=True), np.int64(a.offset // a.itemsize))
+    kernel.launch(device, (-(-n // _LOCAL) * _LOCAL,), (_LOCAL,), np.int64(n),
+                  pos.storage.kernel_buffer(), vals.storage.kernel_buffer(),
+                  a.storage.kernel_buffer(write=True), np.int64(a.offset // a.itemsize))
     return None
 
 

@@ -101,8 +101,8 @@ def _rows_sorted(a: DeviceArray, axis: int, arg: bool) -> Any:
         sort_rows_radix(x, out, rows, n, arg)
     elif rows:
         kernel, wg = _launcher(device, a.dtype, _slots(n), arg, "sort_rows")
-        kernel(device.queue, (rows * wg,), (wg,), np.int32(n), x.storage.kernel_buffer(),
-               np.int64(x.offset // x.itemsize), out.storage.kernel_buffer(write=True))
+        kernel.launch(device, (rows * wg,), (wg,), np.int32(n), x.storage.kernel_buffer(),
+                      np.int64(x.offset // x.itemsize), out.storage.kernel_buffer(write=True))
     if axis == a.ndim - 1:
         return out
     return out.geometry_view(lambda t: np.moveaxis(t, -1, axis)).copy()
@@ -356,10 +356,10 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
         key = (device, dt, side)
         kernel = _SEARCHES.find(key) or _SEARCHES.get(key, lambda: _search_kernel(*key))
         local = min(64, device.info.max_work_group_size)
-        kernel(device.queue, (-(-x.size // local) * local,), (local,), np.int64(keys.size),
-               keys.storage.kernel_buffer(), np.int64(keys.offset // keys.itemsize),
-               np.int64(x.size), x.storage.kernel_buffer(),
-               np.int64(x.offset // x.itemsize), out.storage.kernel_buffer(write=True))
+        kernel.launch(device, (-(-x.size // local) * local,), (local,), np.int64(keys.size),
+                      keys.storage.kernel_buffer(), np.int64(keys.offset // keys.itemsize),
+                      np.int64(x.size), x.storage.kernel_buffer(),
+                      np.int64(x.offset // x.itemsize), out.storage.kernel_buffer(write=True))
     if type(v) is not DeviceArray and np.ndim(v) == 0:
         return out.__array__()[()]   # NumPy's intp scalar for a scalar value
     return out
