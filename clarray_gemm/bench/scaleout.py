@@ -441,15 +441,6 @@ def machine_ceiling(client: Any, workers: Sequence[str], n: int) -> float:
     return len(workers) * alone / max(together)
 
 
-def register_backend() -> None:
-    """``array.backend = "clarray_gemm"`` where the package is not installed (no entry point):
-    a checkout run with ``PYTHONPATH``, on the client and on each worker."""
-    from dask.array.backends import array_creation_dispatch
-    from clarray_gemm.interop.dask_backend import DeviceBackendEntrypoint
-    if "clarray_gemm" not in getattr(array_creation_dispatch, "_lookup", {}):
-        array_creation_dispatch.register_backend("clarray_gemm", DeviceBackendEntrypoint())
-
-
 def run(clusters: Sequence[tuple[str, Callable[[], Any]]], parts: int, sizes: Sizes,
         repeats: int, names: Sequence[str] | None = None, progress: Any = None,
         log: Callable[[str], None] = print) -> tuple[list[Row], dict[str, dict]]:
@@ -458,6 +449,7 @@ def run(clusters: Sequence[tuple[str, Callable[[], Any]]], parts: int, sizes: Si
     machine ceiling. ``parts`` (the largest cluster's worker count) sets the block counts, so
     every cluster runs the same task graphs."""
     from distributed import Client
+    from clarray_gemm.interop.dask_backend import register_backend
     from clarray_gemm.interop.distributed import worker_device
     register_backend()
     chosen = [w for w in WORKLOADS if not names or w.name in names]

@@ -97,3 +97,11 @@ class DeviceBackendEntrypoint(ArrayBackendEntrypoint):
         with dask.config.set({"array.backend": "numpy"}):
             return da.arange(*args, like=like, **kwargs).map_blocks(
                 _array.asarray, meta=device_meta(kwargs.get("dtype") or np.int64, 1))
+
+
+def register_backend() -> None:
+    """``array.backend = "clarray_gemm"`` where the package is not installed (no entry point:
+    a checkout run with ``PYTHONPATH``); nothing where dask found the entry point already."""
+    from dask.array.backends import array_creation_dispatch
+    if "clarray_gemm" not in getattr(array_creation_dispatch, "_lookup", {}):
+        array_creation_dispatch.register_backend("clarray_gemm", DeviceBackendEntrypoint())

@@ -94,6 +94,8 @@ def device_cluster(devices: Sequence[Any] | None = None, *, threads_per_worker: 
     and close it (or use ``with``) when done."""
     from distributed import Scheduler, SpecCluster
 
+    from .dask_backend import register_backend
+    register_backend()   # ``array.backend = "clarray_gemm"`` from a checkout too
     kwargs.setdefault("scheduler", {"cls": Scheduler,
                                     "options": {"dashboard_address": None, "host": host}})
     specs = worker_specs(devices, threads_per_worker=threads_per_worker,

@@ -92,6 +92,25 @@ def test_array_backend_creates_device_chunks():
     assert type(back) is np.ndarray and back.tolist() == list(range(6))
 
 
+def test_array_backend_registers_without_the_packages_entry_point():
+    """A checkout run with PYTHONPATH has no installed entry point: ``device_cluster`` (and
+    ``register_backend``) registers the backend itself, once."""
+    from dask.array.backends import array_creation_dispatch
+    from clarray_gemm.interop.dask_backend import DeviceBackendEntrypoint, register_backend
+    saved = array_creation_dispatch._lookup.pop("clarray_gemm", None)
+    try:
+        register_backend()
+        first = array_creation_dispatch._lookup["clarray_gemm"]
+        assert isinstance(first, DeviceBackendEntrypoint)
+        register_backend()
+        assert array_creation_dispatch._lookup["clarray_gemm"] is first
+        with dask.config.set({"array.backend": "clarray_gemm"}):
+            assert isinstance(da.zeros(3, chunks=2).compute(), cg.DeviceArray)
+    finally:
+        if saved is not None:
+            array_creation_dispatch._lookup["clarray_gemm"] = saved
+
+
 def test_distributed_serialization_is_a_view_of_the_buffer():
     pytest.importorskip("distributed", reason="dask.distributed is not installed")
     from distributed.protocol import deserialize, serialize
