@@ -11,12 +11,10 @@ import numpy as np
 
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 UFUNCS: dict[np.ufunc, Callable[..., Any]] = {}
-# ``a <op> b`` for two device arrays (the operators' common call): (a, b) -> result, or
-# NotImplemented for the general ufunc path. Fewer Python frames than ``UFUNCS``' route.
+# ``a @ b`` for two device arrays (ops/matmul registers its plan lookup on a short key):
+# (a, b) -> result, or NotImplemented for the ufunc route. The elementwise operators find
+# their plans through ``find_elementwise_plan`` instead.
 OPERATORS: dict[np.ufunc, Callable[[Any, Any], Any]] = {}
-# ``a <op> s`` and ``s <op> a`` for a device array and a scalar of ``dtypes.TYPED_SCALARS``
-# (``x > 0``, ``2 * x``): (a, b) -> result, or NotImplemented for the general ufunc path.
-SCALAR_OPERATORS: dict[np.ufunc, Callable[[Any, Any], Any]] = {}
 # ufunc methods other than __call__ ("reduce", "accumulate"): (ufunc, inputs, kwargs) -> result
 # or NotImplemented.
 UFUNC_METHODS: dict[str, Callable[..., Any]] = {}
@@ -34,7 +32,7 @@ GETITEM: Callable[[Any, Any], Any] | None = None
 # NotImplemented.
 SETITEM: Callable[[Any, Any, Any], Any] | None = None
 
-__all__ = ["NumPyDecides", "FUNCTIONS", "UFUNCS", "OPERATORS", "SCALAR_OPERATORS",
+__all__ = ["NumPyDecides", "FUNCTIONS", "UFUNCS", "OPERATORS",
            "UFUNC_METHODS", "LIKE_FUNCTIONS", "implements", "implements_ufunc",
            "register_namespace", "array_namespace",
            "register_strided_copy", "strided_copy", "copy_plan", "register_copy_on_host",

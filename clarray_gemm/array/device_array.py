@@ -58,7 +58,6 @@ def _copyable(dtype: np.dtype) -> bool:
 # The registries every operator and NumPy call reads, bound once (one global read per call
 # instead of a module attribute lookup; they are filled in place as ``ops`` registers).
 _UFUNCS, _OPERATORS = _dispatch.UFUNCS, _dispatch.OPERATORS
-_SCALAR_OPERATORS = _dispatch.SCALAR_OPERATORS
 _FUNCTIONS, _LIKE_FUNCTIONS = _dispatch.FUNCTIONS, _dispatch.LIKE_FUNCTIONS
 
 
@@ -96,25 +95,12 @@ _new_object = object.__new__
 _SHUFFLE_FILTER = numpy_shuffle.FILTER
 
 
-def _registered_operator(ufunc: np.ufunc, a: Any, b: Any, registry: dict) -> Any:
-    """``ufunc(a, b)`` by ``registry``'s short path (``OPERATORS`` for two device arrays,
-    ``SCALAR_OPERATORS`` for a device array and a typed scalar), else the ufunc route."""
-    fast = registry.get(ufunc)
-    if fast is not None:
-        try:
-            result = fast(a, b)
-        except _dispatch.NumPyDecides:  # dtypes only NumPy computes with
-            result = NotImplemented
-        if result is not NotImplemented:
-            return result
-    return call_ufunc(ufunc, (a, b), {})
-
-
 def _repeated_call(ufunc: np.ufunc, a: Any, b: Any) -> Any:
     """``ufunc(a, b)`` for a device array and a device array or a scalar of
     ``TYPED_SCALARS`` (either order) whose elementwise plan is cached under its short key, by
     that plan's ``short`` (one dict hit: a stencil or an ODE step makes a dozen such calls on
-    small arrays, where each Python frame counts); None where the registered paths decide."""
+    small arrays, where each Python frame counts); None where the ufunc route decides (the
+    first call, which builds and caches the plan, and calls the plan leaves to it)."""
     kind_a, kind_b = type(a), type(b)
     if kind_a is DeviceArray:
         device = a._storage.device
@@ -133,7 +119,8 @@ def _repeated_call(ufunc: np.ufunc, a: Any, b: Any) -> Any:
     plan = _dispatch.find_elementwise_plan(key)
     if plan is None or plan.short is None:
         return None
-    return plan.short(a, b)
+    result = plan.short(a, b)
+    return None if result is NotImplemented else result
 
 
 def _operators(ufunc: np.ufunc):
@@ -145,9 +132,7 @@ def _operators(ufunc: np.ufunc):
             result = _repeated_call(ufunc, self, other)
             if result is not None:
                 return result
-        if type(other) is DeviceArray:  # two device arrays: the registered short path first
-            # _registered_operator written out: a frame less on every ``x + y`` (a host-path
-            # loop pays each frame several times over, see ops/arrayfuncs.py's norm)
+        elif type(other) is DeviceArray:  # ``a @ b``: the matmul plan on its short key
             fast = _OPERATORS.get(ufunc)
             if fast is not None:
                 try:
@@ -156,10 +141,9 @@ def _operators(ufunc: np.ufunc):
                     result = NotImplemented
                 if result is not NotImplemented:
                     return result
-            return call_ufunc(ufunc, (self, other), {})
-        if type(other) in _TYPED_SCALARS:  # ``x * 2.0``: NumPy never defers to a number
-            return _registered_operator(ufunc, self, other, _SCALAR_OPERATORS)
-        if _should_defer(self, other):
+        # NumPy never defers to a device array or a number; to others as ndarray does
+        if type(other) is not DeviceArray and type(other) not in _TYPED_SCALARS and \
+                _should_defer(self, other):
             return NotImplemented
         return call_ufunc(ufunc, (self, other), {})
 
@@ -169,7 +153,7 @@ def _operators(ufunc: np.ufunc):
                 result = _repeated_call(ufunc, other, self)
                 if result is not None:
                     return result
-            return _registered_operator(ufunc, other, self, _SCALAR_OPERATORS)
+            return call_ufunc(ufunc, (other, self), {})
         if _should_defer(self, other):
             return NotImplemented
         return call_ufunc(ufunc, (other, self), {})
@@ -193,10 +177,8 @@ def _ordering(ufunc: np.ufunc, mixin_method):
         result = _repeated_call(ufunc, self, other)
         if result is not None:
             return result
-        if type(other) is DeviceArray:
-            return _registered_operator(ufunc, self, other, _OPERATORS)
-        if type(other) in _TYPED_SCALARS:
-            return _registered_operator(ufunc, self, other, _SCALAR_OPERATORS)
+        if type(other) is DeviceArray or type(other) in _TYPED_SCALARS:
+            return call_ufunc(ufunc, (self, other), {})
         return mixin_method(self, other)
     compare.__name__ = mixin_method.__name__
     return compare
@@ -213,8 +195,6 @@ def _comparison(ufunc: np.ufunc, name: str):
             result = _repeated_call(ufunc, self, other)
             if result is not None:
                 return result
-            if type(other) in _TYPED_SCALARS:  # ``x == 0``: the scalar operators' short path
-                return _registered_operator(ufunc, self, other, _SCALAR_OPERATORS)
             return call_ufunc(ufunc, (self, other), {})
         except TypeError:  # NumPy's UFuncTypeError (no loop): ndarray decides as it does
             host_other = other.__array__() if isinstance(other, DeviceArray) else other

@@ -173,25 +173,41 @@ class ElementwisePlan:
     def _short_call(self, inputs: tuple) -> Callable[..., Any] | None:
         """``short(*operands)``: this keyword-free call's result on operands of the planned
         layouts and scalar types (device arrays on this plan's device: the caller checks), with
-        nothing decided per call; None where each call needs the general route (a Python int
-        whose range a loop checks, a result that is empty or not one array, ``np.where``,
-        powers, whose integer exponents NumPy checks per call)."""
-        if (not self.supported or self.int_scalars or self.spec.cond_first
-                or self.spec.name == "POWER"):
-            return None
-        if self.fresh_host:
-            return self.host_run
-        if not self.fresh_kernel:
+        nothing decided per call but a Python int's range where an integer loop takes one
+        (NotImplemented outside it: NumPy's error or rule answers); None where each call needs
+        the general route (a result that is empty or not one array, ``np.where``, powers,
+        whose integer exponents NumPy checks per call)."""
+        if not self.supported or self.spec.cond_first or self.spec.name == "POWER":
             return None
         scalars = [k for k, x in enumerate(inputs) if type(x) is not DeviceArray]
-        if not scalars:
-            return self.run_fresh
-        if len(inputs) != 2 or len(scalars) != 1:
+        if self.fresh_host:
+            run = self.host_run
+        elif not self.fresh_kernel:
             return None
-        run, loop_dtype, device = self.run_fresh, self.loop[scalars[0]], self.device
-        if scalars[0] == 1:
-            return lambda a, b: run(a, constant(b, loop_dtype, device))
-        return lambda a, b: run(constant(a, loop_dtype, device), b)
+        elif not scalars:
+            run = self.run_fresh
+        elif len(inputs) != 2 or len(scalars) != 1:
+            return None
+        else:
+            fresh, device = self.run_fresh, self.device
+            at, loop_dtype = scalars[0], self.loop[scalars[0]]
+            if at == 1:
+                def run(a: Any, b: Any) -> Any:
+                    return fresh(a, constant(b, loop_dtype, device))
+            else:
+                def run(a: Any, b: Any) -> Any:
+                    return fresh(constant(a, loop_dtype, device), b)
+        if not self.int_scalars:
+            return run
+        if len(inputs) != 2 or len(self.int_scalars) != 1:
+            return None
+        at = self.int_scalars[0]
+        info = np.iinfo(self.loop[at])
+        low, high = info.min, info.max
+
+        def in_range(a: Any, b: Any) -> Any:  # (NumPy's OverflowError or rule outside it)
+            return run(a, b) if low <= (b if at else a) <= high else NotImplemented
+        return in_range
 
     def _plan_kernel(self, inputs: tuple, outs: tuple | None, mask: Any) -> None:
         spec, shape = self.spec, self.shape

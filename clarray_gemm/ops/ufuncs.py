@@ -10,13 +10,12 @@ raised for device loops; the values are NumPy's.
 """
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import numpy as np
 from numpy._core import umath
 
-from .._dispatch import OPERATORS, SCALAR_OPERATORS, NumPyDecides, implements, implements_ufunc
+from .._dispatch import NumPyDecides, implements, implements_ufunc
 from ..array import DeviceArray, host_function
 from ..dtypes import PYTHON_SCALARS, TYPED_SCALARS
 from .complex_ufuncs import OPS as COMPLEX_OPS, complex_ufunc
@@ -100,13 +99,6 @@ def _on_device_array_and_scalar(spec: OpSpec, a: Any, b: Any) -> Any:
     return run_plan(plan, (a, b))  # (a Python int's range is checked per call)
 
 
-# The operators' entries (``a + b`` of two device arrays, ``a + 1.0``); power is left to
-# device_ufunc (its scalar exponents take other ufuncs).
-_BINARY_OPERATORS = [(u, spec) for u, spec in SPECS.items()
-                     if u.nin == 2 and u.nout == 1 and u not in (np.power, np.float_power)]
-OPERATORS.update((u, partial(_on_two_device_arrays, spec)) for u, spec in _BINARY_OPERATORS)
-SCALAR_OPERATORS.update((u, partial(_on_device_array_and_scalar, spec))
-                        for u, spec in _BINARY_OPERATORS)
 CLIP = SPECS[umath.clip]
 
 _KWARGS = {"out", "casting", "where", "dtype"}

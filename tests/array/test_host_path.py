@@ -214,33 +214,44 @@ def test_device_and_numpy_operands_share_a_plan_whatever_the_strides(device, hos
 
 
 @pytest.mark.parametrize("host", [False, True], ids=["kernels", "host-path"])
-def test_operators_of_two_device_arrays_take_the_registered_short_path(device, host,
-                                                                       monkeypatch):
-    """``x + y`` and ``x @ y`` of two device arrays go through ``_dispatch.OPERATORS``; when
-    that path declines (NotImplemented, or a dtype only NumPy computes with) the ufunc route
-    answers, with NumPy's result either way."""
+def test_operators_take_their_short_paths_and_fall_back_to_the_ufunc_route(device, host,
+                                                                             monkeypatch):
+    """``x @ y`` goes through ``_dispatch.OPERATORS``, a repeated ``x + y`` or ``x * 2.0``
+    through its cached elementwise plan's ``short``; where either declines (NotImplemented, a
+    dtype only NumPy computes with, no plan yet) the ufunc route answers, with NumPy's result
+    every time."""
     from clarray_gemm import _dispatch
+    from clarray_gemm.ops.elementwise import find_plan
 
     if host and not device.info.host_unified_memory:
         pytest.skip("no host path on this device")
     a, b = random_array((5, 7), np.float32, 31), random_array((5, 7), np.float32, 32)
     x, y = cg.asarray(a, device=device), cg.asarray(b, device=device)
     used = []
-    for ufunc in (np.add, np.matmul):
-        real = _dispatch.OPERATORS[ufunc]
-        monkeypatch.setitem(_dispatch.OPERATORS, ufunc,
-                            lambda p, q, real=real, u=ufunc: used.append(u) or real(p, q))
+    real = _dispatch.OPERATORS[np.matmul]
+    monkeypatch.setitem(_dispatch.OPERATORS, np.matmul,
+                        lambda p, q: used.append(np.matmul) or real(p, q))
     with cg.host_path(host):
-        np.testing.assert_array_equal(np.asarray(x + y), a + b)
+        np.testing.assert_array_equal(np.asarray(x + y), a + b)   # builds the plans
+        np.testing.assert_array_equal(np.asarray(x * 2.0), a * 2.0)
         assert_matches(x @ y.T, a @ b.T)
-        assert used == [np.add, np.matmul]
-
-        def declines(p, q):
-            raise _dispatch.NumPyDecides("test")
-        monkeypatch.setitem(_dispatch.OPERATORS, np.add, declines)
-        np.testing.assert_array_equal(np.asarray(x + y), a + b)
-        monkeypatch.setitem(_dispatch.OPERATORS, np.add, lambda p, q: NotImplemented)
-        np.testing.assert_array_equal(np.asarray(x + y), a + b)
+        assert used == [np.matmul]
+        for key, call, want in (((np.add, device, x.layout_key, y.layout_key),
+                                 lambda: x + y, a + b),
+                                ((np.multiply, device, x.layout_key, float),
+                                 lambda: x * 2.0, a * 2.0)):
+            plan = find_plan(key)
+            assert plan is not None and plan.short is not None
+            real_short = plan.short
+            monkeypatch.setattr(plan, "short", lambda p, q, s=real_short: used.append(key) or
+                                s(p, q))
+            np.testing.assert_array_equal(np.asarray(call()), want)
+            assert used[-1] == key
+            monkeypatch.setattr(plan, "short", lambda p, q: NotImplemented)
+            np.testing.assert_array_equal(np.asarray(call()), want)
+            monkeypatch.setattr(plan, "short", real_short)
+        monkeypatch.setitem(_dispatch.OPERATORS, np.matmul, lambda p, q: NotImplemented)
+        assert_matches(x @ y.T, a @ b.T)
 
 
 def test_repeated_calls_reuse_one_plan(device):
