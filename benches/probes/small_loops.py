@@ -3,7 +3,10 @@ stencil, RK4 on an 8 x 3 state, logistic regression (1000 x 10) and power iterat
 Each step is 10-30 calls on arrays of 24 to 16384 elements, where a call's own cost decides.
 Prints NumPy's time / ours per loop (median of ``--reps`` runs a side, the sides interleaved).
 
-    python benches/probes/small_loops.py [--reps 7]
+    python benches/probes/small_loops.py [--reps 7] [--minimal]
+
+``--minimal`` also runs RK4 on a minimal wrapper (an ndarray in one slot; each operator and
+ufunc one NumPy call and one new wrapper): the floor of any array type written in Python.
 """
 from __future__ import annotations
 
@@ -52,9 +55,30 @@ def power(A, v, steps=50):
     return v
 
 
+class Minimal:
+    """An ndarray in one slot; each operator or ufunc is one NumPy call and one new wrapper."""
+
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        self.a = a
+
+    def __mul__(self, other):
+        return Minimal(self.a * (other.a if type(other) is Minimal else other))
+
+    def __add__(self, other):
+        return Minimal(self.a + (other.a if type(other) is Minimal else other))
+
+    __rmul__, __radd__ = __mul__, __add__
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return Minimal(ufunc(*[x.a if type(x) is Minimal else x for x in inputs]))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--minimal", action="store_true", help="RK4 on a minimal wrapper too")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     cases = [("heat-equation stencil 128^2, 100 steps", heat,
@@ -80,6 +104,18 @@ def main() -> None:
         numpy_s, ours_s = (sorted(t)[len(t) // 2] for t in (times["numpy"], times["ours"]))
         print(f"{name:42s} NumPy {numpy_s * 1e3:7.2f} ms  ours {ours_s * 1e3:7.2f} ms  "
               f"{numpy_s / ours_s:.2f}x")
+
+    if args.minimal:
+        y = rng.random((8, 3)).astype(np.float32)
+        times = {"numpy": [], "minimal": []}
+        for _ in range(args.reps):
+            for side, arg in (("numpy", y), ("minimal", Minimal(y))):
+                t0 = time.perf_counter()
+                rk4(arg)
+                times[side].append(time.perf_counter() - t0)
+        numpy_s, wrapper_s = (sorted(t)[len(t) // 2] for t in times.values())
+        print(f"{'RK4 8 x 3 on a minimal wrapper':42s} NumPy {numpy_s * 1e3:7.2f} ms  wrapper "
+              f"{wrapper_s * 1e3:7.2f} ms  {numpy_s / wrapper_s:.2f}x")
 
 
 if __name__ == "__main__":
