@@ -171,8 +171,9 @@ def _operators(ufunc: np.ufunc):
 
 
 def _ordering(ufunc: np.ufunc, mixin_method):
-    """``<``, ``<=``, ``>``, ``>=``: a device array or a typed scalar by the registered short
-    paths; other operands as ``NDArrayOperatorsMixin`` (``mixin_method``) compares them."""
+    """``<``, ``<=``, ``>``, ``>=``: a device array or a typed scalar by the ufunc route (a
+    repeated call by its cached plan); other operands as ``NDArrayOperatorsMixin``
+    (``mixin_method``) compares them."""
     def compare(self, other):
         result = _repeated_call(ufunc, self, other)
         if result is not None:

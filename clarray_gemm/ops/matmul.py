@@ -522,8 +522,10 @@ def _offset_arg(x: DeviceArray, layout, isz: int) -> np.int64:
 
 
 _PLANS: PlanCache[MatmulPlan] = PlanCache("matmul")
-_OPERATOR_PLANS: PlanCache[MatmulPlan] = PlanCache("matmul-operator")  # ``a @ b``'s short keys
-_find_operator_plan = _OPERATOR_PLANS.find
+"""Every product's plan, under :func:`plan_for`'s key and, for ``a @ b``, under the operator's
+short key too (a device array by layout and offset & 255, a NumPy operand by dtype and shape,
+then the device and the precision): both lead to the one plan object ``plan_for`` built."""
+_find_plan = _PLANS.find
 
 
 def _operand_key(x: DeviceArray | np.ndarray) -> tuple:
@@ -627,7 +629,7 @@ def _run_on_short_key(key: tuple, a: Any, b: Any, device: Device) -> Any:
     """``a @ b`` by the plan plan_for would give, cached under ``key``: a shorter key built by
     the caller (a device array's offset & 255 keeps what _operand_key's ``% (16 * itemsize)``
     keeps; an ndarray is keyed by dtype and shape in both)."""
-    plan = _OPERATOR_PLANS.find(key) or _OPERATOR_PLANS.get(
+    plan = _find_plan(key) or _PLANS.get(
         key, lambda: plan_for(a, b, None, device))
     return plan.run(a, b)
 
@@ -638,7 +640,7 @@ def _matmul_operator(a: DeviceArray, b: DeviceArray) -> Any:
     if device is not b.device:
         return NotImplemented
     key = (a.layout_key, a._offset & 255, b.layout_key, b._offset & 255, device, get_precision())
-    plan = _find_operator_plan(key) or _OPERATOR_PLANS.get(
+    plan = _find_plan(key) or _PLANS.get(
         key, lambda: plan_for(a, b, None, device))
     return plan.fast_run(a, b)
 

@@ -194,7 +194,7 @@ def test_host_path_result_feeds_a_kernel_and_back(device, host_path):
 def test_device_and_numpy_operands_share_a_plan_whatever_the_strides(device, host):
     """``x @ b`` and ``b @ x`` with an ndarray: one plan per (layout, dtype, shape), right for
     C-ordered, Fortran-ordered and strided ndarrays of that shape."""
-    from clarray_gemm.ops.matmul import _OPERATOR_PLANS
+    from clarray_gemm.ops.matmul import _PLANS
 
     if host and not device.info.host_unified_memory:
         pytest.skip("no host path on this device")
@@ -207,10 +207,10 @@ def test_device_and_numpy_operands_share_a_plan_whatever_the_strides(device, hos
         for b in variants:
             assert_matches(x @ b, a @ b)
             assert_matches(b.T @ x.T, b.T @ a.T)
-        builds = _OPERATOR_PLANS.builds
+        builds = _PLANS.builds
         for b in variants:
             x @ b, b.T @ x.T
-        assert _OPERATOR_PLANS.builds == builds
+        assert _PLANS.builds == builds
 
 
 @pytest.mark.parametrize("host", [False, True], ids=["kernels", "host-path"])

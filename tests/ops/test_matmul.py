@@ -227,11 +227,13 @@ def test_the_operators_short_keys_reach_plan_fors_plan(device, monkeypatch):
     cases = [(base[0], base[1].T), (base[0, 1:], base[1]), (base[:, :7], base[0].T),
              (base[0, :, 1:], base[1, 1:, 2:]), (base[2], host), (host.T, base[3])]
     for a, b in cases:
-        plans = type(matmul_ops._OPERATOR_PLANS)("t")
-        monkeypatch.setattr(matmul_ops, "_OPERATOR_PLANS", plans)
-        monkeypatch.setattr(matmul_ops, "_find_operator_plan", plans.find)
+        plans = type(matmul_ops._PLANS)("t")
+        monkeypatch.setattr(matmul_ops, "_PLANS", plans)
+        monkeypatch.setattr(matmul_ops, "_find_plan", plans.find)
         got = a @ b
-        (entry,) = [plan for _, plan in plans.items()]
-        assert entry is matmul_ops.plan_for(a, b), (a.shape, b.shape)
+        entries = [plan for _, plan in plans.items()]  # the short key's and plan_for's
+        assert len(entries) == 2 and entries[0] is entries[1], (a.shape, b.shape)
+        assert entries[0] is matmul_ops.plan_for(a, b), (a.shape, b.shape)
+        assert len(plans) == 2
         want = np.asarray(a, dtype=np.float64) @ np.asarray(b, dtype=np.float64)
         assert np.allclose(np.asarray(got), want, rtol=1e-4, atol=1e-4)
