@@ -13,8 +13,8 @@ import numpy as np
 
 from ..memo import Memo
 
-__all__ = ["c_strides", "f_strides", "is_basic_index", "basic_view_geometry", "view_geometry", "view_entry",
-           "anchor", "normalize_shape", "check_byte_size", "shape_text"]
+__all__ = ["c_strides", "f_strides", "is_basic_index", "basic_view_geometry", "view_geometry",
+           "view_entry", "anchor", "normalize_shape", "check_byte_size", "shape_text"]
 
 _MAX_INTP = np.iinfo(np.intp).max
 
