@@ -40,14 +40,17 @@ _find_maker = _MAKERS.find
 
 def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, strides: tuple,
                  fill: Callable[..., Any] | None = None,
-                 operands: int | None = None) -> Callable[..., Any]:
+                 operands: int | None = None,
+                 fresh: Callable[..., Any] | None = None) -> Callable[..., Any]:
     """:func:`host_result` for one geometry, resolved once: ``make(*operands)`` returns what
     ``host_result(device, nbytes, shape, dtype, strides, *operands)`` returns; with ``fill``
     (a NumPy function with an ``out=``: a ufunc, ``np.ndarray.dot``), ``make`` calls
     ``fill(*operand views, out=result view)`` and returns the result alone (a ufunc of a
     C-ordered array result: its own fresh result where that fits, see :func:`_fill_maker`). ``operands``: how
     many ``make`` always takes, where ``fill`` is not a ufunc (whose ``nin`` says it), for a
-    ``make`` written out for one or two."""
+    ``make`` written out for one or two; ``fresh``: a function of the same operands that returns
+    NumPy's own fresh result of this geometry (``np.ndarray.copy`` for ``fill``'s copy), taken
+    over where it has the planned dtype and C order."""
     if not nbytes <= device.info.host_born_max_bytes:  # 0 on discrete devices
         def make_checked(*operands: Any) -> Any:
             out = DeviceArray.from_storage(Storage(device, nbytes, True), shape, dtype, strides)
@@ -72,7 +75,7 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, str
         if isinstance(fill, np.ufunc):
             operands = fill.nin if fill.nout == 1 else None
         if operands in (1, 2):
-            return _fill_maker(fill, operands, shape, dtype, host_born)
+            return _fill_maker(fill, operands, shape, dtype, host_born, fresh)
 
     def make(*operands: Any) -> Any:
         if c_order:
@@ -96,8 +99,8 @@ def result_maker(device: Device, nbytes: int, shape: tuple, dtype: np.dtype, str
 
 
 def _fill_maker(fill: Callable[..., Any], operands: int, shape: tuple, dtype: np.dtype,
-                host_born: Callable[[np.ndarray, np.ndarray], DeviceArray]
-                ) -> Callable[..., DeviceArray]:
+                host_born: Callable[[np.ndarray, np.ndarray], DeviceArray],
+                fresh: Callable[..., Any] | None = None) -> Callable[..., DeviceArray]:
     """:func:`result_maker`'s ``make`` of a C-ordered result for ``fill`` of one or two
     operands, written out per arity: every small operator and reduction on the host path comes
     here (no operand list). A ufunc of an array result is called without ``out=`` and its
@@ -105,12 +108,15 @@ def _fill_maker(fill: Callable[..., Any], operands: int, shape: tuple, dtype: np
     and the keyword parsed: a small operator's call 7-10% cheaper); where NumPy's result has
     another dtype or order than this geometry's (its own order for operands in another order),
     and for every other ``fill``, ``fill(..., out=fresh result)``, from then on (one maker
-    serves one set of operand layouts, so that answer does not change). (``out=`` stays a
+    serves one set of operand layouts, so that answer does not change). ``fresh`` (see
+    :func:`result_maker`) stands for the ufunc call where ``fill`` is not one. (``out=`` stays a
     keyword: NumPy deprecates a positional output for ``maximum`` and ``minimum``.)"""
     empty, ndarray = np.empty, np.ndarray
     strides = c_strides(shape, dtype.itemsize)
-    # NumPy's own result fits this geometry (a ufunc's, until it once does not)
-    natural = [isinstance(fill, np.ufunc) and shape != ()]
+    if fresh is None and isinstance(fill, np.ufunc) and shape != ():
+        fresh = fill  # (a 0-d ufunc result is a NumPy scalar, not an array to take over)
+    # NumPy's own result fits this geometry (``fresh``'s, until it once does not)
+    natural = [fresh is not None]
 
     def into_fresh(*args: Any) -> DeviceArray:
         natural[0] = False
@@ -126,7 +132,7 @@ def _fill_maker(fill: Callable[..., Any], operands: int, shape: tuple, dtype: np
                 x = cache[1] if cache is not None and cache[0] is x._storage._host else (
                     x.host_view())
             if natural[0]:
-                result = fill(x)
+                result = fresh(x)
                 if type(result) is ndarray and result.dtype is dtype and (
                         result.strides == strides):
                     return host_born(result, result)
@@ -143,7 +149,7 @@ def _fill_maker(fill: Callable[..., Any], operands: int, shape: tuple, dtype: np
             y = cache[1] if cache is not None and cache[0] is y._storage._host else (
                 y.host_view())
         if natural[0]:
-            result = fill(x, y)
+            result = fresh(x, y)
             if type(result) is ndarray and result.dtype is dtype and result.strides == strides:
                 return host_born(result, result)
         return into_fresh(x, y)
@@ -228,7 +234,8 @@ def _host_copy_maker(x: DeviceArray) -> Any:
     if not x.size or not _dispatch.copy_on_host(x.device, x.dtype, x.size):
         return False
     return result_maker(x.device, x.size * x.itemsize, x.shape, x.dtype,
-                        c_strides(x.shape, x.itemsize), fill=_copy_into, operands=1)
+                        c_strides(x.shape, x.itemsize), fill=_copy_into, operands=1,
+                        fresh=np.ndarray.copy)
 
 
 _dispatch.register_host_copy(_host_copy_maker)
