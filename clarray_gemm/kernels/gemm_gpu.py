@@ -342,9 +342,7 @@ def _prepare(device: Device, problem: GemmProblem, params: Mapping[str, int]):
             return product(a_buf, a_off, b_buf, b_off, work, c_buf, group_counters(device, tiles))
         return run_one
     product = kernel.bind(device, gsize, (nt, 1, 1), head, (3, 4, 7, 8, 11))
-    reduce = get_kernel(device, SOURCE, "gemm_gpu_splitk_reduce", defines).bind(
-        device, (math.ceil(p.N / 64) * 64, p.M, p.batch), (64, 1, 1),
-        (m, n, None, None, c_off, ldc, sc), (2, 3))
+    reduce = prepare_splitk_reduce(device, p, ks, defines=defines)
 
     def run(a_buf, a_off, b_buf, b_off, c_buf) -> cl.Event:
         work = split_workspace(device, work_bytes)
@@ -415,12 +413,15 @@ VARIANTS: tuple[Variant[GemmProblem], ...] = (VARIANT,)
 
 
 def prepare_splitk_reduce(device: Device, p: GemmProblem, ks: int, half_c: bool = False,
-                          dtype=np.float32):
-    """``reduce(scratch, c_buf)``: C = the sum of the ``ks`` partial products of ``dtype``
-    (float32 or float64) at the start of ``scratch`` (``gemm_gpu_splitk_reduce``), for the
-    tensor-core kernels' split-K; ``half_c``: C is float16, each sum rounded once."""
+                          dtype=np.float32, defines: Mapping[str, object] | None = None):
+    """``reduce(scratch, c_buf)``, a bound launch: C = the sum of the ``ks`` partial products
+    of ``dtype`` (float32 or float64) at the start of ``scratch`` (``gemm_gpu_splitk_reduce``),
+    for the tensor-core kernels' split-K; ``half_c``: C is float16, each sum rounded once.
+    ``defines``: the product's own (``gpu_blocked``'s split: its element types, narrow
+    integers included), instead of ``dtype``'s."""
     i32, i64 = np.int32, np.int64
-    defines = {**dtype_defines(dtype), "KSPLIT": ks, "HALF_C": int(half_c)}
+    if defines is None:
+        defines = {**dtype_defines(dtype), "KSPLIT": ks, "HALF_C": int(half_c)}
     kernel = get_kernel(device, SOURCE, "gemm_gpu_splitk_reduce", defines)
     rsize = (-(-p.N // 64) * 64, p.M, p.batch)
     args = (i32(p.M), i32(p.N), None, None, i64(p.c.offset), i32(p.c.ld), i64(p.c.batch_stride))
